@@ -1,0 +1,603 @@
+#include "conf/config.h"
+
+#include <arpa/inet.h>
+
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <toml.hpp>
+
+#include "conf/config_schema.h"
+#include "conf/units.h"
+
+namespace freshd {
+namespace {
+
+constexpr size_t kMaxConfigBytes = 1 << 20;  // a config file is small
+
+bool OneOf(const std::string& s, const std::vector<std::string>& allowed) {
+  if (allowed.empty()) return true;
+  for (const auto& a : allowed) {
+    if (s == a) return true;
+  }
+  return false;
+}
+
+std::string Join(const std::vector<std::string>& v) {
+  std::string out;
+  for (const auto& s : v) out += (out.empty() ? "" : ", ") + s;
+  return out;
+}
+
+std::string FormatNumber(double x) {
+  if (std::isinf(x)) return x > 0 ? "inf" : "-inf";
+  char buf[64];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), x);  // shortest
+  return std::string(buf, ec == std::errc() ? end : buf);
+}
+
+// Checks the bounds and enumerations of one typed value; empty when fine.
+// Shared by the loader (which adds a file:line) and ValidateConfig.
+std::string RangeError(double v, double lo, double hi) {
+  if (std::isnan(v) || v < lo || v > hi) {
+    return "must be between " + FormatNumber(lo) + " and " + FormatNumber(hi) +
+           ", got " + FormatNumber(v);
+  }
+  return {};
+}
+
+// Visitor: checks the bounds of an already typed Config.
+class RangeChecker {
+ public:
+  struct Problem {
+    std::string section, key, message;
+  };
+
+  void Section(const char* name) { section_ = name; }
+  template <typename S>
+  void String(const char* key, S* v, const std::vector<std::string>& one_of) {
+    if (!OneOf(*v, one_of)) {
+      Fail(key, "must be one of " + Join(one_of) + ", got \"" + *v + "\"");
+    }
+  }
+  template <typename I>
+  void Int(const char* key, I* v, long long lo, long long hi) {
+    if (static_cast<long double>(*v) < lo ||
+        static_cast<long double>(*v) > hi) {
+      Fail(key, "must be between " + std::to_string(lo) + " and " +
+                    std::to_string(hi) + ", got " + std::to_string(*v));
+    }
+  }
+  template <typename D>
+  void Double(const char* key, D* v, double lo, double hi) {
+    Check(key, RangeError(*v, lo, hi));
+  }
+  template <typename D>
+  void Duration(const char* key, D* v, double lo, double hi) {
+    if (std::isnan(*v) || *v < lo || *v > hi) {
+      Fail(key, "must be between " + FormatDuration(lo) + " and " +
+                    FormatDuration(hi) + ", got " + FormatDuration(*v));
+    }
+  }
+  template <typename U>
+  void Size(const char* key, U* v, uint64_t lo, uint64_t hi) {
+    if (*v < lo || *v > hi) {
+      Fail(key, "must be between " + FormatSize(lo) + " and " + FormatSize(hi) +
+                    ", got " + FormatSize(*v));
+    }
+  }
+  template <typename B>
+  void Bool(const char*, B*) {}
+  template <typename L>
+  void StringList(const char*, L*) {}
+  template <typename M>
+  void StringMap(const char*, M*) {}
+
+  const std::optional<Problem>& problem() const { return problem_; }
+  void Fail(const char* key, const std::string& message) {
+    if (!problem_) problem_ = Problem{section_, key, message};
+  }
+  void Fail(const char* section, const char* key, const std::string& message) {
+    if (!problem_) problem_ = Problem{section, key, message};
+  }
+
+ private:
+  void Check(const char* key, const std::string& message) {
+    if (!message.empty()) Fail(key, message);
+  }
+  std::string section_;
+  std::optional<Problem> problem_;
+};
+
+bool IsHeaderSafe(const std::string& s) {
+  for (unsigned char c : s) {
+    if (c < 0x20 || c == 0x7f) return false;
+  }
+  return true;
+}
+
+bool IsIpLiteral(const std::string& s) {
+  unsigned char buf[16];
+  return inet_pton(AF_INET, s.c_str(), buf) == 1 ||
+         inet_pton(AF_INET6, s.c_str(), buf) == 1;
+}
+
+// "host:port" or "[v6]:port" with a literal address and a port 1..65535.
+bool IsListenAddress(const std::string& s) {
+  size_t colon = s.rfind(':');
+  if (colon == std::string::npos || colon + 1 >= s.size()) return false;
+  std::string host = s.substr(0, colon), port = s.substr(colon + 1);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  if (port.size() > 5 ||
+      port.find_first_not_of("0123456789") != std::string::npos) {
+    return false;
+  }
+  int p = std::stoi(port);
+  return p >= 1 && p <= 65535 && IsIpLiteral(host);
+}
+
+// Bounds of every key, then the rules that relate keys to each other.
+std::optional<RangeChecker::Problem> FindProblem(const Config& c) {
+  RangeChecker check;
+  VisitConfig(c, check);
+  if (check.problem()) return check.problem();
+  if (c.crawler.user_agent.empty() || !IsHeaderSafe(c.crawler.user_agent)) {
+    check.Fail("crawler", "user_agent",
+               "must be non-empty printable text (no control characters)");
+  }
+  if (!IsHeaderSafe(c.crawler.contact_url)) {
+    check.Fail("crawler", "contact_url", "must not contain control characters");
+  }
+  for (const char* which : {"include", "exclude"}) {
+    const auto& list =
+        std::string(which) == "include" ? c.crawler.include : c.crawler.exclude;
+    for (const auto& pattern : list) {
+      try {
+        std::regex re(pattern, std::regex::ECMAScript);
+      } catch (const std::regex_error& e) {
+        check.Fail(
+            "crawler", which,
+            "invalid regular expression \"" + pattern + "\": " + e.what());
+      }
+    }
+  }
+  if (c.fetch.connect_timeout_s > c.fetch.timeout_s) {
+    check.Fail("fetch", "connect_timeout", "must not exceed [fetch] timeout");
+  }
+  if (c.fetch.content_types.empty()) {
+    check.Fail("fetch", "content_types", "must list at least one type");
+  }
+  for (const auto& [host, ip] : c.fetch.resolve) {
+    if (host.empty() || !IsIpLiteral(ip)) {
+      check.Fail(
+          "fetch", "resolve",
+          "\"" + host + "\" must map to an IP address, got \"" + ip + "\"");
+    }
+  }
+  if (c.politeness.backoff_initial_s > c.politeness.backoff_max_s) {
+    check.Fail("politeness", "backoff_initial",
+               "must not exceed [politeness] backoff_max");
+  }
+  if (c.sched.min_interval_s > c.sched.max_interval_s) {
+    check.Fail("sched", "min_interval", "must not exceed [sched] max_interval");
+  }
+  if (!IsListenAddress(c.status.listen)) {
+    check.Fail("status", "listen",
+               "must be IP:PORT such as 127.0.0.1:8931 or [::1]:8931, got \"" +
+                   c.status.listen + "\"");
+  }
+  return check.problem();
+}
+
+// Visitor: reads a parsed TOML document into a Config, remembering where
+// each key stood so that every error names its line.
+class TomlReader {
+ public:
+  TomlReader(const toml::value& root, std::string file)
+      : root_(root), file_(std::move(file)) {}
+
+  void Section(const char* name) {
+    FinishSection();
+    section_ = name;
+    table_ = nullptr;
+    seen_.clear();
+    known_sections_.insert(name);
+    if (!root_.contains(name)) return;
+    const toml::value& t = root_.at(name);
+    if (!t.is_table()) {
+      FailAt(t, "", "must be a table [" + section_ + "]");
+      return;
+    }
+    table_ = &t;
+  }
+
+  void String(const char* key, std::string* out,
+              const std::vector<std::string>& one_of) {
+    const toml::value* v = Find(key);
+    if (v == nullptr) return;
+    if (!v->is_string()) return WrongType(*v, key, "a string");
+    std::string s = v->as_string().str;
+    if (!OneOf(s, one_of)) {
+      return FailAt(*v, key,
+                    "must be one of " + Join(one_of) + ", got \"" + s + "\"");
+    }
+    *out = std::move(s);
+  }
+
+  template <typename I>
+  void Int(const char* key, I* out, long long lo, long long hi) {
+    const toml::value* v = Find(key);
+    if (v == nullptr) return;
+    if (!v->is_integer()) return WrongType(*v, key, "an integer");
+    long long x = v->as_integer();
+    if (x < lo || x > hi) {
+      return FailAt(*v, key,
+                    "must be between " + std::to_string(lo) + " and " +
+                        std::to_string(hi) + ", got " + std::to_string(x));
+    }
+    *out = static_cast<I>(x);
+  }
+
+  void Double(const char* key, double* out, double lo, double hi) {
+    const toml::value* v = Find(key);
+    if (v == nullptr) return;
+    double x;
+    if (v->is_floating()) {
+      x = v->as_floating();
+    } else if (v->is_integer()) {
+      x = static_cast<double>(v->as_integer());
+    } else {
+      return WrongType(*v, key, "a number");
+    }
+    std::string err = RangeError(x, lo, hi);
+    if (!err.empty()) return FailAt(*v, key, err);
+    *out = x;
+  }
+
+  void Bool(const char* key, bool* out) {
+    const toml::value* v = Find(key);
+    if (v == nullptr) return;
+    if (!v->is_boolean()) return WrongType(*v, key, "true or false");
+    *out = v->as_boolean();
+  }
+
+  void Duration(const char* key, double* out, double lo, double hi) {
+    const toml::value* v = Find(key);
+    if (v == nullptr) return;
+    double x;
+    if (v->is_string()) {
+      Result<double> d = ParseDuration(v->as_string().str);
+      if (!d.ok()) return FailAt(*v, key, d.status().message());
+      x = *d;
+    } else if (v->is_integer()) {
+      x = static_cast<double>(v->as_integer());
+    } else if (v->is_floating()) {
+      x = v->as_floating();
+    } else {
+      return WrongType(*v, key,
+                       "a duration such as \"5s\" or a number of seconds");
+    }
+    if (std::isnan(x) || x < lo || x > hi) {
+      return FailAt(*v, key,
+                    "must be between " + FormatDuration(lo) + " and " +
+                        FormatDuration(hi));
+    }
+    *out = x;
+  }
+
+  void Size(const char* key, uint64_t* out, uint64_t lo, uint64_t hi) {
+    const toml::value* v = Find(key);
+    if (v == nullptr) return;
+    uint64_t x;
+    if (v->is_string()) {
+      Result<uint64_t> s = ParseSize(v->as_string().str);
+      if (!s.ok()) return FailAt(*v, key, s.status().message());
+      x = *s;
+    } else if (v->is_integer()) {
+      if (v->as_integer() < 0) return FailAt(*v, key, "must not be negative");
+      x = static_cast<uint64_t>(v->as_integer());
+    } else {
+      return WrongType(*v, key,
+                       "a size such as \"10MiB\" or a number of bytes");
+    }
+    if (x < lo || x > hi) {
+      return FailAt(
+          *v, key,
+          "must be between " + FormatSize(lo) + " and " + FormatSize(hi));
+    }
+    *out = x;
+  }
+
+  void StringList(const char* key, std::vector<std::string>* out) {
+    const toml::value* v = Find(key);
+    if (v == nullptr) return;
+    if (!v->is_array()) return WrongType(*v, key, "an array of strings");
+    std::vector<std::string> list;
+    for (const toml::value& item : v->as_array()) {
+      if (!item.is_string()) return WrongType(item, key, "an array of strings");
+      list.push_back(item.as_string().str);
+    }
+    *out = std::move(list);
+  }
+
+  void StringMap(const char* key, std::map<std::string, std::string>* out) {
+    const toml::value* v = Find(key);
+    if (v == nullptr) return;
+    if (!v->is_table()) return WrongType(*v, key, "a table of strings");
+    std::map<std::string, std::string> map;
+    for (const auto& [k, item] : v->as_table()) {
+      if (!item.is_string()) return WrongType(item, key, "a table of strings");
+      map[k] = item.as_string().str;
+    }
+    *out = std::move(map);
+  }
+
+  // Reports unknown sections and keys. Call after the visit.
+  void Finish() {
+    FinishSection();
+    if (!root_.is_table()) return;
+    for (const auto& [name, value] : root_.as_table()) {
+      if (known_sections_.count(name) == 0) {
+        section_.clear();
+        FailAt(value, "", "unknown section [" + name + "]");
+      }
+    }
+  }
+
+  // Line of a key seen during the visit, 0 if it was not in the file.
+  int LineOf(const std::string& section, const std::string& key) const {
+    auto it = lines_.find(section + "." + key);
+    return it == lines_.end() ? 0 : it->second;
+  }
+
+  const Status& status() const { return status_; }
+
+ private:
+  const toml::value* Find(const char* key) {
+    seen_.insert(key);
+    if (table_ == nullptr || !table_->contains(key)) return nullptr;
+    const toml::value& v = table_->at(key);
+    lines_[section_ + "." + key] = static_cast<int>(v.location().line());
+    return &v;
+  }
+
+  void FinishSection() {
+    if (table_ == nullptr) return;
+    for (const auto& [key, value] : table_->as_table()) {
+      if (seen_.count(key) == 0) FailAt(value, key, "unknown key");
+    }
+  }
+
+  void WrongType(const toml::value& v, const char* key,
+                 const std::string& want) {
+    FailAt(
+        v, key,
+        std::string("must be ") + want + ", got " + toml::stringize(v.type()));
+  }
+
+  void FailAt(const toml::value& v, const std::string& key,
+              const std::string& message) {
+    if (!status_.ok()) return;
+    std::string where =
+        file_ + ":" + std::to_string(v.location().line()) + ": ";
+    std::string what =
+        key.empty() ? "[" + section_ + "]" : "[" + section_ + "] " + key;
+    if (section_.empty()) what = "";
+    status_ = Status::InvalidArgument(
+        where + (what.empty() ? "" : what + ": ") + message);
+  }
+
+  const toml::value& root_;
+  std::string file_;
+  std::string section_;
+  const toml::value* table_ = nullptr;
+  std::set<std::string> seen_;
+  std::set<std::string> known_sections_;
+  std::map<std::string, int> lines_;
+  Status status_;
+};
+
+// toml11's messages span several lines; keep the first, without "[error] ".
+std::string FirstLine(std::string s) {
+  const std::string prefix = "[error] ";
+  if (s.rfind(prefix, 0) == 0) s = s.substr(prefix.size());
+  size_t nl = s.find('\n');
+  return nl == std::string::npos ? s : s.substr(0, nl);
+}
+
+void AppendTomlString(std::string* out, const std::string& s) {
+  *out += '"';
+  for (unsigned char c : s) {
+    switch (c) {
+      case '"':
+        *out += "\\\"";
+        break;
+      case '\\':
+        *out += "\\\\";
+        break;
+      case '\n':
+        *out += "\\n";
+        break;
+      case '\t':
+        *out += "\\t";
+        break;
+      case '\r':
+        *out += "\\r";
+        break;
+      default:
+        if (c < 0x20 || c == 0x7f) {
+          char buf[8];
+          std::snprintf(buf, sizeof(buf), "\\u%04x", c);
+          *out += buf;
+        } else {
+          *out += static_cast<char>(c);
+        }
+    }
+  }
+  *out += '"';
+}
+
+// Visitor: writes a Config as TOML, one "key = value" line per key.
+class TomlWriter {
+ public:
+  void Section(const char* name) {
+    if (!out_.empty()) out_ += "\n";
+    out_ += std::string("[") + name + "]\n";
+  }
+  void String(const char* key, const std::string* v,
+              const std::vector<std::string>&) {
+    Key(key);
+    AppendTomlString(&out_, *v);
+    out_ += "\n";
+  }
+  template <typename I>
+  void Int(const char* key, const I* v, long long, long long) {
+    Key(key);
+    out_ += std::to_string(*v) + "\n";
+  }
+  void Double(const char* key, const double* v, double, double) {
+    Key(key);
+    std::string n = FormatNumber(*v);
+    if (n.find_first_of(".eEn") == std::string::npos) n += ".0";
+    out_ += n + "\n";
+  }
+  void Bool(const char* key, const bool* v) {
+    Key(key);
+    out_ += *v ? "true\n" : "false\n";
+  }
+  void Duration(const char* key, const double* v, double, double) {
+    Key(key);
+    AppendTomlString(&out_, FormatDuration(*v));
+    out_ += "\n";
+  }
+  void Size(const char* key, const uint64_t* v, uint64_t, uint64_t) {
+    Key(key);
+    AppendTomlString(&out_, FormatSize(*v));
+    out_ += "\n";
+  }
+  void StringList(const char* key, const std::vector<std::string>* v) {
+    Key(key);
+    out_ += "[";
+    for (size_t i = 0; i < v->size(); ++i) {
+      if (i) out_ += ", ";
+      AppendTomlString(&out_, (*v)[i]);
+    }
+    out_ += "]\n";
+  }
+  void StringMap(const char* key, const std::map<std::string, std::string>* v) {
+    Key(key);
+    out_ += "{";
+    bool first = true;
+    for (const auto& [k, val] : *v) {
+      out_ += first ? " " : ", ";
+      first = false;
+      AppendTomlString(&out_, k);
+      out_ += " = ";
+      AppendTomlString(&out_, val);
+    }
+    out_ += first ? "}\n" : " }\n";
+  }
+  const std::string& text() const { return out_; }
+
+ private:
+  void Key(const char* key) { out_ += std::string(key) + " = "; }
+  std::string out_;
+};
+
+}  // namespace
+
+const std::vector<std::string>& KnownPolicies() {
+  static const std::vector<std::string> kPolicies = {
+      "uniform", "nutch", "freshness", "age",       "ncis",
+      "ncis1",   "ncis2", "cis",       "longevity", "longevity-bound"};
+  return kPolicies;
+}
+
+Status ValidateConfig(const Config& config) {
+  auto problem = FindProblem(config);
+  if (!problem) return Status::OK();
+  return Status::InvalidArgument("[" + problem->section + "] " + problem->key +
+                                 ": " + problem->message);
+}
+
+Result<Config> LoadConfigString(std::string_view text, std::string_view name) {
+  const std::string file(name);
+  if (text.size() > kMaxConfigBytes) {
+    return Status::InvalidArgument(file +
+                                   ": larger than 1 MiB; not a config file");
+  }
+  toml::value root;
+  try {
+    std::istringstream in{std::string(text)};
+    root = toml::parse(in, file);
+  } catch (const toml::exception& e) {
+    return Status::InvalidArgument(
+        file + ":" + std::to_string(e.location().line()) +
+        ": TOML syntax error: " + FirstLine(e.what()));
+  } catch (const std::exception& e) {
+    return Status::InvalidArgument(
+        file + ": TOML syntax error: " + FirstLine(e.what()));
+  }
+
+  Config config;
+  TomlReader reader(root, file);
+  VisitConfig(config, reader);
+  reader.Finish();
+  if (!reader.status().ok()) return reader.status();
+
+  if (auto problem = FindProblem(config)) {
+    int line = reader.LineOf(problem->section, problem->key);
+    std::string where = line > 0 ? file + ":" + std::to_string(line) : file;
+    return Status::InvalidArgument(where + ": [" + problem->section + "] " +
+                                   problem->key + ": " + problem->message);
+  }
+  return config;
+}
+
+Result<Config> LoadConfigFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::NotFound(path + ": cannot open config file");
+  std::string text;
+  char buf[65536];
+  while (in.read(buf, sizeof(buf)) || in.gcount() > 0) {
+    text.append(buf, static_cast<size_t>(in.gcount()));
+    if (text.size() > kMaxConfigBytes) {
+      return Status::InvalidArgument(path +
+                                     ": larger than 1 MiB; not a config file");
+    }
+  }
+  if (in.bad()) return Status::IOError(path + ": read failed");
+  return LoadConfigString(text, path);
+}
+
+std::string ConfigToToml(const Config& config) {
+  TomlWriter writer;
+  VisitConfig(config, writer);
+  return writer.text();
+}
+
+std::string UserAgentHeader(const CrawlerConfig& crawler) {
+  if (crawler.contact_url.empty()) return crawler.user_agent;
+  return crawler.user_agent + " (+" + crawler.contact_url + ")";
+}
+
+std::string RobotsProductToken(const CrawlerConfig& crawler) {
+  // RFC 9309 §2.2.1: the product token is [a-zA-Z_-]+; take the leading run.
+  std::string token;
+  for (char c : crawler.user_agent) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' ||
+              c == '-';
+    if (!ok) break;
+    token += c;
+  }
+  return token.empty() ? "freshd" : token;
+}
+
+}  // namespace freshd

@@ -1,0 +1,157 @@
+// The whole of freshd's configuration as one typed, validated value.
+//
+// LoadConfigFile() reads TOML (toml11). Every key has a default (the values
+// below, documented key by key in systemd/freshd.toml); an unknown key, a
+// wrong type or an out-of-range value is an error whose message names the
+// file, the line and the key: "freshd.toml:12: [budget] rate: must be > 0".
+// Durations are stored as seconds (double), sizes as bytes.
+
+#ifndef FRESHD_CONF_CONFIG_H_
+#define FRESHD_CONF_CONFIG_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "conf/status.h"
+
+namespace freshd {
+
+struct CrawlerConfig {
+  // Sent as the User-Agent header, followed by " (+contact_url)" when set.
+  // Its leading product token (e.g. "freshd") is what robots.txt matches.
+  std::string user_agent = "freshd/0.1";
+  std::string contact_url;
+  std::string seeds;  // file of seed URLs, one per line, optional weight
+  // Which discovered URLs are admitted: "seed-hosts" (hosts of the seeds),
+  // "seed-domains" (registrable-ish suffix of the seed hosts) or "any".
+  std::string scope = "seed-hosts";
+  std::vector<std::string> include;  // ECMAScript regexes; empty = all
+  std::vector<std::string> exclude;  // ECMAScript regexes, win over include
+  uint64_t max_urls_per_host = 100000;
+  uint64_t max_urls = 10000000;
+
+  bool operator==(const CrawlerConfig&) const = default;
+};
+
+struct BudgetConfig {
+  double rate = 1.0;    // pages per second, constant (token bucket)
+  double burst = 10.0;  // token bucket depth
+
+  bool operator==(const BudgetConfig&) const = default;
+};
+
+struct PolitenessConfig {
+  double min_delay_s = 1.0;         // between two requests to one host
+  double max_crawl_delay_s = 30.0;  // robots.txt Crawl-delay honoured up to
+  int max_in_flight_per_host = 1;
+  double adaptive_delay_factor = 0.0;  // delay >= factor * last response time
+  double backoff_initial_s = 30.0;     // first back-off after an error
+  double backoff_max_s = 3600.0;       // back-off ceiling (doubles per error)
+  double robots_cache_s = 86400.0;     // robots.txt cache lifetime
+
+  bool operator==(const PolitenessConfig&) const = default;
+};
+
+struct FetchConfig {
+  double connect_timeout_s = 10.0;
+  double timeout_s = 30.0;          // whole transfer
+  uint64_t low_speed_bytes = 1024;  // slower than this for low_speed_time
+  double low_speed_time_s = 10.0;   // ... is cut off
+  uint64_t max_header_bytes = 65536;
+  uint64_t max_body_bytes = 10ull << 20;
+  uint64_t max_decompressed_bytes = 50ull << 20;
+  int max_redirects = 5;
+  int max_connections = 64;  // across all hosts
+  std::vector<std::string> content_types = {"text/html",
+                                            "application/xhtml+xml",
+                                            "text/plain",
+                                            "application/xml",
+                                            "text/xml",
+                                            "application/rss+xml",
+                                            "application/atom+xml"};
+  bool allow_private_networks = false;
+  bool tls_verify = true;
+  // host -> IP address, used instead of DNS (tests, split-horizon setups).
+  std::map<std::string, std::string> resolve;
+
+  bool operator==(const FetchConfig&) const = default;
+};
+
+struct SchedConfig {
+  // uniform, nutch, freshness, age, ncis, ncis1, ncis2, cis, longevity,
+  // longevity-bound.
+  std::string policy = "ncis";
+  int shingle_k = 4;             // words per shingle
+  int sketch_m = 64;             // bottom-m min-hash sketch size
+  int history = 4;               // change profiles kept (Olston & Pandey h)
+  double new_page_value = 1.0;   // crawl value of a never-fetched URL
+  double risk_rho = 2.0;         // longevity: phi <= rho * T / D_max
+  double learning_l = 1.0;       // longevity: phi <= l * refreshes so far
+  double min_interval_s = 60.0;  // never refetch sooner than this
+  double max_interval_s = 30 * 86400.0;  // never leave a page longer
+
+  bool operator==(const SchedConfig&) const = default;
+};
+
+struct StoreConfig {
+  std::string path = "/var/lib/freshd/db";
+  double sync_interval_s = 1.0;  // a crash loses at most this window
+  uint64_t block_cache_bytes = 64ull << 20;
+  std::string warc_dir;  // empty: no WARC output
+  uint64_t warc_rotate_bytes = 1ull << 30;
+
+  bool operator==(const StoreConfig&) const = default;
+};
+
+struct StatusConfig {
+  std::string listen = "127.0.0.1:8931";
+
+  bool operator==(const StatusConfig&) const = default;
+};
+
+struct LogConfig {
+  std::string level = "info";  // trace, debug, info, warn, error, off
+
+  bool operator==(const LogConfig&) const = default;
+};
+
+struct Config {
+  CrawlerConfig crawler;
+  BudgetConfig budget;
+  PolitenessConfig politeness;
+  FetchConfig fetch;
+  SchedConfig sched;
+  StoreConfig store;
+  StatusConfig status;
+  LogConfig log;
+
+  bool operator==(const Config&) const = default;
+};
+
+// The sched policy names LoadConfig accepts.
+const std::vector<std::string>& KnownPolicies();
+
+// Reads and validates `path`. Errors: NotFound/IOError for the file,
+// InvalidArgument with "file:line: [section] key: what" for its content.
+Result<Config> LoadConfigFile(const std::string& path);
+
+// The same for TOML text; `name` stands in for the file name in messages.
+Result<Config> LoadConfigString(std::string_view toml, std::string_view name);
+
+// Checks cross-field invariants of an already typed Config (also applied by
+// the loaders). Message: "[section] key: what".
+Status ValidateConfig(const Config& config);
+
+// The config as TOML that LoadConfigString reads back to an equal Config.
+std::string ConfigToToml(const Config& config);
+
+// The User-Agent header value and the robots.txt product token.
+std::string UserAgentHeader(const CrawlerConfig& crawler);
+std::string RobotsProductToken(const CrawlerConfig& crawler);
+
+}  // namespace freshd
+
+#endif  // FRESHD_CONF_CONFIG_H_

@@ -1,0 +1,27 @@
+// The freshd subcommands. Each Add*Command registers one or more subcommands
+// (with their --help) on `app`; when the subcommand runs, its callback stores
+// the process exit code in *exit_code: 0 success, 1 runtime failure, 2 bad
+// usage or bad input. Commands print results on stdout and diagnostics on
+// stderr. Each group lives in its own cmd_*.cc file.
+
+#ifndef FRESHD_DAEMON_COMMANDS_H_
+#define FRESHD_DAEMON_COMMANDS_H_
+
+#include <CLI/CLI.hpp>
+
+namespace freshd::cli {
+
+void AddRunCommands(CLI::App& app, int* exit_code);         // run, demo
+void AddCheckConfigCommand(CLI::App& app, int* exit_code);  // check-config
+void AddRobotsSitemapCommands(CLI::App& app,
+                              int* exit_code);  // robots, sitemap
+void AddFingerprintCommands(CLI::App& app,
+                            int* exit_code);             // fingerprint, diff
+void AddFetchCommand(CLI::App& app, int* exit_code);     // fetch
+void AddSimCommand(CLI::App& app, int* exit_code);       // sim
+void AddAllocateCommand(CLI::App& app, int* exit_code);  // allocate
+void AddTestwebCommand(CLI::App& app, int* exit_code);   // testweb
+
+}  // namespace freshd::cli
+
+#endif  // FRESHD_DAEMON_COMMANDS_H_

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs, from Debian 12's archive, exactly what freshd's build and tests
+# need. Idempotent: when everything is present it changes nothing and takes
+# well under a second. Needs root (or sudo) only when something is missing.
+#   scripts/install-deps.sh           build + tests
+#   scripts/install-deps.sh --bench   also what bench/ uses (nginx, wrk, corpus)
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build pkg-config git python3
+  libcurl4-openssl-dev libxml2-dev libboost-dev libleveldb-dev libssl-dev
+  libsnappy-dev libtoml11-dev libgtest-dev libgmock-dev googletest nlohmann-json3-dev
+  libcli11-dev libspdlog-dev libxxhash-dev zlib1g-dev libbrotli-dev libidn2-dev
+  clang clang-format libclang-rt-14-dev
+)
+if [[ "${1:-}" == "--bench" ]]; then
+  packages+=(nginx-light wrk python3-doc libbenchmark-dev)
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+[[ ${#missing[@]} -eq 0 ]] && exit 0
+
+echo "install-deps: installing ${missing[*]}" >&2
+sudo=""
+[[ $(id -u) -eq 0 ]] || sudo="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

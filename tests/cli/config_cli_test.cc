@@ -1,0 +1,77 @@
+// The config-facing commands as an operator runs them: check-config's exit
+// codes and located messages, demo's embedded default, usage errors.
+
+#include <gtest/gtest.h>
+
+#include "conf/config.h"
+#include "tests/cli/run_command.h"
+
+namespace freshd {
+namespace {
+
+using testing::RunFreshd;
+using testing::WriteTempFile;
+
+TEST(CheckConfigCliTest, ExampleConfigIsOk) {
+  auto r =
+      RunFreshd({"check-config", FRESHD_SOURCE_DIR "/systemd/freshd.toml"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "ok\n");
+}
+
+TEST(CheckConfigCliTest, BadConfigExits2WithFileLineAndKey) {
+  std::string path =
+      WriteTempFile("[budget]\nrate = 1\n[fetch]\nmax_redirects = -3\n");
+  auto r = RunFreshd({"check-config", path});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(
+      r.err,
+      path + ":4: [fetch] max_redirects: must be between 0 and 50, got -3\n");
+  std::remove(path.c_str());
+}
+
+TEST(CheckConfigCliTest, MissingFileExits2) {
+  auto r = RunFreshd({"check-config", "/nonexistent/freshd.toml"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("/nonexistent/freshd.toml"), std::string::npos);
+}
+
+TEST(CheckConfigCliTest, PrintShowsEffectiveConfig) {
+  std::string path = WriteTempFile("[budget]\nrate = 7.5\n");
+  auto r = RunFreshd({"check-config", "--print", path});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  Result<Config> printed = LoadConfigString(r.out, "printed");
+  ASSERT_TRUE(printed.ok()) << printed.status().ToString();
+  Config expected;
+  expected.budget.rate = 7.5;
+  EXPECT_EQ(*printed, expected);
+  std::remove(path.c_str());
+}
+
+TEST(DemoCliTest, PrintsTheEmbeddedDefaultConfig) {
+  auto r = RunFreshd({"demo"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  Result<Config> printed = LoadConfigString(r.out, "demo output");
+  ASSERT_TRUE(printed.ok()) << printed.status().ToString();
+  EXPECT_EQ(*printed, Config{});
+}
+
+TEST(UsageCliTest, NoSubcommandOrUnknownOptionExits2) {
+  EXPECT_EQ(RunFreshd({}).exit_code, 2);
+  EXPECT_EQ(RunFreshd({"no-such-command"}).exit_code, 2);
+  EXPECT_EQ(RunFreshd({"check-config"}).exit_code, 2);  // FILE is required
+}
+
+TEST(UsageCliTest, EverySubcommandHasHelp) {
+  for (const char* cmd :
+       {"run", "demo", "check-config", "robots", "sitemap", "fingerprint",
+        "diff", "fetch", "sim", "allocate", "testweb"}) {
+    auto r = RunFreshd({cmd, "--help"});
+    EXPECT_EQ(r.exit_code, 0) << cmd << ": " << r.err;
+    EXPECT_NE(r.out.find(cmd), std::string::npos) << cmd;
+  }
+}
+
+}  // namespace
+}  // namespace freshd

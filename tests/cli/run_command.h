@@ -1,0 +1,69 @@
+// Runs the freshd binary (or any command) in a child process for CLI tests
+// and returns its exit code, stdout and stderr. Not thread-safe: one call at
+// a time per test.
+
+#ifndef FRESHD_TESTS_CLI_RUN_COMMAND_H_
+#define FRESHD_TESTS_CLI_RUN_COMMAND_H_
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace freshd::testing {
+
+struct CommandResult {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+inline std::string ReadWholeFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+inline std::string ShellQuote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += (c == '\'') ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+// Runs FRESHD_BINARY with `args`; stdin is /dev/null.
+inline CommandResult RunFreshd(const std::vector<std::string>& args) {
+  char dir_template[] = "/tmp/freshd-cli-XXXXXX";
+  std::string dir = mkdtemp(dir_template);
+  std::string cmd = ShellQuote(FRESHD_BINARY);
+  for (const auto& a : args) cmd += " " + ShellQuote(a);
+  cmd += " </dev/null >" + dir + "/out 2>" + dir + "/err";
+  int status = std::system(cmd.c_str());
+  CommandResult r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = ReadWholeFile(dir + "/out");
+  r.err = ReadWholeFile(dir + "/err");
+  std::system(("rm -rf " + ShellQuote(dir)).c_str());
+  return r;
+}
+
+// Writes `text` to a fresh temporary file and returns its path.
+inline std::string WriteTempFile(const std::string& text,
+                                 const std::string& suffix = ".toml") {
+  char path_template[] = "/tmp/freshd-test-XXXXXX";
+  int fd = mkstemp(path_template);
+  std::string path = std::string(path_template) + suffix;
+  close(fd);
+  std::rename(path_template, path.c_str());
+  std::ofstream(path, std::ios::binary) << text;
+  return path;
+}
+
+}  // namespace freshd::testing
+
+#endif  // FRESHD_TESTS_CLI_RUN_COMMAND_H_
