@@ -4,6 +4,7 @@
 // exits 2.
 
 #include <cstdio>
+#include <memory>
 #include <string>
 
 #include "conf/config.h"
@@ -16,19 +17,23 @@ void AddCheckConfigCommand(CLI::App& app, int* exit_code) {
       app.add_subcommand("check-config",
                          "Validate a config file; exit 0 and \"ok\", or exit 2 "
                          "with the file, line and key at fault");
-  auto* path = new std::string;  // lives as long as the process
-  auto* print = new bool(false);
-  sub->add_option("FILE", *path, "TOML config file")->required();
-  sub->add_flag("--print", *print,
+  struct Options {
+    std::string path;
+    bool print = false;
+  };
+  // Owned by the callback, which the App keeps as long as it parses.
+  auto opts = std::make_shared<Options>();
+  sub->add_option("FILE", opts->path, "TOML config file")->required();
+  sub->add_flag("--print", opts->print,
                 "print the effective config (defaults filled in)");
-  sub->callback([exit_code, path, print] {
-    Result<Config> config = LoadConfigFile(*path);
+  sub->callback([exit_code, opts] {
+    Result<Config> config = LoadConfigFile(opts->path);
     if (!config.ok()) {
       std::fprintf(stderr, "%s\n", config.status().message().c_str());
       *exit_code = 2;
       return;
     }
-    if (*print) {
+    if (opts->print) {
       std::fputs(ConfigToToml(*config).c_str(), stdout);
     } else {
       std::puts("ok");

@@ -7,6 +7,7 @@
 // config, read back through the same loader that reads config files.
 
 #include <cstdio>
+#include <memory>
 #include <string>
 
 #include "conf/config.h"
@@ -36,14 +37,19 @@ void AddRunCommands(CLI::App& app, int* exit_code) {
       "run",
       "Run the crawler daemon in the foreground (stops on SIGTERM/SIGINT, "
       "reloads config on SIGHUP)");
-  auto* config_path = new std::string;  // lives as long as the process
-  auto* seeds_path = new std::string;
-  run->add_option("--config", *config_path, "TOML config file")->required();
+  struct Options {
+    std::string config_path;
+    std::string seeds_path;
+  };
+  // Owned by the callback, which the App keeps as long as it parses.
+  auto opts = std::make_shared<Options>();
+  run->add_option("--config", opts->config_path, "TOML config file")
+      ->required();
   run->add_option(
-      "--seeds", *seeds_path,
+      "--seeds", opts->seeds_path,
       "seed URLs, one per line, optional whitespace-separated weight");
-  run->callback([exit_code, config_path] {
-    Result<Config> config = LoadConfigFile(*config_path);
+  run->callback([exit_code, opts] {
+    Result<Config> config = LoadConfigFile(opts->config_path);
     if (!config.ok()) {
       std::fprintf(stderr, "%s\n", config.status().message().c_str());
       *exit_code = 2;
