@@ -1,20 +1,205 @@
-// Placeholder for the fetch subcommand(s), filled in by issue #5.
+// freshd fetch [--config FILE] [--warc DIR] URL... : fetches each URL once
+// through the real fetcher (fetch/one_shot.h: robots.txt, politeness, limits,
+// SSRF guard; no conditional GET state) and prints one JSON object per URL,
+// in order: url, final_url, outcome (class), status, bytes, elapsed_ms,
+// redirects, detail (why, for non-ok outcomes), content_type, and for HTML
+// text_hash (hex, as `freshd fingerprint`), shingles and links (counts).
+// With --warc DIR, ok responses are archived as WARC response records and
+// 304s as revisits (store/warc_writer.h). The config is --config or the
+// defaults, so loopback/private URLs are refused unless
+// [fetch] allow_private_networks = true.
+// Exit: 0 when every URL got an outcome (even an error outcome), 1 if the
+// fetcher or the WARC output failed, 2 on bad usage or a bad config.
 
 #include <cstdio>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
 
+#include "conf/config.h"
 #include "daemon/commands.h"
+#include "fetch/one_shot.h"
+#include "parse/html_fingerprint.h"
+#include "store/warc_writer.h"
 
 namespace freshd::cli {
+namespace {
+
+struct FetchOptions {
+  std::string config_path;
+  std::string warc_dir;
+  std::vector<std::string> urls;
+};
+
+std::string Hex64(uint64_t v) {
+  char buf[17];
+  std::snprintf(buf, sizeof(buf), "%016llx",
+                static_cast<unsigned long long>(v));
+  return buf;
+}
+
+bool IsHtml(const std::string& content_type) {
+  return content_type == "text/html" || content_type == "application/xhtml+xml";
+}
+
+// Splits a raw header block into its status line and fields.
+void SplitHead(const std::string& raw, std::string* status_line,
+               std::vector<std::pair<std::string, std::string>>* fields) {
+  size_t pos = 0;
+  bool first = true;
+  while (pos < raw.size()) {
+    size_t end = raw.find('\n', pos);
+    if (end == std::string::npos) end = raw.size();
+    std::string line = raw.substr(pos, end - pos);
+    pos = end + 1;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.empty()) continue;
+    if (first) {
+      *status_line = line;
+      first = false;
+      continue;
+    }
+    size_t colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    size_t v = line.find_first_not_of(" \t", colon + 1);
+    fields->emplace_back(line.substr(0, colon),
+                         v == std::string::npos ? "" : line.substr(v));
+  }
+}
+
+Status Archive(store::WarcWriter& warc, const fetch::OneShotResult& o) {
+  const fetch::FetchResult& r = o.fetch;
+  std::string status_line;
+  std::vector<std::pair<std::string, std::string>> fields;
+  SplitHead(r.raw_headers, &status_line, &fields);
+  if (status_line.empty()) return Status::OK();
+  std::string head = store::ArchivableResponseHead(status_line, fields,
+                                                   r.raw_body.size(), false);
+  if (r.outcome == fetch::OutcomeClass::kOk) {
+    store::WarcExchange ex;
+    ex.target_uri = r.final_url;
+    ex.date = o.started_unix;
+    ex.ip_address = r.remote_ip;
+    ex.response_head = head;
+    ex.body = r.raw_body;
+    auto w = warc.WriteExchange(ex);
+    return w.ok() ? Status::OK() : w.status();
+  }
+  if (r.outcome == fetch::OutcomeClass::kNotModified) {
+    store::WarcRevisit rv;
+    rv.profile = store::WarcRevisit::Profile::kServerNotModified;
+    rv.target_uri = r.final_url;
+    rv.date = o.started_unix;
+    rv.ip_address = r.remote_ip;
+    rv.response_head = head;
+    auto w = warc.WriteRevisit(rv);
+    return w.ok() ? Status::OK() : w.status();
+  }
+  return Status::OK();
+}
+
+nlohmann::json ToJson(const fetch::OneShotResult& o, const Config& config) {
+  const fetch::FetchResult& r = o.fetch;
+  nlohmann::json j = {
+      {"url", r.url},
+      {"final_url", r.final_url},
+      {"outcome", std::string(fetch::OutcomeName(r.outcome))},
+      {"status", r.status},
+      {"bytes", r.bytes},
+      {"elapsed_ms", static_cast<int64_t>(r.total_elapsed_s * 1000 + 0.5)},
+      {"redirects", r.redirects},
+  };
+  if (!r.detail.empty()) j["detail"] = r.detail;
+  if (!r.content_type.empty()) j["content_type"] = r.content_type;
+  if (r.outcome == fetch::OutcomeClass::kOk && IsHtml(r.content_type)) {
+    parse::FingerprintOptions fo;
+    fo.k = config.sched.shingle_k;
+    fo.m = static_cast<size_t>(config.sched.sketch_m);
+    auto fp = parse::FingerprintHtml(r.body, r.content_type, r.final_url, fo);
+    if (fp.ok()) {
+      j["text_hash"] = Hex64(fp->text.text_hash);
+      j["shingles"] = fp->text.shingle_count;
+      j["links"] = fp->page.links.size();
+    } else {
+      j["parse_error"] = fp.status().ToString();
+    }
+  }
+  return j;
+}
+
+void RunFetch(const FetchOptions& o, int* exit_code) {
+  Config config;
+  if (!o.config_path.empty()) {
+    Result<Config> loaded = LoadConfigFile(o.config_path);
+    if (!loaded.ok()) {
+      std::fprintf(stderr, "freshd fetch: %s\n",
+                   loaded.status().message().c_str());
+      *exit_code = 2;
+      return;
+    }
+    config = std::move(loaded).value();
+  }
+  std::unique_ptr<store::WarcWriter> warc;
+  if (!o.warc_dir.empty()) {
+    store::WarcWriterOptions wo;
+    wo.dir = o.warc_dir;
+    wo.user_agent = UserAgentHeader(config.crawler);
+    wo.operator_contact = config.crawler.contact_url;
+    wo.rotate_bytes = config.store.warc_rotate_bytes;
+    auto w = store::WarcWriter::Open(wo);
+    if (!w.ok()) {
+      std::fprintf(stderr, "freshd fetch: --warc %s: %s\n", o.warc_dir.c_str(),
+                   w.status().ToString().c_str());
+      *exit_code = 2;
+      return;
+    }
+    warc = std::move(w).value();
+  }
+  fetch::CrawlerOptions co = fetch::CrawlerOptionsFromConfig(config);
+  auto results = fetch::FetchAll(co, o.urls, warc != nullptr);
+  if (!results.ok()) {
+    std::fprintf(stderr, "freshd fetch: %s\n",
+                 results.status().ToString().c_str());
+    *exit_code = 1;
+    return;
+  }
+  *exit_code = 0;
+  for (const fetch::OneShotResult& r : *results) {
+    std::printf("%s\n", ToJson(r, config).dump().c_str());
+    if (warc) {
+      Status s = Archive(*warc, r);
+      if (!s.ok()) {
+        std::fprintf(stderr, "freshd fetch: WARC: %s\n", s.ToString().c_str());
+        *exit_code = 1;
+      }
+    }
+  }
+  std::fflush(stdout);
+  if (warc) {
+    Status s = warc->Close();
+    if (!s.ok()) {
+      std::fprintf(stderr, "freshd fetch: WARC: %s\n", s.ToString().c_str());
+      *exit_code = 1;
+    }
+  }
+}
+
+}  // namespace
 
 void AddFetchCommand(CLI::App& app, int* exit_code) {
-  for (const char* name : {"fetch"}) {
-    CLI::App* sub = app.add_subcommand(name, "(not built yet: issue #5)");
-    sub->allow_extras();
-    sub->callback([exit_code, name] {
-      std::fprintf(stderr, "freshd %s: not built yet (issue #5)\n", name);
-      *exit_code = 2;
-    });
-  }
+  auto opts = std::make_shared<FetchOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "fetch",
+      "Fetch URLs once through the real fetcher (robots.txt, politeness, "
+      "limits, SSRF guard) and print one JSON object per URL");
+  sub->add_option("--config", opts->config_path, "TOML config file")
+      ->check(CLI::ExistingFile);
+  sub->add_option("--warc", opts->warc_dir,
+                  "write WARC/1.1 records of the responses to this directory")
+      ->check(CLI::ExistingDirectory);
+  sub->add_option("urls", opts->urls, "URLs to fetch")->required();
+  sub->callback([opts, exit_code] { RunFetch(*opts, exit_code); });
 }
 
 }  // namespace freshd::cli

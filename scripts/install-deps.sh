@@ -12,9 +12,10 @@ packages=(
   libsnappy-dev libtoml11-dev libgtest-dev libgmock-dev googletest nlohmann-json3-dev
   libcli11-dev libspdlog-dev libxxhash-dev zlib1g-dev libbrotli-dev libidn2-dev
   clang clang-format libclang-rt-14-dev
+  python3-doc  # a real HTML corpus for parse tests and benchmarks
 )
 if [[ "${1:-}" == "--bench" ]]; then
-  packages+=(nginx-light wrk python3-doc libbenchmark-dev)
+  packages+=(nginx-light wrk)
 fi
 
 missing=()

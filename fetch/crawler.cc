@@ -1,0 +1,352 @@
+#include "fetch/crawler.h"
+
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <chrono>
+#include <cmath>
+#include <deque>
+#include <set>
+#include <unordered_map>
+
+#include "parse/robots.h"
+#include "parse/url.h"
+
+namespace freshd::fetch {
+
+namespace asio = boost::asio;
+
+CrawlerOptions CrawlerOptionsFromConfig(const Config& config) {
+  CrawlerOptions o;
+  o.fetcher.config = config.fetch;
+  o.fetcher.user_agent = UserAgentHeader(config.crawler);
+  o.politeness = config.politeness;
+  o.product_token = RobotsProductToken(config.crawler);
+  return o;
+}
+
+class Crawler::Impl {
+ public:
+  Impl(asio::io_context& io, CrawlerOptions options,
+       std::unique_ptr<HttpFetcher> fetcher)
+      : io_(io),
+        options_(std::move(options)),
+        fetcher_(std::move(fetcher)),
+        gate_(options_.politeness),
+        robots_(options_.politeness, options_.product_token) {}
+
+  ~Impl() {
+    for (auto& [host, h] : hosts_) h.timer->cancel();
+  }
+
+  void Fetch(CrawlRequest request, Callback done);
+  double Now() const {
+    return std::chrono::duration<double>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  }
+
+  asio::io_context& io_;
+  const CrawlerOptions options_;
+  std::unique_ptr<HttpFetcher> fetcher_;
+  PolitenessGate gate_;
+  RobotsCache robots_;
+  SitemapHandler sitemap_handler_;
+  size_t pending_ = 0;
+  uint64_t finished_ = 0;
+  static constexpr uint64_t kPruneEvery = 1024;
+
+ private:
+  struct Job {
+    CrawlRequest req;
+    Callback done;
+    std::string current;  // normalized URL of the next hop
+    int hops = 0;
+    std::set<std::string> visited;
+    double start = 0;
+    bool is_robots = false;
+    std::string robots_origin;  // robots job: whose robots.txt this is
+  };
+  using JobPtr = std::shared_ptr<Job>;
+  struct Host {
+    std::deque<JobPtr> queue;  // allowed by robots, waiting for the gate
+    std::unique_ptr<asio::steady_timer> timer;
+    double timer_at = PolitenessGate::kNever;
+  };
+
+  void Step(const JobPtr& job);
+  void Enqueue(const JobPtr& job, bool front);
+  void Pump(const std::string& host);
+  void Start(const JobPtr& job);
+  void OnFetched(const JobPtr& job, FetchResult r);
+  void OnRobots(const JobPtr& job, FetchResult r);
+  void Finish(const JobPtr& job, FetchResult r);
+  void Fail(const JobPtr& job, OutcomeClass c, std::string detail);
+  std::string DenyReason(const std::string& origin) const;
+  Host& GetHost(const std::string& host);
+
+  std::unordered_map<std::string, Host> hosts_;
+  // origin -> jobs waiting for that origin's robots.txt
+  std::unordered_map<std::string, std::vector<JobPtr>> robots_waiters_;
+  std::shared_ptr<char> alive_ = std::make_shared<char>(0);
+};
+
+Crawler::Impl::Host& Crawler::Impl::GetHost(const std::string& host) {
+  Host& h = hosts_[host];
+  if (!h.timer) h.timer = std::make_unique<asio::steady_timer>(io_);
+  return h;
+}
+
+void Crawler::Impl::Fetch(CrawlRequest request, Callback done) {
+  auto job = std::make_shared<Job>();
+  job->req = std::move(request);
+  job->done = std::move(done);
+  job->start = Now();
+  ++pending_;
+  Result<std::string> norm = parse::NormalizeUrl(job->req.url);
+  if (!norm.ok()) {
+    // Report from the loop, never from inside Fetch.
+    std::weak_ptr<char> alive = alive_;
+    std::string detail = norm.status().message();
+    asio::post(io_, [this, alive, job, detail] {
+      if (!alive.expired()) Fail(job, OutcomeClass::kBadUrl, detail);
+    });
+    return;
+  }
+  job->current = *norm;
+  job->visited.insert(job->current);
+  std::weak_ptr<char> alive = alive_;
+  asio::post(io_, [this, alive, job] {
+    if (!alive.expired()) Step(job);
+  });
+}
+
+void Crawler::Impl::Step(const JobPtr& job) {
+  if (job->is_robots || !options_.obey_robots) {
+    Enqueue(job, job->is_robots);
+    return;
+  }
+  std::string origin = parse::UrlOrigin(job->current);
+  switch (robots_.Check(origin, parse::UrlPathAndQuery(job->current), Now())) {
+    case RobotsCache::Verdict::kAllowed:
+      Enqueue(job, false);
+      return;
+    case RobotsCache::Verdict::kDisallowed:
+      Fail(job, OutcomeClass::kRobotsDenied, DenyReason(origin));
+      return;
+    case RobotsCache::Verdict::kFetchRobots:
+      break;
+  }
+  auto [it, first] = robots_waiters_.try_emplace(origin);
+  it->second.push_back(job);
+  if (!first) return;  // robots.txt already on its way
+  auto robots = std::make_shared<Job>();
+  robots->is_robots = true;
+  robots->robots_origin = origin;
+  robots->current = origin + "/robots.txt";
+  robots->visited.insert(robots->current);
+  robots->start = Now();
+  Enqueue(robots, true);
+}
+
+void Crawler::Impl::Enqueue(const JobPtr& job, bool front) {
+  std::string host(parse::UrlAuthority(job->current));
+  Host& h = GetHost(host);
+  if (front) {
+    h.queue.push_front(job);
+  } else {
+    h.queue.push_back(job);
+  }
+  Pump(host);
+}
+
+void Crawler::Impl::Pump(const std::string& host) {
+  auto it = hosts_.find(host);
+  if (it == hosts_.end()) return;
+  Host& h = it->second;
+  double now = Now();
+  while (!h.queue.empty() && gate_.MayStart(host, now)) {
+    JobPtr job = h.queue.front();
+    h.queue.pop_front();
+    gate_.OnStart(host, now);
+    Start(job);
+  }
+  if (h.queue.empty()) {
+    if (gate_.InFlight(host) == 0) {
+      h.timer->cancel();
+      hosts_.erase(it);
+    }
+    return;
+  }
+  if (gate_.InFlight(host) >= options_.politeness.max_in_flight_per_host) {
+    return;  // the finishing request pumps again
+  }
+  double at = gate_.NextAllowed(host, now);
+  if (h.timer_at <= at && h.timer_at > now) return;  // already armed
+  h.timer_at = at;
+  h.timer->expires_after(std::chrono::microseconds(
+      static_cast<int64_t>(std::ceil((at - now) * 1e6))));
+  std::weak_ptr<char> alive = alive_;
+  h.timer->async_wait([this, alive, host](boost::system::error_code ec) {
+    if (alive.expired() || ec) return;
+    auto hit = hosts_.find(host);
+    if (hit != hosts_.end()) hit->second.timer_at = PolitenessGate::kNever;
+    Pump(host);
+  });
+}
+
+void Crawler::Impl::Start(const JobPtr& job) {
+  FetchRequest fr;
+  fr.url = job->current;
+  if (job->is_robots) {
+    fr.any_content_type = true;
+    fr.max_body_bytes = parse::kMaxRobotsBytes;
+    fr.truncate_ok = true;  // RFC 9309 §2.5: parse the first 500 KiB
+  } else {
+    if (job->hops == 0) {
+      fr.etag = job->req.etag;
+      fr.last_modified = job->req.last_modified;
+    }
+    fr.keep_raw = job->req.keep_raw;
+  }
+  std::weak_ptr<char> alive = alive_;
+  fetcher_->Fetch(std::move(fr), [this, alive, job](FetchResult r) {
+    if (!alive.expired()) OnFetched(job, std::move(r));
+  });
+}
+
+void Crawler::Impl::OnFetched(const JobPtr& job, FetchResult r) {
+  std::string host(parse::UrlAuthority(job->current));
+  gate_.OnFinish(host, Now(), r.outcome, r.status, r.elapsed_s,
+                 r.retry_after_s);
+  if (r.outcome == OutcomeClass::kRedirect) {
+    int limit = job->is_robots ? kRobotsMaxRedirects
+                               : fetcher_->options().config.max_redirects;
+    Result<std::string> target = parse::NormalizeUrl(r.location);
+    if (!target.ok()) {
+      r.outcome = OutcomeClass::kBadRedirect;
+      r.detail = "redirect to '" + r.location +
+                 "' refused: " + target.status().message();
+    } else if (job->hops + 1 > limit) {
+      r.outcome = OutcomeClass::kRedirectLoop;
+      r.detail = "more than " + std::to_string(limit) + " redirects";
+    } else if (!job->visited.insert(*target).second) {
+      r.outcome = OutcomeClass::kRedirectLoop;
+      r.detail = "redirect loop back to " + *target;
+    } else {
+      ++job->hops;
+      job->current = *target;
+      Step(job);
+      Pump(host);
+      return;
+    }
+  }
+  if (job->is_robots) {
+    OnRobots(job, std::move(r));
+  } else {
+    Finish(job, std::move(r));
+  }
+  Pump(host);
+}
+
+void Crawler::Impl::OnRobots(const JobPtr& job, FetchResult r) {
+  const std::string& origin = job->robots_origin;
+  r.final_url = job->current;
+  robots_.Record(origin, r, Now());
+  std::string host(parse::UrlAuthority(origin + "/"));
+  gate_.SetCrawlDelay(host, robots_.CrawlDelay(origin));
+  if (r.outcome == OutcomeClass::kOk && sitemap_handler_) {
+    std::vector<std::string> maps = robots_.Sitemaps(origin);
+    if (!maps.empty()) sitemap_handler_(origin, maps);
+  }
+  std::vector<JobPtr> waiters = std::move(robots_waiters_[origin]);
+  robots_waiters_.erase(origin);
+  for (const JobPtr& w : waiters) {
+    if (r.outcome == OutcomeClass::kBlockedAddress ||
+        r.outcome == OutcomeClass::kBadUrl) {
+      // The origin cannot be contacted at all: say so, not "robots".
+      Fail(w, r.outcome, r.detail);
+      continue;
+    }
+    if (r.outcome == OutcomeClass::kDns ||
+        r.outcome == OutcomeClass::kNetwork ||
+        r.outcome == OutcomeClass::kTimeout ||
+        r.outcome == OutcomeClass::kTls) {
+      // Transport failure on robots.txt: the cache now says "disallow all"
+      // for a while, but the URL's own story is that the host is unreachable.
+      Fail(w, r.outcome, "robots.txt: " + r.detail);
+      continue;
+    }
+    // Decide on what was just fetched even if its lifetime is already over
+    // (robots_cache_s = 0 must not loop).
+    switch (robots_.CheckCached(origin, parse::UrlPathAndQuery(w->current))) {
+      case RobotsCache::Verdict::kAllowed:
+        Enqueue(w, false);
+        break;
+      case RobotsCache::Verdict::kDisallowed:
+        Fail(w, OutcomeClass::kRobotsDenied, DenyReason(origin));
+        break;
+      case RobotsCache::Verdict::kFetchRobots:
+        Step(w);
+        break;
+    }
+  }
+}
+
+std::string Crawler::Impl::DenyReason(const std::string& origin) const {
+  std::string why = robots_.DisallowAllReason(origin);
+  if (!why.empty()) return why;
+  return "robots.txt of " + origin + " disallows it for '" +
+         options_.product_token + "'";
+}
+
+void Crawler::Impl::Fail(const JobPtr& job, OutcomeClass c,
+                         std::string detail) {
+  FetchResult r;
+  r.outcome = c;
+  r.detail = std::move(detail);
+  Finish(job, std::move(r));
+}
+
+void Crawler::Impl::Finish(const JobPtr& job, FetchResult r) {
+  r.url = job->req.url;
+  r.final_url = job->current.empty() ? job->req.url : job->current;
+  r.redirects = job->hops;
+  r.total_elapsed_s = Now() - job->start;
+  if (pending_ > 0) --pending_;
+  if (++finished_ % kPruneEvery == 0) {
+    // Bound per-host memory: forget idle hosts and expired robots entries.
+    gate_.PruneIdle(Now());
+    robots_.PruneExpired(Now());
+  }
+  Callback done = std::move(job->done);
+  if (done) done(std::move(r));
+}
+
+// ---- public shell ----
+
+Crawler::Crawler(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Crawler::~Crawler() = default;
+
+Result<std::unique_ptr<Crawler>> Crawler::Create(asio::io_context& io,
+                                                 CrawlerOptions options) {
+  auto fetcher = HttpFetcher::Create(io, options.fetcher);
+  if (!fetcher.ok()) return fetcher.status();
+  auto impl =
+      std::make_unique<Impl>(io, std::move(options), std::move(*fetcher));
+  return std::unique_ptr<Crawler>(new Crawler(std::move(impl)));
+}
+
+void Crawler::Fetch(CrawlRequest request, Callback done) {
+  impl_->Fetch(std::move(request), std::move(done));
+}
+
+void Crawler::set_sitemap_handler(SitemapHandler handler) {
+  impl_->sitemap_handler_ = std::move(handler);
+}
+
+const PolitenessGate& Crawler::gate() const { return impl_->gate_; }
+const RobotsCache& Crawler::robots() const { return impl_->robots_; }
+double Crawler::Now() const { return impl_->Now(); }
+size_t Crawler::pending() const { return impl_->pending_; }
+
+}  // namespace freshd::fetch

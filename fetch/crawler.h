@@ -1,0 +1,87 @@
+// Crawler: the polite fetch path for one URL at a time, on an io_context.
+// For each handed URL it (1) normalizes it (parse/url.h); (2) makes sure the
+// origin's robots.txt is known (RobotsCache; fetched first, through the
+// same gate, any content type, 500 KiB, up to 5 redirects) and refuses
+// disallowed URLs as kRobotsDenied; (3) waits until the PolitenessGate lets
+// the host be contacted (timers, no busy loop) and fetches with HttpFetcher;
+// (4) follows redirects itself, every hop through robots and the gate,
+// refusing non-http(s) targets (kBadRedirect) and loops or chains longer
+// than [fetch] max_redirects (kRedirectLoop). Sitemap lines of robots.txt
+// are reported through the sitemap handler.
+//
+// It never fetches anything it was not handed (robots.txt aside): URLs wait
+// only in per-host queues holding what the caller gave it. The scheduler
+// can consult gate() to hand out URLs only for hosts that may go now.
+// Not thread-safe: use on the io_context thread.
+
+#ifndef FRESHD_FETCH_CRAWLER_H_
+#define FRESHD_FETCH_CRAWLER_H_
+
+#include <boost/asio/io_context.hpp>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "conf/config.h"
+#include "conf/status.h"
+#include "fetch/http_fetcher.h"
+#include "fetch/outcome.h"
+#include "fetch/politeness_gate.h"
+#include "fetch/robots_cache.h"
+
+namespace freshd::fetch {
+
+struct CrawlerOptions {
+  FetcherOptions fetcher;
+  PolitenessConfig politeness;
+  std::string product_token = "freshd";  // what robots.txt groups match
+  bool obey_robots = true;               // false only for benchmarks
+};
+
+// Options from a loaded Config: [fetch], [politeness], and the User-Agent
+// header / product token of [crawler] (conf/config.h).
+CrawlerOptions CrawlerOptionsFromConfig(const Config& config);
+
+struct CrawlRequest {
+  std::string url;
+  std::string etag;  // conditional GET validators (first hop)
+  std::string last_modified;
+  bool keep_raw = false;  // keep raw_headers/raw_body (WARC output)
+};
+
+class Crawler {
+ public:
+  using Callback = std::function<void(FetchResult)>;
+  // (origin, absolute sitemap URLs) after each successful robots.txt fetch.
+  using SitemapHandler =
+      std::function<void(const std::string&, const std::vector<std::string>&)>;
+
+  // `io` must outlive the crawler. Fails as HttpFetcher::Create.
+  static Result<std::unique_ptr<Crawler>> Create(boost::asio::io_context& io,
+                                                 CrawlerOptions options);
+  ~Crawler();  // pending callbacks are dropped, not called
+
+  // Fetches `request.url` politely; `done` runs once on the io thread (never
+  // inside Fetch) with the final outcome: url as given, final_url after
+  // redirects, redirects = hops followed, total_elapsed_s including waits.
+  void Fetch(CrawlRequest request, Callback done);
+
+  void set_sitemap_handler(SitemapHandler handler);
+
+  const PolitenessGate& gate() const;
+  const RobotsCache& robots() const;
+  // The clock the gate and robots cache run on (steady, seconds).
+  double Now() const;
+  // URLs handed in and not yet reported.
+  size_t pending() const;
+
+ private:
+  class Impl;
+  explicit Crawler(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace freshd::fetch
+
+#endif  // FRESHD_FETCH_CRAWLER_H_

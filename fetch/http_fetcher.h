@@ -1,0 +1,95 @@
+// HttpFetcher: single-hop HTTP(S) GETs on libcurl's multi interface, driven
+// by a Boost.Asio io_context through CURLMOPT_SOCKETFUNCTION/TIMERFUNCTION
+// (curl's "asiohiper" pattern): every socket and timer wait is an Asio
+// operation on the caller's event-loop thread, so one thread runs any number
+// of transfers. Connections are pooled and reused; HTTP/2 is negotiated over
+// TLS (ALPN) when the server offers it; TLS peers are verified against the
+// system CA store (OpenSSL) unless [fetch] tls_verify = false.
+//
+// Enforced per request ([fetch] config): connect/total timeouts, a low-speed
+// cut-off (fewer than low_speed_bytes/s over low_speed_time_s), header bytes,
+// body bytes, decoded bytes (gzip/deflate/br decoded here, streaming, so a
+// bomb stops at the cap), accepted content types, http/https only. The SSRF
+// guard (fetch/address_guard.h) runs in CURLOPT_OPENSOCKETFUNCTION on the
+// resolved address of every connection. Redirects are NOT followed: a 3xx is
+// reported as kRedirect with its absolute `location`, so the caller (Crawler)
+// can put every hop through robots.txt and the politeness gate.
+//
+// Thread-safety: not thread-safe; call everything on the io_context's thread
+// (or before it runs). Callbacks run on that thread, never inside Fetch().
+
+#ifndef FRESHD_FETCH_HTTP_FETCHER_H_
+#define FRESHD_FETCH_HTTP_FETCHER_H_
+
+#include <boost/asio/io_context.hpp>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "conf/config.h"
+#include "conf/status.h"
+#include "fetch/outcome.h"
+
+namespace freshd::fetch {
+
+struct FetcherOptions {
+  FetchConfig config;
+  std::string user_agent = "freshd/0.1";  // full User-Agent header value
+  // TEST-only: exact "ip:port" endpoints the SSRF guard lets through even
+  // when allow_private_networks is false (see AddressGuard).
+  std::vector<std::string> exempt_endpoints;
+};
+
+struct FetchRequest {
+  std::string url;
+  std::string etag;               // sent as If-None-Match when not empty
+  std::string last_modified;      // sent as If-Modified-Since when not empty
+  bool any_content_type = false;  // skip the content-type check (robots.txt)
+  std::optional<uint64_t> max_body_bytes;  // overrides [fetch] max_body_bytes
+  bool truncate_ok = false;  // at the body limit keep what came, outcome ok
+  bool keep_raw = false;     // keep the encoded body in FetchResult.raw_body
+};
+
+class HttpFetcher {
+ public:
+  using Callback = std::function<void(FetchResult)>;
+
+  // Builds a fetcher bound to `io`, which must outlive it. Fails with
+  // Internal if libcurl cannot be initialised.
+  static Result<std::unique_ptr<HttpFetcher>> Create(
+      boost::asio::io_context& io, FetcherOptions options);
+
+  // Aborts transfers still running; their callbacks are not called.
+  ~HttpFetcher();
+  HttpFetcher(const HttpFetcher&) = delete;
+  HttpFetcher& operator=(const HttpFetcher&) = delete;
+
+  // Starts one GET. `done` is called exactly once, on the io_context thread,
+  // with the typed result (never from inside Fetch). The fetcher does not
+  // queue: the transfer starts now (within [fetch] max_connections; beyond
+  // that curl holds it until a connection frees up).
+  void Fetch(FetchRequest request, Callback done);
+
+  // Transfers started and not yet completed.
+  size_t in_flight() const;
+
+  const FetcherOptions& options() const;
+
+ private:
+  class Impl;
+  explicit HttpFetcher(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// Parses a Retry-After value: delta-seconds or an HTTP-date (RFC 9110
+// §10.2.3), relative to `now_unix` for dates. nullopt if unparsable; never
+// negative.
+std::optional<double> ParseRetryAfter(const std::string& value,
+                                      int64_t now_unix);
+
+}  // namespace freshd::fetch
+
+#endif  // FRESHD_FETCH_HTTP_FETCHER_H_

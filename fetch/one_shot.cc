@@ -1,0 +1,41 @@
+#include "fetch/one_shot.h"
+
+#include <boost/asio/io_context.hpp>
+#include <chrono>
+
+namespace freshd::fetch {
+
+Result<std::vector<OneShotResult>> FetchAll(
+    const CrawlerOptions& options, const std::vector<std::string>& urls,
+    bool keep_raw, std::vector<std::string>* sitemaps) {
+  boost::asio::io_context io;
+  Result<std::unique_ptr<Crawler>> crawler = Crawler::Create(io, options);
+  if (!crawler.ok()) return crawler.status();
+  if (sitemaps != nullptr) {
+    (*crawler)->set_sitemap_handler(
+        [sitemaps](const std::string&, const std::vector<std::string>& maps) {
+          sitemaps->insert(sitemaps->end(), maps.begin(), maps.end());
+        });
+  }
+  std::vector<OneShotResult> out(urls.size());
+  double now_unix = std::chrono::duration<double>(
+                        std::chrono::system_clock::now().time_since_epoch())
+                        .count();
+  for (size_t i = 0; i < urls.size(); ++i) {
+    out[i].started_unix = now_unix;
+    CrawlRequest req;
+    req.url = urls[i];
+    req.keep_raw = keep_raw;
+    (*crawler)->Fetch(std::move(req), [&out, i](FetchResult r) {
+      out[i].fetch = std::move(r);
+    });
+  }
+  try {
+    io.run();
+  } catch (const std::exception& e) {
+    return Status::Internal(std::string("event loop: ") + e.what());
+  }
+  return out;
+}
+
+}  // namespace freshd::fetch

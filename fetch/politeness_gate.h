@@ -1,0 +1,89 @@
+// PolitenessGate: per-host (authority "host:port") admission control that
+// answers "when may this host be contacted next?". Pure and clock-free: the
+// caller passes `now` (seconds on any monotonic scale) to every call, so the
+// scheduler's selector, the Crawler and tests drive it with their own time.
+//
+// Rules (issue #5, [politeness] config):
+//  * at most max_in_flight_per_host requests at once;
+//  * after a request finishes, the next starts no sooner than
+//    max(min_delay_s, min(robots Crawl-delay, max_crawl_delay_s),
+//        adaptive_delay_factor * last response time); request starts are
+//    also spaced by that delay (for max_in_flight_per_host > 1);
+//  * 429 and 503 with Retry-After wait that long (capped at backoff_max_s);
+//  * 5xx, 429, timeouts, network/dns/tls errors back off exponentially
+//    (backoff_initial_s doubling up to backoff_max_s); any success resets.
+// Memory is bounded by the caller via Forget()/PruneIdle().
+// Not thread-safe: use from one thread (the event loop or the selector).
+
+#ifndef FRESHD_FETCH_POLITENESS_GATE_H_
+#define FRESHD_FETCH_POLITENESS_GATE_H_
+
+#include <cstddef>
+#include <limits>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "conf/config.h"
+#include "fetch/outcome.h"
+
+namespace freshd::fetch {
+
+class PolitenessGate {
+ public:
+  static constexpr double kNever = std::numeric_limits<double>::infinity();
+
+  explicit PolitenessGate(const PolitenessConfig& config);
+
+  // Earliest time >= now at which a request to `host` may start, ignoring
+  // the in-flight limit; `now` for an unknown host.
+  double NextAllowed(std::string_view host, double now) const;
+
+  // True if a request may start now: in-flight below the limit and
+  // NextAllowed(host, now) <= now.
+  bool MayStart(std::string_view host, double now) const;
+
+  // Records a request start. REQUIRES: MayStart(host, now) (not enforced:
+  // callers that must bypass the gate, e.g. benchmarks, may call it anyway).
+  void OnStart(std::string_view host, double now);
+
+  // Records the end of a request started with OnStart. `response_time_s` is
+  // the request's duration; `retry_after_s` the parsed Retry-After, if any.
+  void OnFinish(std::string_view host, double now, OutcomeClass outcome,
+                int http_status, double response_time_s,
+                std::optional<double> retry_after_s);
+
+  // Sets (or clears) the robots.txt Crawl-delay for `host`; values above
+  // max_crawl_delay_s are capped, negative ones ignored.
+  void SetCrawlDelay(std::string_view host, std::optional<double> delay_s);
+
+  int InFlight(std::string_view host) const;
+  int ConsecutiveErrors(std::string_view host) const;
+  // The delay imposed after a successful request to `host` right now.
+  double SpacingDelay(std::string_view host) const;
+
+  // Drops state of hosts with nothing in flight whose NextAllowed has passed
+  // and that have no errors recorded; returns how many were dropped.
+  size_t PruneIdle(double now);
+  size_t size() const { return hosts_.size(); }
+
+ private:
+  struct Host {
+    int in_flight = 0;
+    double next_allowed = 0;  // earliest next start
+    double last_response_s = 0;
+    int errors = 0;  // consecutive host errors
+    std::optional<double> crawl_delay_s;
+  };
+  double Spacing(const Host& h) const;
+  Host& Get(std::string_view host);
+  const Host* Find(std::string_view host) const;
+
+  const PolitenessConfig config_;
+  std::unordered_map<std::string, Host> hosts_;
+};
+
+}  // namespace freshd::fetch
+
+#endif  // FRESHD_FETCH_POLITENESS_GATE_H_

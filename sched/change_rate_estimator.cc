@@ -1,0 +1,250 @@
+#include "sched/change_rate_estimator.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+namespace freshd::sched {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+// Bounds on outsider-controlled magnitudes: longer intervals are clamped
+// (~31,700 years in seconds), prior rates and weights likewise.
+constexpr double kMaxInterval = 1e12;
+constexpr double kMinRate = 1e-30, kMaxRate = 1e30, kMaxWeight = 1e12;
+constexpr double kMaxSum = 1e30;  // events or exposure passed in
+
+// The score (d/dλ of the log posterior) is
+//   f(λ) = Σ_changed w·I/(e^{λI} − 1) + events/λ − exposure,
+// a strictly decreasing function of λ > 0: the root is the posterior mode.
+// `changed` is called as changed(visit) where visit(w, I) is invoked for each
+// bit-only changed interval.
+struct Score {
+  double events = 0;    // timed changes + prior pseudo-changes.
+  double exposure = 0;  // unchanged time + timed quiet time + prior time.
+};
+
+template <typename ForEachChanged>
+double SolveRate(const Score& s, double changed_weight,
+                 ForEachChanged for_each_changed) {
+  if (changed_weight <= 0) {  // closed form: Gamma posterior mode.
+    if (s.events <= 0) return 0;
+    if (s.exposure <= 0) return kInf;
+    return s.events / s.exposure;
+  }
+  if (s.exposure <= 0) return kInf;  // every term > 0: no finite root.
+  auto f = [&](double rate, double* df) {
+    double v = s.events / rate - s.exposure;
+    double d = -s.events / (rate * rate);
+    for_each_changed([&](double w, double interval) {
+      double x = rate * interval;
+      if (x > 700) return;
+      double e = std::expm1(x);
+      v += w * interval / e;
+      d -= w * interval * interval * (e + 1) / (e * e);
+    });
+    *df = d;
+    return v;
+  };
+  // Bracket the root around a crude guess, on a log scale.
+  double guess = (changed_weight + s.events) / s.exposure;
+  double lo = guess, hi = guess, df = 0;
+  for (int i = 0; i < 200 && f(lo, &df) < 0; ++i) lo *= 0.25;
+  for (int i = 0; i < 200 && f(hi, &df) > 0; ++i) hi *= 4;
+  // Safeguarded Newton: a Newton step inside (lo, hi) or else a geometric
+  // bisection; f decreasing keeps the bracket valid.
+  double rate = std::sqrt(lo * hi);
+  for (int i = 0; i < 100; ++i) {
+    double v = f(rate, &df);
+    if (v > 0) {
+      lo = rate;
+    } else {
+      hi = rate;
+    }
+    if (hi - lo <= 1e-12 * hi || v == 0) break;
+    double next = df < 0 ? rate - v / df : -1;
+    if (!(next > lo && next < hi)) next = std::sqrt(lo * hi);
+    if (std::abs(next - rate) <= 1e-13 * rate) {
+      rate = next;
+      break;
+    }
+    rate = next;
+  }
+  return rate;
+}
+
+Score PriorScore(const RatePrior& prior) {
+  Score s;
+  if (prior.weight > 0 && prior.rate > 0) {  // false for NaN
+    const double w = std::min(prior.weight, kMaxWeight);
+    s.events = w;
+    s.exposure = w / std::clamp(prior.rate, kMinRate, kMaxRate);
+  }
+  return s;
+}
+
+}  // namespace
+
+void ChangeRateStats::Fold(Kind kind, float value) {
+  switch (kind) {
+    case kUnchanged:
+      unchanged_count_ += 1;
+      unchanged_time_ += value;
+      break;
+    case kChanged:
+      changed_count_ += 1;
+      changed_time_ += value;
+      break;
+    case kTimed:
+      timed_changes_ += 1;
+      timed_exposure_ += value;
+      break;
+  }
+}
+
+void ChangeRateStats::Observe(double interval, bool changed,
+                              double since_modified, double decay) {
+  if (!(interval > 0) || std::isnan(interval)) return;
+  interval = std::min(interval, kMaxInterval);
+  if (!(decay >= 0 && decay <= 1)) decay = kDefaultRateDecay;
+  Kind kind = kUnchanged;
+  float value = static_cast<float>(interval);
+  if (changed) {
+    kind = kChanged;
+    if (since_modified >= 0 && since_modified < interval) {
+      kind = kTimed;
+      value = static_cast<float>(since_modified);
+    }
+  }
+  const float d = static_cast<float>(decay);
+  unchanged_count_ *= d;
+  unchanged_time_ *= d;
+  changed_count_ *= d;
+  changed_time_ *= d;
+  timed_changes_ *= d;
+  timed_exposure_ *= d;
+  int slot;
+  if (ring_size_ == kRing) {  // fold the oldest, reuse its slot.
+    slot = ring_head_;
+    Fold(static_cast<Kind>((ring_kinds_ >> (2 * slot)) & 3), ring_[slot]);
+    ring_head_ = static_cast<uint8_t>((ring_head_ + 1) % kRing);
+  } else {
+    slot = (ring_head_ + ring_size_) % kRing;
+    ++ring_size_;
+  }
+  ring_[slot] = value;
+  ring_kinds_ =
+      static_cast<uint16_t>((ring_kinds_ & ~(3u << (2 * slot))) |
+                            (static_cast<unsigned>(kind) << (2 * slot)));
+}
+
+double ChangeRateStats::Estimate(const RatePrior& prior) const {
+  Score s = PriorScore(prior);
+  s.events += timed_changes_;
+  s.exposure += unchanged_time_ + timed_exposure_;
+  double changed_weight = changed_count_;
+  for (int i = 0; i < ring_size_; ++i) {
+    int slot = (ring_head_ + i) % kRing;
+    switch (static_cast<Kind>((ring_kinds_ >> (2 * slot)) & 3)) {
+      case kUnchanged:
+        s.exposure += ring_[slot];
+        break;
+      case kChanged:
+        changed_weight += 1;
+        break;
+      case kTimed:
+        s.events += 1;
+        s.exposure += ring_[slot];
+        break;
+    }
+  }
+  return SolveRate(s, changed_weight, [&](auto&& visit) {
+    if (changed_count_ > 0) {
+      visit(changed_count_, changed_time_ / changed_count_);
+    }
+    for (int i = 0; i < ring_size_; ++i) {
+      int slot = (ring_head_ + i) % kRing;
+      if (((ring_kinds_ >> (2 * slot)) & 3) == kChanged)
+        visit(1.0, ring_[slot]);
+    }
+  });
+}
+
+double ChangeRateStats::observations() const {
+  return ring_size_ + unchanged_count_ + changed_count_ + timed_changes_;
+}
+
+double ChangeRateStats::changes() const {
+  double n = changed_count_ + timed_changes_;
+  for (int i = 0; i < ring_size_; ++i) {
+    int slot = (ring_head_ + i) % kRing;
+    if (((ring_kinds_ >> (2 * slot)) & 3) != kUnchanged) n += 1;
+  }
+  return n;
+}
+
+double ChangeRateStats::exposure() const {
+  double t = unchanged_time_ + changed_time_ + timed_exposure_;
+  for (int i = 0; i < ring_size_; ++i) t += ring_[(ring_head_ + i) % kRing];
+  return t;
+}
+
+double EstimateChangeRate(std::span<const ChangeObservation> observations,
+                          const RatePrior& prior) {
+  // Reduce to sufficient statistics plus the bit-only changed intervals.
+  std::vector<WeightedInterval> changed;
+  double events = 0, exposure = 0;
+  for (const ChangeObservation& o : observations) {
+    if (!(o.interval > 0) || std::isnan(o.interval)) continue;
+    const double interval = std::min(o.interval, kMaxInterval);
+    if (!o.changed) {
+      exposure += interval;
+    } else if (o.since_modified >= 0 && o.since_modified < interval) {
+      events += 1;
+      exposure += o.since_modified;
+    } else {
+      changed.push_back({1.0, interval});
+    }
+  }
+  return SolveChangeRate(changed, events, exposure, prior);
+}
+
+double SolveChangeRate(std::span<const WeightedInterval> changed, double events,
+                       double exposure, const RatePrior& prior) {
+  auto usable = [](const WeightedInterval& w) {
+    return w.weight > 0 && w.interval > 0 && !std::isnan(w.interval);
+  };
+  Score s = PriorScore(prior);
+  s.events += events > 0 ? std::min(events, kMaxSum) : 0;  // NaN: 0
+  s.exposure += exposure > 0 ? std::min(exposure, kMaxSum) : 0;
+  double changed_weight = 0;
+  for (const WeightedInterval& w : changed) {
+    if (usable(w)) changed_weight += std::min(w.weight, kMaxWeight);
+  }
+  return SolveRate(s, changed_weight, [&](auto&& visit) {
+    for (const WeightedInterval& w : changed) {
+      if (usable(w)) {
+        visit(std::min(w.weight, kMaxWeight),
+              std::min(w.interval, kMaxInterval));
+      }
+    }
+  });
+}
+
+double NaiveChangeRate(std::span<const ChangeObservation> observations) {
+  double changes = 0, time = 0;
+  for (const ChangeObservation& o : observations) {
+    if (!(o.interval > 0) || !std::isfinite(o.interval)) continue;
+    time += o.interval;
+    if (o.changed) changes += 1;
+  }
+  return time > 0 ? changes / time : 0;
+}
+
+double RegularIntervalChangeRate(int n, int x, double interval) {
+  if (n <= 0 || x < 0 || x > n || !(interval > 0)) return 0;
+  return -std::log((n - x + 0.5) / (n + 0.5)) / interval;
+}
+
+}  // namespace freshd::sched

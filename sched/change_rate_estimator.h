@@ -1,0 +1,114 @@
+// Poisson change-rate estimation from irregular crawls (Cho & Garcia-Molina,
+// "Estimating frequency of change", TOIT 2003), with a Gamma prior.
+//
+// Each crawl interval I_i yields a bit c_i (changed since the previous crawl?)
+// and, when the server's Last-Modified is trusted, the time s_i since the last
+// modification. The bit-only likelihood is
+// Π(1−e^{−λI_i})^{c_i}(e^{−λI_i})^{1−c_i}; a trusted Last-Modified makes a
+// changed interval contribute λe^{−λs_i} (a change seen at a known time, then
+// s_i quiet). The estimate is the posterior mode under a Gamma prior of
+// `weight` pseudo-changes observed in weight/rate time, so one unchanged crawl
+// does not give λ = 0 and one changed crawl does not give ∞. ChangeRateStats is
+// a compact (60-byte) online state: a ring of the newest observations kept
+// exactly plus exponentially decayed aggregates of older ones, so the estimate
+// follows a page whose rate changes. Plain values; not thread-safe (one owner
+// thread).
+#ifndef FRESHD_SCHED_CHANGE_RATE_ESTIMATOR_H_
+#define FRESHD_SCHED_CHANGE_RATE_ESTIMATOR_H_
+
+#include <cstdint>
+#include <span>
+
+namespace freshd::sched {
+
+// Gamma prior as pseudo-observations: `weight` changes seen in weight/rate
+// time. The posterior mode with no data is `rate`. weight = 0: pure MLE.
+struct RatePrior {
+  double rate = 1.0 / 86400;  // λ₀ > 0, changes per unit time.
+  double weight = 1;          // ≥ 0 pseudo-changes.
+};
+
+// Per-observation forgetting factor: every aggregate is multiplied by it on
+// each Observe, so the effective memory is about 1/(1−decay) crawls.
+inline constexpr double kDefaultRateDecay = 0.97;
+
+// One crawl interval's evidence, for the batch estimator.
+struct ChangeObservation {
+  double interval;             // I > 0: time between the two crawls.
+  bool changed;                // content differs from the previous crawl.
+  double since_modified = -1;  // s ∈ [0, I) from trusted Last-Modified, or
+                               // < 0 when unknown (bit-only evidence).
+};
+
+class ChangeRateStats {
+ public:
+  static constexpr int kRing = 8;  // newest observations kept exactly.
+
+  // Records one crawl interval. interval ≤ 0 or NaN is ignored; longer than
+  // 1e12 is clamped (so are prior rates and weights in Estimate).
+  // since_modified ≥ 0 (only meaningful when changed) marks a trusted
+  // Last-Modified: the change is then an exactly timed event. A value
+  // ≥ interval contradicts the bit and is ignored (bit-only evidence used).
+  void Observe(double interval, bool changed, double since_modified = -1,
+               double decay = kDefaultRateDecay);
+
+  // Posterior-mode λ under `prior`; > 0 whenever prior.weight > 0 and
+  // prior.rate > 0. With prior.weight == 0: the MLE, which is 0 when no change
+  // was seen and +∞ when every interval changed (no Last-Modified).
+  double Estimate(const RatePrior& prior) const;
+
+  // Effective (decayed) number of observed intervals.
+  double observations() const;
+  // Effective number of intervals that showed a change.
+  double changes() const;
+  // Effective observed time: Σ decayed intervals (for a Last-Modified
+  // change, its quiet time s).
+  double exposure() const;
+
+ private:
+  enum Kind : uint8_t { kUnchanged = 0, kChanged = 1, kTimed = 2 };
+  void Fold(Kind kind, float value);  // moves one entry to the aggregates.
+
+  // The newest kRing observations, weight 1 each: value = interval (kinds
+  // kUnchanged, kChanged) or quiet time s (kind kTimed); 2 kind bits each.
+  float ring_[kRing] = {};
+  uint16_t ring_kinds_ = 0;
+  uint8_t ring_size_ = 0;
+  uint8_t ring_head_ = 0;  // index of the oldest ring entry.
+  // Older observations, decayed by `decay` per Observe.
+  float unchanged_count_ = 0;  // unchanged intervals
+  float unchanged_time_ = 0;   // ... and Σ I over them.
+  float changed_count_ = 0;    // changed intervals (bit-only), likelihood
+  float changed_time_ = 0;     // approximated at their mean interval.
+  float timed_changes_ = 0;    // Last-Modified changes
+  float timed_exposure_ = 0;   // ... and Σ s over them.
+};
+
+// Posterior-mode λ for a batch of observations, no decay (exact likelihood,
+// each changed interval kept individually). Same conventions as Estimate.
+double EstimateChangeRate(std::span<const ChangeObservation> observations,
+                          const RatePrior& prior);
+
+// A bit-only changed interval with a (decayed) weight.
+struct WeightedInterval {
+  double weight;
+  double interval;
+};
+
+// Posterior mode from sufficient statistics: bit-only changed intervals,
+// plus `events` exactly timed changes and `exposure` quiet time (unchanged
+// intervals and Last-Modified quiet times). Same conventions as Estimate.
+double SolveChangeRate(std::span<const WeightedInterval> changed, double events,
+                       double exposure, const RatePrior& prior);
+
+// The naive estimator (changes / total time). Biased low when λI is not small;
+// provided for comparison and tests.
+double NaiveChangeRate(std::span<const ChangeObservation> observations);
+
+// Cho & Garcia-Molina's bias-reduced estimator for n regular intervals of
+// length `interval` with x changes observed: −log((n−x+0.5)/(n+0.5))/interval.
+double RegularIntervalChangeRate(int n, int x, double interval);
+
+}  // namespace freshd::sched
+
+#endif  // FRESHD_SCHED_CHANGE_RATE_ESTIMATOR_H_

@@ -1,0 +1,193 @@
+#include "sched/crawl_value.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "sched/special_functions.h"
+
+// Age value (the crawl value of the age metric), derived.
+// Cho & Garcia-Molina minimize Σ w_i Ā(λ_i, f_i) subject to Σ f_i = B,
+// fixed-order sync. The Lagrangian stationarity condition is w_i ∂Ā/∂f(λ_i,
+// f_i) = −μ. A threshold policy "crawl page i when its value V_i(τ) reaches the
+// multiplier λ" crawls page i at interval τ_i = V_i^{-1}(λ), i.e. at frequency
+// f_i = 1/τ_i; it solves the KKT system exactly when V_i(τ) = −w_i ∂Ā/∂f(λ_i,
+// 1/τ) (the same construction that turns ∂F̄/∂f into the GREEDY value, MATH.md
+// Paper 2 (b)). With x = Δτ:
+//   −∂Ā/∂f|_{f=1/τ} = τ²/2 − (1−e^{−x})/Δ² + τe^{−x}/Δ = h(x)/Δ²,
+//   h(x) = x²/2 − 1 + (1+x)e^{−x} = ∫₀^x s(1−e^{−s})ds,
+// so AgeValue = μ h(Δτ)/Δ², with dV/dτ = μτ(1−e^{−Δτ}) > 0, V(0) = 0 and V → ∞:
+// every page is crawled (matching "age always gives f_i > 0"). Equivalently it
+// is Olston & Pandey's U = tD − ∫D with D(t) = E[A(t)] the expected age.
+// allocation_test.cc checks that solving AgeValue_i(1/f_i) = λ, Σf_i = B
+// reproduces Tables IV and V (age).
+
+namespace freshd::sched {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kInf = std::numeric_limits<double>::infinity();
+// Bound on the number of terms of the L and G sums (inputs are
+// outsider-controlled).
+constexpr int kMaxTerms = 1 << 20;
+// A Poisson lower tail P(X ≤ j) with mean y is below e^{−40.5} when y − j > 9√y
+// (Chernoff: P(X ≤ y − a) ≤ e^{−a²/(2y)}); then γ_j(y) = 1 to double precision.
+bool GammaIsOne(int j, double y) { return y - j > 9 * std::sqrt(y) + 1; }
+
+double Gamma(int j, double y) { return GammaIsOne(j, y) ? 1.0 : GammaJ(j, y); }
+
+// The upper tail γ_j(y) = P(X > j) is below e^{−40} when j + 1 − y > 27 + 9√y
+// (Bernstein: P(X ≥ y + a) ≤ exp(−a²/(2(y + a/3)))). γ_j(y_j) falls as j grows
+// (y_j = ·(θ − jτ_s) falls too), so once this holds for the larger argument
+// every later term is negligible.
+bool GammaIsZeroFromHere(int j, double y) {
+  return j + 1 - y > 27 + 9 * std::sqrt(y);
+}
+
+bool Invalid(const PageParams& p) {
+  return !(p.delta >= 0) || !(p.mu >= 0) || !(p.alpha >= 0) ||
+         !(p.alpha <= 1) || !(p.nu >= 0) || std::isinf(p.delta) ||
+         std::isinf(p.nu);
+}
+
+struct Sums {
+  double l = 0;
+  double g = 0;
+};
+
+// L(θ) and G(θ) for Δ > 0, 0 ≤ α < 1, finite θ ≥ 0. need_l = false skips L
+// (returns 0).
+Sums CycleSums(const PageParams& p, double theta, int max_terms, bool need_l) {
+  const double sigma = p.alpha * p.delta + p.nu;
+  const double ts = SignalTimeEquivalent(p);
+  if (sigma == 0 || (max_terms <= 0 && ts == 0)) {
+    // No signals, or α = 0 (signals carry no information): GREEDY, L = θ.
+    return {theta, -std::expm1(-p.delta * theta) / p.delta};
+  }
+  const double c = p.delta + p.nu;
+  const double ratio = p.nu / c;
+  // MATH.md truncation: j ≤ (Δ+ν)θ + 8√((Δ+ν)θ) + 12 (and x_j > 0, j <
+  // max_terms).
+  const double rule = c * theta + 8 * std::sqrt(c * theta) + 12;
+  int last = static_cast<int>(std::min(rule, static_cast<double>(kMaxTerms)));
+  if (max_terms > 0) last = std::min(last, max_terms - 1);
+  Sums s;
+  double w = 1;  // ratio^j
+  for (int j = 0; j <= last; ++j) {
+    const double x = j == 0 ? theta : theta - j * ts;
+    if (!(x > 0) || GammaIsZeroFromHere(j, c * x)) break;
+    const bool l_done = !need_l;
+    const double gc = Gamma(j, c * x);  // ≥ γ_j(σx), and γ_j(cx_j) falls with j
+    const double gl = l_done ? 0.0 : (sigma == c ? gc : Gamma(j, sigma * x));
+    s.l += gl;
+    s.g += w * gc;
+    w *= ratio;
+    // Every later term of either sum is below this one's gc: stop once that is
+    // negligible (≤ 1e-19 of both partial sums; at most ~1e6 more terms could
+    // follow).
+    if (j > 0 && gc < 1e-19 * (l_done ? s.g : std::min(s.l, s.g))) break;
+    // G's tail is ≤ w·c/Δ (γ ≤ 1): with L not needed, stop once that is
+    // negligible.
+    if (l_done && w * c < 1e-18 * p.delta * s.g) break;
+  }
+  s.l /= sigma;
+  s.g /= c;
+  return s;
+}
+
+// V(θ) = μ[G − e^{−κθ}L] for Δ > 0, 0 ≤ α < 1, θ ≥ 0 (θ = +∞ allowed).
+double ValueAtTheta(const PageParams& p, double theta, int max_terms) {
+  if (theta <= 0) return 0;
+  const double c = p.delta + p.nu;
+  if (std::isinf(theta)) {
+    if (max_terms <= 0) return p.mu / p.delta;
+    return p.mu / p.delta * (1 - std::pow(p.nu / c, max_terms));
+  }
+  const double kappa = (1 - p.alpha) * p.delta;
+  const double decay = std::exp(-kappa * theta);
+  // L ≤ θ (a cycle ends by real time θ), so e^{−κθ}L is negligible when
+  // θe^{−κθ} is.
+  const bool need_l = decay * theta * p.delta > 1e-17;
+  const Sums s = CycleSums(p, theta, max_terms, need_l);
+  return p.mu * (s.g - decay * s.l);
+}
+
+}  // namespace
+
+double GreedyValue(double delta, double mu, double tau) {
+  if (!(delta >= 0) || !(mu >= 0) || !(tau >= 0) || std::isinf(delta))
+    return kNaN;
+  if (delta == 0 || mu == 0) return 0;
+  if (std::isinf(tau)) return mu / delta;
+  return mu / delta * GammaJ(1, delta * tau);
+}
+
+double AgeValue(double delta, double mu, double tau) {
+  if (!(delta >= 0) || !(mu >= 0) || !(tau >= 0) || std::isinf(delta))
+    return kNaN;
+  if (delta == 0 || mu == 0) return 0;
+  return mu * AgeIntegral(delta * tau) / (delta * delta);
+}
+
+double SignalTimeEquivalent(const PageParams& p) {
+  if (Invalid(p)) return kNaN;
+  if (p.alpha == 0 || p.delta == 0) return 0;
+  if (p.alpha == 1 || p.nu == 0) return kInf;
+  return std::log1p(p.alpha * p.delta / p.nu) / ((1 - p.alpha) * p.delta);
+}
+
+double NcisCycleLength(const PageParams& p, double theta, int max_terms) {
+  if (Invalid(p) || !(theta >= 0) || p.alpha == 1 || p.delta == 0) return kNaN;
+  if (std::isinf(theta)) return kInf;
+  return CycleSums(p, theta, max_terms, true).l;
+}
+
+double NcisFreshTime(const PageParams& p, double theta, int max_terms) {
+  if (Invalid(p) || !(theta >= 0) || p.alpha == 1 || p.delta == 0) return kNaN;
+  if (std::isinf(theta)) {
+    const double c = p.delta + p.nu;
+    return max_terms <= 0 ? 1 / p.delta
+                          : (1 - std::pow(p.nu / c, max_terms)) / p.delta;
+  }
+  return CycleSums(p, theta, max_terms, false).g;
+}
+
+double NcisValueAtTheta(const PageParams& p, double theta, int max_terms) {
+  if (Invalid(p) || !(theta >= 0) || p.alpha == 1) return kNaN;
+  if (p.delta == 0 || p.mu == 0) return 0;
+  return ValueAtTheta(p, theta, max_terms);
+}
+
+double NcisValue(const PageParams& p, double tau, int n_signals,
+                 int max_terms) {
+  if (Invalid(p) || !(tau >= 0) || n_signals < 0) return kNaN;
+  if (p.delta == 0 || p.mu == 0) return 0;
+  if (p.alpha == 1) {
+    // κ = 0 (MATH.md): V = μ[(1−q^n)/Δ − n·q^n/σ], P(fresh) = q^n. APPROX-m
+    // keeps the terms j < k = min(n, m): V = μ[(1−q^k)/Δ − k·q^n/σ] (the α → 1
+    // limit of the sums).
+    const double sigma = p.delta + p.nu;
+    const double q = p.nu / sigma;
+    const int k = max_terms > 0 ? std::min(n_signals, max_terms) : n_signals;
+    const double qn = std::pow(q, n_signals);
+    return p.mu * ((1 - std::pow(q, k)) / p.delta - k * qn / sigma);
+  }
+  double theta = tau;
+  if (n_signals > 0) {
+    const double ts = SignalTimeEquivalent(p);
+    if (ts > 0)
+      theta += n_signals * ts;  // ts = +∞ (ν = 0): a signal proves a change.
+  }
+  return ValueAtTheta(p, theta, max_terms);
+}
+
+double CisValue(const PageParams& p, double tau, int n_signals) {
+  if (Invalid(p) || !(tau >= 0) || n_signals < 0) return kNaN;
+  if (p.delta == 0 || p.mu == 0) return 0;
+  if (n_signals > 0) return p.mu / p.delta;
+  PageParams trusting = p;
+  trusting.nu = 0;
+  return NcisValue(trusting, tau, 0);
+}
+
+}  // namespace freshd::sched

@@ -1,0 +1,44 @@
+// Olston & Pandey divergence curves and refresh utility (MATH.md Paper 3 (a)).
+//
+// A page of N fragments: a static share, a churn share replaced all at once at
+// Poisson rate churn_rate, and a scroll share of scroll_k items shifted at
+// Poisson rate scroll_rate. D(t) is the expected Jaccard distance between
+// versions t apart (exact, D = 2u/(1+u)); U(t) = t·D(t) − ∫₀ᵗ D is the utility
+// of refreshing at age t. Pure functions; thread-safe.
+#ifndef FRESHD_SCHED_DIVERGENCE_MODEL_H_
+#define FRESHD_SCHED_DIVERGENCE_MODEL_H_
+
+namespace freshd::sched {
+
+// Largest K accepted (cost is O(K²) per evaluation); larger K gives NaN.
+inline constexpr int kMaxScrollItems = 4096;
+
+struct DivergenceModel {
+  double static_share = 1;  // s ∈ [0, 1].
+  double churn_share = 0;   // c ∈ [0, 1 − s].
+  double churn_rate = 0;    // λ_c ≥ 0.
+  int scroll_k = 1;  // K ≥ 1 items in the scroll region (share 1 − s − c).
+  double scroll_rate = 0;  // λ_s ≥ 0.
+};
+
+// A model is valid when shares are in [0, 1] with s + c ≤ 1 (+1e-12), rates ≥ 0
+// and finite, 1 ≤ K ≤ kMaxScrollItems; otherwise every function returns NaN. A
+// region whose rate is 0 never changes (counts as static).
+
+// D*(t), t ≥ 0: expected divergence. 0 at t = 0, nondecreasing, limit g(1 − s).
+double Divergence(const DivergenceModel& m, double t);
+
+// U(t) = t·D(t) − ∫₀ᵗ D(x)dx (closed form). Nondecreasing since U′ = t·D′.
+double Utility(const DivergenceModel& m, double t);
+
+// lim_{t→∞} U(t). Always finite: a region with rate 0 never changes and counts
+// as static.
+double SupUtility(const DivergenceModel& m);
+
+// φ ≥ 0 with U(φ) = T, by bisection to relative 1e-12. +∞ if SupUtility(m) ≤ T;
+// 0 if T ≤ 0.
+double UtilityInverse(const DivergenceModel& m, double target);
+
+}  // namespace freshd::sched
+
+#endif  // FRESHD_SCHED_DIVERGENCE_MODEL_H_

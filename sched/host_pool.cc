@@ -1,0 +1,164 @@
+#include "sched/host_pool.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace freshd::sched {
+namespace {
+
+constexpr int kBinOffset = 6;          // bin 0 holds intervals below 2^−5.
+constexpr double kMaxInterval = 1e12;  // longer ones are clamped
+
+int BinOf(double interval) {
+  int exponent = 0;
+  std::frexp(interval, &exponent);  // interval ∈ [2^(e−1), 2^e)
+  return std::clamp(exponent - 1 + kBinOffset, 0, HostStats::kBins - 1);
+}
+
+}  // namespace
+
+void HostStats::ObserveChange(double interval, bool changed,
+                              double since_modified, double decay) {
+  if (!(interval > 0) || std::isnan(interval)) return;
+  interval = std::min(interval, kMaxInterval);
+  if (!(decay >= 0 && decay <= 1)) decay = 1;
+  const float d = static_cast<float>(decay);
+  for (int i = 0; i < kBins; ++i) {
+    bin_count_[i] *= d;
+    bin_time_[i] *= d;
+  }
+  unchanged_count_ *= d;
+  unchanged_time_ *= d;
+  timed_changes_ *= d;
+  timed_exposure_ *= d;
+  if (!changed) {
+    unchanged_count_ += 1;
+    unchanged_time_ += static_cast<float>(interval);
+  } else if (since_modified >= 0 && since_modified < interval) {
+    timed_changes_ += 1;
+    timed_exposure_ += static_cast<float>(since_modified);
+  } else {
+    const int bin = BinOf(interval);
+    bin_count_[bin] += 1;
+    bin_time_[bin] += static_cast<float>(interval);
+  }
+}
+
+double HostStats::EstimateRate(const RatePrior& prior) const {
+  WeightedInterval changed[kBins];
+  int n = 0;
+  for (int i = 0; i < kBins; ++i) {
+    if (bin_count_[i] > 0) {
+      changed[n++] = {bin_count_[i], bin_time_[i] / bin_count_[i]};
+    }
+  }
+  return SolveChangeRate(std::span<const WeightedInterval>(changed, n),
+                         timed_changes_, unchanged_time_ + timed_exposure_,
+                         prior);
+}
+
+void HostStats::ObserveLastModifiedAgreement(bool agrees) {
+  if (lm_checks_ == UINT16_MAX) {  // keep the ratio, free room
+    lm_checks_ /= 2;
+    lm_agree_ /= 2;
+  }
+  ++lm_checks_;
+  if (agrees) ++lm_agree_;
+}
+
+bool HostStats::TrustLastModified() const {
+  return lm_checks_ >= 5 && lm_agree_ >= 0.9 * lm_checks_;
+}
+
+double HostStats::observations() const {
+  double n = unchanged_count_ + timed_changes_;
+  for (int i = 0; i < kBins; ++i) n += bin_count_[i];
+  return n;
+}
+
+HostPool::HostPool(const HostPoolOptions& options) : options_(options) {}
+
+HostStats* HostPool::Get(uint32_t host) {
+  if (host >= options_.max_hosts) return nullptr;
+  if (host >= hosts_.size()) hosts_.resize(static_cast<size_t>(host) + 1);
+  return &hosts_[host];
+}
+
+const HostStats* HostPool::Find(uint32_t host) const {
+  return host < hosts_.size() ? &hosts_[host] : nullptr;
+}
+
+void HostPool::AddPage(uint32_t host) {
+  global_.AddPage();
+  if (HostStats* h = Get(host)) h->AddPage();
+}
+
+void HostPool::ObserveChange(uint32_t host, double interval, bool changed,
+                             double since_modified) {
+  global_.ObserveChange(interval, changed, since_modified, options_.decay);
+  if (HostStats* h = Get(host)) {
+    h->ObserveChange(interval, changed, since_modified, options_.decay);
+  }
+}
+
+void HostPool::ObserveSignals(uint32_t host, const SignalTriple& x,
+                              const SignalParams& current) {
+  global_.signals().Observe(x, current, options_.decay);
+  if (HostStats* h = Get(host))
+    h->signals().Observe(x, current, options_.decay);
+}
+
+void HostPool::ObserveLastModifiedAgreement(uint32_t host, bool agrees) {
+  if (HostStats* h = Get(host)) h->ObserveLastModifiedAgreement(agrees);
+}
+
+double HostPool::GlobalRate() const {
+  return global_.EstimateRate(options_.global_prior);
+}
+
+double HostPool::HostRate(uint32_t host) const {
+  const double global = GlobalRate();
+  const HostStats* h = Find(host);
+  if (h == nullptr) return global;
+  return h->EstimateRate({global, options_.host_rate_weight});
+}
+
+RatePrior HostPool::PageRatePrior(uint32_t host) const {
+  return {HostRate(host), options_.page_rate_weight};
+}
+
+bool HostPool::TrustLastModified(uint32_t host) const {
+  const HostStats* h = Find(host);
+  return h != nullptr && h->TrustLastModified();
+}
+
+// The global signal estimate, as the prior of every host: the global
+// statistics with a weak pull toward α = 0.5, ν = 0.
+SignalPrior HostPool::HostSignalPrior() const {
+  const double global_rate = GlobalRate();
+  SignalPrior weak;
+  weak.center = {global_rate, 0.5, 0};
+  weak.change_weight = 1;
+  weak.exposure_weight = global_rate > 0 ? 1 / global_rate : 0;
+  SignalPrior out;
+  out.center = global_.signals().Estimate(weak, global_rate);
+  out.change_weight = options_.host_signal_weight;
+  out.exposure_weight =
+      global_rate > 0 ? options_.host_signal_weight / global_rate : 0;
+  return out;
+}
+
+SignalPrior HostPool::PageSignalPrior(uint32_t host) const {
+  SignalPrior host_prior = HostSignalPrior();
+  const HostStats* h = Find(host);
+  const double rate = HostRate(host);
+  SignalPrior out;
+  out.center = h == nullptr ? host_prior.center
+                            : h->signals().Estimate(host_prior, rate);
+  out.center.delta = rate;
+  out.change_weight = options_.page_signal_weight;
+  out.exposure_weight = rate > 0 ? options_.page_signal_weight / rate : 0;
+  return out;
+}
+
+}  // namespace freshd::sched

@@ -1,0 +1,114 @@
+// Per-host pooled estimates with shrinkage: global → host → page.
+//
+// Every page observation is also fed to its host's pooled statistics (and to
+// the global ones). A host's estimate is the MAP of one common rate for all
+// its pages' intervals, with the global estimate as prior; a page's estimate
+// uses its host's estimate as prior (pseudo-counts, empirical-Bayes style), so
+// a page with few observations sits near its host and a new page starts from
+// the host's pooled estimate, not from nothing. Signal quality (α, ν) is
+// pooled the same way. Also tracks whether a host's Last-Modified agrees with
+// content changes (to decide when to trust it). Times are in one unit
+// (seconds in the daemon). Not thread-safe (the scheduler's owner thread).
+#ifndef FRESHD_SCHED_HOST_POOL_H_
+#define FRESHD_SCHED_HOST_POOL_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "sched/change_rate_estimator.h"
+#include "sched/signal_estimator.h"
+
+namespace freshd::sched {
+
+struct HostPoolOptions {
+  RatePrior global_prior = {1.0 / 86400, 1};  // for the global estimate.
+  double host_rate_weight = 2;    // pseudo-changes a host borrows (global).
+  double page_rate_weight = 1;    // pseudo-changes a page borrows (host).
+  double host_signal_weight = 4;  // pseudo-changes / changes' worth of time
+  double page_signal_weight = 2;  // for α and ν, host resp. page level.
+  double decay = 0.999;           // per-observation forgetting at host level.
+  size_t max_hosts = 1 << 22;     // ids ≥ this share the global statistics.
+};
+
+// One host's (or the global) pooled statistics; ~300 bytes.
+class HostStats {
+ public:
+  // Bit-only changed intervals are kept per octave [2^(i−6), 2^(i−5)) (the
+  // ends clamp), each bin at its mean interval in the likelihood.
+  static constexpr int kBins = 32;
+
+  void ObserveChange(double interval, bool changed, double since_modified,
+                     double decay);
+  // Posterior-mode common rate of all observed intervals under `prior`.
+  double EstimateRate(const RatePrior& prior) const;
+
+  // Did Last-Modified move exactly when the content did? (per fetch with
+  // both a previous and a current Last-Modified.)
+  void ObserveLastModifiedAgreement(bool agrees);
+  // True once ≥ 5 checks were made and ≥ 90% agreed.
+  bool TrustLastModified() const;
+
+  SignalStats& signals() { return signals_; }
+  const SignalStats& signals() const { return signals_; }
+  double observations() const;  // decayed count of observed intervals.
+  uint32_t pages() const { return pages_; }
+  void AddPage() { ++pages_; }
+
+ private:
+  float bin_count_[kBins] = {};  // decayed changed intervals per bin
+  float bin_time_[kBins] = {};   // ... and their interval sums.
+  float unchanged_count_ = 0;
+  float unchanged_time_ = 0;
+  float timed_changes_ = 0;
+  float timed_exposure_ = 0;
+  SignalStats signals_;
+  uint16_t lm_checks_ = 0;  // saturating
+  uint16_t lm_agree_ = 0;
+  uint32_t pages_ = 0;
+};
+
+class HostPool {
+ public:
+  explicit HostPool(const HostPoolOptions& options = {});
+
+  // Registers a page on `host` (for pages()); new pages then use
+  // PageRatePrior(host).rate as their rate until they have observations.
+  void AddPage(uint32_t host);
+
+  // Feeds one page observation to the host's and the global statistics.
+  // The page's own ChangeRateStats/SignalStats are updated by the caller.
+  void ObserveChange(uint32_t host, double interval, bool changed,
+                     double since_modified = -1);
+  // `current`: the estimate used for the E-step (the page's present one).
+  void ObserveSignals(uint32_t host, const SignalTriple& x,
+                      const SignalParams& current);
+  void ObserveLastModifiedAgreement(uint32_t host, bool agrees);
+
+  // The host's pooled rate (shrunk toward the global one) as a page prior of
+  // weight options.page_rate_weight. Unknown hosts: the global estimate.
+  RatePrior PageRatePrior(uint32_t host) const;
+  // The host's pooled (Δ, α, ν), shrunk toward the global ones, as a page
+  // prior of options.page_signal_weight changes' worth.
+  SignalPrior PageSignalPrior(uint32_t host) const;
+  double HostRate(uint32_t host) const;
+  double GlobalRate() const;
+  bool TrustLastModified(uint32_t host) const;
+
+  // nullptr when the host has no statistics yet.
+  const HostStats* Find(uint32_t host) const;
+  size_t hosts() const { return hosts_.size(); }
+  const HostPoolOptions& options() const { return options_; }
+
+ private:
+  HostStats* Get(uint32_t host);  // nullptr when host ≥ max_hosts.
+  SignalPrior HostSignalPrior() const;
+
+  HostPoolOptions options_;
+  HostStats global_;
+  std::vector<HostStats> hosts_;  // indexed by host id, grown on demand.
+};
+
+}  // namespace freshd::sched
+
+#endif  // FRESHD_SCHED_HOST_POOL_H_

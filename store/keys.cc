@@ -1,0 +1,52 @@
+#include "store/keys.h"
+
+#include <cmath>
+
+#include "store/coding.h"
+
+namespace freshd::store {
+
+std::string PageKey(uint64_t url_key, std::string_view url) {
+  std::string key;
+  key.reserve(9 + url.size());
+  key.push_back(kPagePrefix);
+  PutBigEndian64(&key, url_key);
+  key.append(url);
+  return key;
+}
+
+std::string HostKey(std::string_view host) {
+  std::string key(1, kHostPrefix);
+  key.append(host);
+  return key;
+}
+
+std::string SignalKey(int64_t time_us, uint64_t seq) {
+  std::string key(1, kSignalPrefix);
+  PutBigEndian64(&key, static_cast<uint64_t>(time_us));
+  PutBigEndian64(&key, seq);
+  return key;
+}
+
+bool ParsePageKey(std::string_view key, uint64_t* url_key, std::string* url) {
+  if (key.size() < 9 || key[0] != kPagePrefix) return false;
+  *url_key = DecodeBigEndian64(key.data() + 1);
+  url->assign(key.substr(9));
+  return true;
+}
+
+bool ParseHostKey(std::string_view key, std::string* host) {
+  if (key.empty() || key[0] != kHostPrefix) return false;
+  host->assign(key.substr(1));
+  return true;
+}
+
+int64_t SignalTimeMicros(double time) {
+  constexpr double kMax = 4.6e18;  // < 2^62
+  double us = std::floor(time * 1e6);
+  if (!(us > 0)) return 0;  // also NaN
+  if (us > kMax) return static_cast<int64_t>(kMax);
+  return static_cast<int64_t>(us);
+}
+
+}  // namespace freshd::store

@@ -1,0 +1,40 @@
+// LevelDB key layout of the store (see store/README.md). Every key starts
+// with a one-byte type prefix so record kinds occupy disjoint ranges:
+//   'V'                                  schema version
+//   'N'                                  next signal sequence number
+//   'P' be64(url_key) url                page record
+//   'H' host                             host record
+//   'S' be64(time_us) be64(seq)          signal log entry
+// Big-endian integers make key order numeric order.
+// Thread-safety: pure functions.
+
+#ifndef FRESHD_STORE_KEYS_H_
+#define FRESHD_STORE_KEYS_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace freshd::store {
+
+inline constexpr char kSchemaKey[] = "V";
+inline constexpr char kSignalSeqKey[] = "N";
+inline constexpr char kPagePrefix = 'P';
+inline constexpr char kHostPrefix = 'H';
+inline constexpr char kSignalPrefix = 'S';
+
+std::string PageKey(uint64_t url_key, std::string_view url);
+std::string HostKey(std::string_view host);
+std::string SignalKey(int64_t time_us, uint64_t seq);
+
+// Splits a page key; false if `key` is not a well-formed page key.
+bool ParsePageKey(std::string_view key, uint64_t* url_key, std::string* url);
+// Splits a host key; false if malformed.
+bool ParseHostKey(std::string_view key, std::string* host);
+
+// Unix seconds -> microseconds for signal keys, clamped to [0, 2^62).
+int64_t SignalTimeMicros(double time);
+
+}  // namespace freshd::store
+
+#endif  // FRESHD_STORE_KEYS_H_

@@ -1,0 +1,158 @@
+// PageStore: freshd's durable state in LevelDB — page records, host records,
+// the signal log and the schema version (byte-level schema: store/README.md).
+//
+// Writes are grouped: the caller fills one StoreBatch per observation (page +
+// host + signals) or per tick and commits it atomically. Commits are not
+// fsync'ed one by one: the first commit at least `sync_interval_s` after the
+// last sync is a sync write, so an OS crash or power loss loses at most that
+// window; a killed process loses nothing that Commit() returned for. Close()
+// syncs. The store never reads a clock: callers pass `now` (Unix seconds).
+// Thread-safety: a PageStore is safe for concurrent use by several threads
+// (reads run in parallel; a commit waits for reads in flight and vice versa).
+// A StoreBatch is not; it belongs to the thread that fills it.
+
+#ifndef FRESHD_STORE_PAGE_STORE_H_
+#define FRESHD_STORE_PAGE_STORE_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <shared_mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "conf/config.h"
+#include "conf/status.h"
+#include "store/records.h"
+
+namespace leveldb {
+class Cache;
+class DB;
+class FilterPolicy;
+}  // namespace leveldb
+
+namespace freshd::store {
+
+// The schema this build writes. Opening a store written with a newer schema
+// fails with InvalidArgument; older schemas are migrated (none exist yet).
+inline constexpr uint32_t kSchemaVersion = 1;
+
+// A group of writes applied atomically by PageStore::Commit.
+class StoreBatch {
+ public:
+  // Each Put returns InvalidArgument (and adds nothing) if the record is
+  // over a size limit of store/records.h.
+  Status PutPage(const PageRecord& page);
+  Status PutHost(const HostRecord& host);
+  Status AddSignal(const SignalEntry& signal);
+  void DeletePage(uint64_t url_key, std::string_view url);
+  void DeleteHost(std::string_view host);
+
+  size_t operations() const { return ops_.size(); }
+  bool empty() const { return ops_.empty(); }
+  void Clear() { ops_.clear(); }
+
+ private:
+  friend class PageStore;
+  struct Op {
+    enum class Kind { kPut, kDelete, kSignal } kind;
+    std::string key;  // kSignal: empty (the store assigns it at commit)
+    std::string value;
+    int64_t signal_time_us = 0;
+  };
+  std::vector<Op> ops_;
+};
+
+// What a full scan saw. Corrupt records are skipped only when asked.
+struct ScanStats {
+  uint64_t records = 0;  // decoded and passed to the callback
+  uint64_t corrupt = 0;  // failed to decode (skipped)
+};
+
+class PageStore {
+ public:
+  // Opens (creating if missing) the LevelDB at config.path with a 10-bit
+  // bloom filter and an LRU block cache of config.block_cache_bytes.
+  // Errors: IOError (LevelDB could not open, e.g. locked by another process),
+  // Corruption (damaged database or schema key), InvalidArgument (schema
+  // newer than kSchemaVersion, or a non-freshd database).
+  static Result<std::unique_ptr<PageStore>> Open(const StoreConfig& config);
+
+  ~PageStore();  // Close()s, ignoring its result
+  PageStore(const PageStore&) = delete;
+  PageStore& operator=(const PageStore&) = delete;
+
+  // Applies `batch` atomically and clears it. Synced (fsync of the LevelDB
+  // log) iff this is the first commit at least sync_interval_s after the
+  // last sync; *synced (if given) tells which. A synced commit makes it and
+  // every earlier commit durable. Errors: IOError from LevelDB (batch kept).
+  Status Commit(StoreBatch& batch, double now, bool* synced = nullptr);
+
+  // Syncs now if anything was committed since the last sync and the
+  // interval has elapsed (call it from an idle tick); force=true syncs
+  // regardless. *synced tells whether a sync happened.
+  Status MaybeSync(double now, bool force = false, bool* synced = nullptr);
+
+  // Point reads. NotFound if absent; Corruption if the stored value fails to
+  // decode; IOError from LevelDB; Unavailable after Close() (as for every
+  // method below).
+  Result<PageRecord> GetPage(uint64_t url_key, std::string_view url) const;
+  Result<HostRecord> GetHost(std::string_view host) const;
+
+  // "Seen this URL?" A miss is answered by the memtable and one bloom-filter
+  // probe per table file that could hold the key (no data block read, in
+  // the common case). Error only on IOError.
+  Result<bool> ContainsPage(uint64_t url_key, std::string_view url) const;
+
+  // Full scans in key order (pages by url_key, hosts by name, signals by
+  // time then arrival). `fn` returns false to stop early. A record that does
+  // not decode stops the scan with Corruption naming its key, unless
+  // skip_corrupt, in which case it is counted in stats->corrupt.
+  // ForEachPage is how the daemon rebuilds the scheduler's index on start.
+  // REQUIRES: `fn` does not call Commit/MaybeSync/Close/PruneSignals on
+  // this store (the scan holds the read lock; that would deadlock).
+  Status ForEachPage(const std::function<bool(const PageRecord&)>& fn,
+                     ScanStats* stats = nullptr,
+                     bool skip_corrupt = false) const;
+  Status ForEachHost(const std::function<bool(const HostRecord&)>& fn,
+                     ScanStats* stats = nullptr,
+                     bool skip_corrupt = false) const;
+  // Signals with time >= since (Unix seconds), oldest first.
+  Status ForEachSignal(double since,
+                       const std::function<bool(const SignalEntry&)>& fn,
+                       ScanStats* stats = nullptr,
+                       bool skip_corrupt = false) const;
+
+  // Deletes signal entries older than `before`, in batches of 10,000
+  // committed with `now`; returns how many.
+  Result<uint64_t> PruneSignals(double before, double now);
+
+  // Syncs and closes; later calls fail with Unavailable. Idempotent.
+  Status Close();
+
+  // Compacts the whole key range (benchmarks, offline maintenance).
+  void CompactAll();
+
+ private:
+  PageStore() = default;
+  Status CheckSchema();
+
+  // Shared by reads and scans, exclusive for commits, syncs and Close().
+  mutable std::shared_mutex mu_;
+  // Constant after Open.
+  double sync_interval_s_ = 1.0;
+  std::unique_ptr<leveldb::Cache> cache_;
+  std::unique_ptr<const leveldb::FilterPolicy> filter_;
+  std::unique_ptr<leveldb::DB> db_;
+  // Guarded by mu_.
+  bool closed_ = false;
+  bool ever_synced_ = false;
+  double last_sync_time_ = 0.0;
+  uint64_t unsynced_commits_ = 0;
+  uint64_t next_signal_seq_ = 0;
+};
+
+}  // namespace freshd::store
+
+#endif  // FRESHD_STORE_PAGE_STORE_H_

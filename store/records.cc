@@ -1,0 +1,162 @@
+#include "store/records.h"
+
+#include <string>
+
+#include "store/coding.h"
+
+namespace freshd::store {
+namespace {
+
+constexpr uint8_t kPageVersion = 1;
+constexpr uint8_t kHostVersion = 1;
+constexpr uint8_t kSignalVersion = 1;
+
+Status TooLong(std::string_view field, size_t size, size_t limit) {
+  return Status::InvalidArgument(std::string(field) + " is " +
+                                 std::to_string(size) + " bytes, limit " +
+                                 std::to_string(limit));
+}
+
+Status Bad(std::string_view what, std::string_view field) {
+  return Status::Corruption(std::string(what) + " record: bad or truncated " +
+                            std::string(field));
+}
+
+// Reads the version byte; Corruption for an empty value or an unknown one.
+Status ReadVersion(Decoder& d, std::string_view what, uint8_t known) {
+  uint8_t version = 0;
+  if (!d.GetByte(&version)) return Bad(what, "version byte");
+  if (version == 0 || version > known)
+    return Status::Corruption(std::string(what) + " record: unknown version " +
+                              std::to_string(version));
+  return Status::OK();
+}
+
+}  // namespace
+
+Status EncodePageValue(const PageRecord& page, std::string* out) {
+  if (page.url.size() > kMaxUrlBytes)
+    return TooLong("url", page.url.size(), kMaxUrlBytes);
+  if (page.sched_state.size() > kMaxBlobBytes)
+    return TooLong("sched_state", page.sched_state.size(), kMaxBlobBytes);
+  if (page.sketch.size() > kMaxBlobBytes)
+    return TooLong("sketch", page.sketch.size(), kMaxBlobBytes);
+  for (const std::string* s :
+       {&page.etag, &page.last_modified, &page.last_outcome}) {
+    if (s->size() > kMaxSmallFieldBytes)
+      return TooLong("page header field", s->size(), kMaxSmallFieldBytes);
+  }
+  out->clear();
+  out->push_back(static_cast<char>(kPageVersion));
+  PutLengthPrefixed(out, page.sched_state);
+  PutLengthPrefixed(out, page.etag);
+  PutLengthPrefixed(out, page.last_modified);
+  PutVarint64(out, static_cast<uint32_t>(page.last_status));
+  PutLengthPrefixed(out, page.last_outcome);
+  PutDouble(out, page.last_fetch_time);
+  PutFixed64(out, page.content_hash);
+  PutLengthPrefixed(out, page.sketch);
+  return Status::OK();
+}
+
+Status DecodePageValue(std::string_view in, PageRecord* out) {
+  Decoder d(in);
+  constexpr std::string_view kWhat = "page";
+  if (Status s = ReadVersion(d, kWhat, kPageVersion); !s.ok()) return s;
+  PageRecord p;
+  uint32_t status = 0;
+  if (!d.GetLengthPrefixed(&p.sched_state, kMaxBlobBytes))
+    return Bad(kWhat, "sched_state");
+  if (!d.GetLengthPrefixed(&p.etag, kMaxSmallFieldBytes))
+    return Bad(kWhat, "etag");
+  if (!d.GetLengthPrefixed(&p.last_modified, kMaxSmallFieldBytes))
+    return Bad(kWhat, "last_modified");
+  if (!d.GetVarint32(&status)) return Bad(kWhat, "last_status");
+  if (!d.GetLengthPrefixed(&p.last_outcome, kMaxSmallFieldBytes))
+    return Bad(kWhat, "last_outcome");
+  if (!d.GetDouble(&p.last_fetch_time)) return Bad(kWhat, "last_fetch_time");
+  if (!d.GetFixed64(&p.content_hash)) return Bad(kWhat, "content_hash");
+  if (!d.GetLengthPrefixed(&p.sketch, kMaxBlobBytes))
+    return Bad(kWhat, "sketch");
+  if (!d.done()) return Bad(kWhat, "length (trailing bytes)");
+  p.last_status = static_cast<int32_t>(status);
+  p.url_key = out->url_key;
+  p.url = std::move(out->url);
+  *out = std::move(p);
+  return Status::OK();
+}
+
+Status EncodeHostValue(const HostRecord& host, std::string* out) {
+  if (host.host.size() > kMaxSmallFieldBytes)
+    return TooLong("host", host.host.size(), kMaxSmallFieldBytes);
+  if (host.robots_body.size() > kMaxBlobBytes)
+    return TooLong("robots_body", host.robots_body.size(), kMaxBlobBytes);
+  if (host.pooled_estimates.size() > kMaxBlobBytes)
+    return TooLong("pooled_estimates", host.pooled_estimates.size(),
+                   kMaxBlobBytes);
+  out->clear();
+  out->push_back(static_cast<char>(kHostVersion));
+  PutLengthPrefixed(out, host.robots_body);
+  PutDouble(out, host.robots_fetch_time);
+  PutVarint64(out, static_cast<uint32_t>(host.robots_status));
+  PutDouble(out, host.robots_error_since);
+  PutDouble(out, host.next_allowed_time);
+  PutVarint64(out, host.consecutive_errors);
+  PutDouble(out, host.backoff_s);
+  PutLengthPrefixed(out, host.pooled_estimates);
+  return Status::OK();
+}
+
+Status DecodeHostValue(std::string_view in, HostRecord* out) {
+  Decoder d(in);
+  constexpr std::string_view kWhat = "host";
+  if (Status s = ReadVersion(d, kWhat, kHostVersion); !s.ok()) return s;
+  HostRecord h;
+  uint32_t status = 0;
+  if (!d.GetLengthPrefixed(&h.robots_body, kMaxBlobBytes))
+    return Bad(kWhat, "robots_body");
+  if (!d.GetDouble(&h.robots_fetch_time)) return Bad(kWhat, "robots time");
+  if (!d.GetVarint32(&status)) return Bad(kWhat, "robots_status");
+  if (!d.GetDouble(&h.robots_error_since)) return Bad(kWhat, "error since");
+  if (!d.GetDouble(&h.next_allowed_time)) return Bad(kWhat, "next allowed");
+  if (!d.GetVarint32(&h.consecutive_errors)) return Bad(kWhat, "errors");
+  if (!d.GetDouble(&h.backoff_s)) return Bad(kWhat, "backoff_s");
+  if (!d.GetLengthPrefixed(&h.pooled_estimates, kMaxBlobBytes))
+    return Bad(kWhat, "pooled_estimates");
+  if (!d.done()) return Bad(kWhat, "length (trailing bytes)");
+  h.robots_status = static_cast<int32_t>(status);
+  h.host = std::move(out->host);
+  *out = std::move(h);
+  return Status::OK();
+}
+
+Status EncodeSignalValue(const SignalEntry& signal, std::string* out) {
+  if (signal.url.size() > kMaxUrlBytes)
+    return TooLong("url", signal.url.size(), kMaxUrlBytes);
+  if (signal.source.size() > kMaxSmallFieldBytes)
+    return TooLong("source", signal.source.size(), kMaxSmallFieldBytes);
+  out->clear();
+  out->push_back(static_cast<char>(kSignalVersion));
+  PutFixed64(out, signal.url_key);
+  PutLengthPrefixed(out, signal.url);
+  PutDouble(out, signal.time);
+  PutLengthPrefixed(out, signal.source);
+  return Status::OK();
+}
+
+Status DecodeSignalValue(std::string_view in, SignalEntry* out) {
+  Decoder d(in);
+  constexpr std::string_view kWhat = "signal";
+  if (Status s = ReadVersion(d, kWhat, kSignalVersion); !s.ok()) return s;
+  SignalEntry e;
+  if (!d.GetFixed64(&e.url_key)) return Bad(kWhat, "url_key");
+  if (!d.GetLengthPrefixed(&e.url, kMaxUrlBytes)) return Bad(kWhat, "url");
+  if (!d.GetDouble(&e.time)) return Bad(kWhat, "time");
+  if (!d.GetLengthPrefixed(&e.source, kMaxSmallFieldBytes))
+    return Bad(kWhat, "source");
+  if (!d.done()) return Bad(kWhat, "length (trailing bytes)");
+  *out = std::move(e);
+  return Status::OK();
+}
+
+}  // namespace freshd::store

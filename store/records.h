@@ -1,0 +1,94 @@
+// The records freshd keeps in its LevelDB store, and their binary encoding.
+//
+// Every value is a version byte followed by fields in a fixed order: varints
+// (LEB128), fixed 8-byte little-endian doubles (times, seconds since the Unix
+// epoch) and length-prefixed byte strings (varint length, then the bytes).
+// store/README.md is the byte-level schema. Decode*() accepts any bytes:
+// malformed input is a Status::Corruption, never a crash or an over-read.
+// The store does not interpret sched_state, sketch or pooled_estimates: their
+// owners (sched/, parse/sketch.h) define those encodings.
+// Thread-safety: plain values and pure functions; safe from any thread.
+
+#ifndef FRESHD_STORE_RECORDS_H_
+#define FRESHD_STORE_RECORDS_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "conf/status.h"
+
+namespace freshd::store {
+
+// Limits applied by the encoders (InvalidArgument beyond them). They bound
+// what any caller can make the store hold per record.
+inline constexpr size_t kMaxUrlBytes = 16 * 1024;
+inline constexpr size_t kMaxSmallFieldBytes = 8 * 1024;  // ETag, dates, names
+inline constexpr size_t kMaxBlobBytes = 1024 * 1024;     // opaque byte fields
+
+// One URL the crawler knows. The (url_key, url) pair is the identity; the
+// url_key is parse::UrlKey(url) as computed by the caller.
+struct PageRecord {
+  uint64_t url_key = 0;
+  std::string url;  // normalized URL; stored in the LevelDB key
+
+  std::string sched_state;  // opaque, owned by sched/ (it versions its own)
+
+  // Fetch metadata of the last fetch (all empty/zero: never fetched).
+  std::string etag;              // validator sent back as If-None-Match
+  std::string last_modified;     // header value, sent as If-Modified-Since
+  int32_t last_status = 0;       // HTTP status, 0 = no HTTP response
+  std::string last_outcome;      // outcome class name, e.g. "ok", "5xx"
+  double last_fetch_time = 0.0;  // Unix seconds, 0 = never fetched
+  uint64_t content_hash = 0;     // hash of the page's visible text
+  std::string sketch;            // bottom-m sketch bytes (parse/sketch.h)
+
+  bool operator==(const PageRecord&) const = default;
+};
+
+// One host (authority "host:port"): robots cache, politeness and estimates.
+struct HostRecord {
+  std::string host;  // stored in the LevelDB key
+
+  // robots.txt cache. robots_body holds the body (or parsed rules) as bytes.
+  std::string robots_body;
+  double robots_fetch_time = 0.0;   // Unix seconds, 0 = never fetched
+  int32_t robots_status = 0;        // HTTP status, 0 = network error/none
+  double robots_error_since = 0.0;  // first of an unbroken run of 5xx, or 0
+
+  // Politeness and back-off.
+  double next_allowed_time = 0.0;  // Unix seconds
+  uint32_t consecutive_errors = 0;
+  double backoff_s = 0.0;  // current back-off delay
+
+  std::string pooled_estimates;  // opaque, owned by sched/
+
+  bool operator==(const HostRecord&) const = default;
+};
+
+// One change-indicating signal (sitemap lastmod, POST /signal, feed item).
+struct SignalEntry {
+  uint64_t url_key = 0;
+  std::string url;
+  double time = 0.0;   // Unix seconds the signal was received/claimed
+  std::string source;  // e.g. "sitemap", "api", "feed"
+
+  bool operator==(const SignalEntry&) const = default;
+};
+
+// Current value encodings. Encode returns InvalidArgument if a field is
+// over its limit; url/host are not part of the value (they are in the key).
+Status EncodePageValue(const PageRecord& page, std::string* out);
+Status EncodeHostValue(const HostRecord& host, std::string* out);
+Status EncodeSignalValue(const SignalEntry& signal, std::string* out);
+
+// Decode a value written by any supported version. On success fills every
+// value field of *out (key-derived fields are left to the caller). Any
+// malformed, truncated, over-long or unknown-version input: Corruption.
+Status DecodePageValue(std::string_view in, PageRecord* out);
+Status DecodeHostValue(std::string_view in, HostRecord* out);
+Status DecodeSignalValue(std::string_view in, SignalEntry* out);
+
+}  // namespace freshd::store
+
+#endif  // FRESHD_STORE_RECORDS_H_

@@ -1,0 +1,466 @@
+// HttpFetcher against real HTTP servers on 127.0.0.1 (tests/fetch/
+// test_server.h): outcomes, conditional GET, encodings, every configured
+// limit, hostile servers, the SSRF guard and connection reuse.
+
+#include "fetch/http_fetcher.h"
+
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <boost/asio/io_context.hpp>
+#include <chrono>
+
+#include "tests/fetch/fetch_helpers.h"
+#include "tests/fetch/test_server.h"
+
+namespace freshd::fetch {
+namespace {
+
+using testing::Compress;
+using testing::FastFetchConfig;
+using testing::FetchOnce;
+using testing::Reply;
+using testing::ServerRequest;
+using testing::TestServer;
+
+FetchRequest Req(std::string url, std::string etag = "",
+                 std::string last_modified = "") {
+  FetchRequest r;
+  r.url = std::move(url);
+  r.etag = std::move(etag);
+  r.last_modified = std::move(last_modified);
+  return r;
+}
+
+FetchRequest AnyType(FetchRequest r) {
+  r.any_content_type = true;
+  return r;
+}
+
+FetchRequest RobotsReq(std::string url, uint64_t limit) {
+  FetchRequest r = AnyType(Req(std::move(url)));
+  r.max_body_bytes = limit;
+  r.truncate_ok = true;
+  return r;
+}
+
+TEST(HttpFetcherTest, NormalPageIsOkWithValidators) {
+  TestServer server([](const ServerRequest&) {
+    Reply r = Reply::Html("<html><body>hello</body></html>");
+    r.headers.emplace_back("ETag", "\"v1\"");
+    r.headers.emplace_back("Last-Modified", "Sat, 21 Nov 2026 10:00:00 GMT");
+    return r;
+  });
+  FetcherOptions o;
+  o.config = FastFetchConfig();
+  o.user_agent = "freshd-test/1.0 (+https://example.org/bot)";
+  FetchResult r = FetchOnce(o, Req(server.Url("/page")));
+  EXPECT_EQ(r.outcome, OutcomeClass::kOk) << r.detail;
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.body, "<html><body>hello</body></html>");
+  EXPECT_EQ(r.bytes, r.body.size());
+  EXPECT_EQ(r.content_type, "text/html");
+  EXPECT_EQ(r.etag, "\"v1\"");
+  EXPECT_EQ(r.last_modified, "Sat, 21 Nov 2026 10:00:00 GMT");
+  EXPECT_EQ(r.remote_ip, "127.0.0.1");
+  ASSERT_EQ(server.request_count(), 1u);
+  ServerRequest seen = server.requests()[0];
+  EXPECT_EQ(seen.Header("user-agent"), o.user_agent);
+  EXPECT_EQ(seen.Header("accept-encoding"), "gzip, deflate, br");
+  EXPECT_EQ(seen.Header("if-none-match"), "");
+}
+
+TEST(HttpFetcherTest, ConditionalGetSendsValidatorsAndGets304) {
+  TestServer server([](const ServerRequest& req) {
+    if (req.Header("if-none-match") == "\"v1\"" ||
+        req.Header("if-modified-since") == "Sat, 21 Nov 2026 10:00:00 GMT") {
+      return Reply::Status(304);
+    }
+    return Reply::Html("fresh");
+  });
+  FetcherOptions o;
+  o.config = FastFetchConfig();
+  FetchResult by_etag = FetchOnce(o, Req(server.Url("/"), "\"v1\""));
+  EXPECT_EQ(by_etag.outcome, OutcomeClass::kNotModified) << by_etag.detail;
+  EXPECT_EQ(by_etag.status, 304);
+  EXPECT_TRUE(by_etag.body.empty());
+  FetchResult by_date =
+      FetchOnce(o, Req(server.Url("/"), "", "Sat, 21 Nov 2026 10:00:00 GMT"));
+  EXPECT_EQ(by_date.outcome, OutcomeClass::kNotModified);
+  FetchResult changed = FetchOnce(o, Req(server.Url("/"), "\"v0\""));
+  EXPECT_EQ(changed.outcome, OutcomeClass::kOk);
+  EXPECT_EQ(changed.body, "fresh");
+  auto reqs = server.requests();
+  ASSERT_EQ(reqs.size(), 3u);
+  EXPECT_EQ(reqs[0].Header("if-none-match"), "\"v1\"");
+  EXPECT_EQ(reqs[1].Header("if-modified-since"),
+            "Sat, 21 Nov 2026 10:00:00 GMT");
+}
+
+TEST(HttpFetcherTest, Unconditional304IsNotModifiedWithoutBody) {
+  TestServer server([](const ServerRequest&) { return Reply::Status(304); });
+  FetchResult r = FetchOnce(FastFetchConfig(), server.Url("/"));
+  EXPECT_EQ(r.outcome, OutcomeClass::kNotModified);
+  EXPECT_TRUE(r.body.empty());
+}
+
+TEST(HttpFetcherTest, RedirectIsOneHopWithAbsoluteLocation) {
+  TestServer server([](const ServerRequest& req) {
+    if (req.target == "/a/from") return Reply::Redirect(301, "../to?x=1");
+    return Reply::Html("target");
+  });
+  FetchResult r = FetchOnce(FastFetchConfig(), server.Url("/a/from"));
+  EXPECT_EQ(r.outcome, OutcomeClass::kRedirect);
+  EXPECT_EQ(r.status, 301);
+  EXPECT_EQ(r.location, server.Url("/to?x=1"));
+  EXPECT_EQ(server.request_count(), 1u);  // not followed here
+}
+
+TEST(HttpFetcherTest, StatusClasses) {
+  TestServer server([](const ServerRequest& req) {
+    if (req.target == "/404") return Reply::Status(404);
+    if (req.target == "/500") return Reply::Status(500);
+    Reply r = Reply::Status(req.target == "/429" ? 429 : 503);
+    r.headers.emplace_back(
+        "Retry-After",
+        req.target == "/429" ? "7" : "Fri, 01 Jan 2100 00:00:00 GMT");
+    return r;
+  });
+  EXPECT_EQ(FetchOnce(FastFetchConfig(), server.Url("/404")).outcome,
+            OutcomeClass::kHttp4xx);
+  EXPECT_EQ(FetchOnce(FastFetchConfig(), server.Url("/500")).outcome,
+            OutcomeClass::kHttp5xx);
+  FetchResult r429 = FetchOnce(FastFetchConfig(), server.Url("/429"));
+  EXPECT_EQ(r429.outcome, OutcomeClass::kHttp4xx);
+  EXPECT_EQ(r429.status, 429);
+  ASSERT_TRUE(r429.retry_after_s.has_value());
+  EXPECT_DOUBLE_EQ(*r429.retry_after_s, 7.0);
+  FetchResult r503 = FetchOnce(FastFetchConfig(), server.Url("/503"));
+  EXPECT_EQ(r503.outcome, OutcomeClass::kHttp5xx);
+  ASSERT_TRUE(r503.retry_after_s.has_value());
+  EXPECT_GT(*r503.retry_after_s, 365.0 * 86400 * 50);  // an HTTP-date
+}
+
+TEST(HttpFetcherTest, RetryAfterParsing) {
+  EXPECT_EQ(ParseRetryAfter("120", 0), 120.0);
+  EXPECT_EQ(ParseRetryAfter(" 0 ", 0), 0.0);
+  EXPECT_EQ(ParseRetryAfter("Sun, 06 Nov 1994 08:49:37 GMT", 784111717), 60.0);
+  EXPECT_EQ(ParseRetryAfter("Sun, 06 Nov 1994 08:49:37 GMT", 784111800), 0.0);
+  EXPECT_FALSE(ParseRetryAfter("soon", 0).has_value());
+  EXPECT_FALSE(ParseRetryAfter("", 0).has_value());
+}
+
+TEST(HttpFetcherTest, EncodedBodiesAreDecoded) {
+  const std::string text(5000, 'a');
+  TestServer server([&](const ServerRequest& req) {
+    Reply r = Reply::Html("");
+    if (req.target == "/gzip") {
+      r.headers.emplace_back("Content-Encoding", "gzip");
+      r.body = Compress(text, 31);
+    } else if (req.target == "/deflate") {
+      r.headers.emplace_back("Content-Encoding", "deflate");
+      r.body = Compress(text, 15);
+    } else {
+      r.headers.emplace_back("Content-Encoding", "zstd");
+      r.body = "??";
+    }
+    return r;
+  });
+  for (const char* path : {"/gzip", "/deflate"}) {
+    FetchResult r = FetchOnce(FastFetchConfig(), server.Url(path));
+    EXPECT_EQ(r.outcome, OutcomeClass::kOk) << path << r.detail;
+    EXPECT_EQ(r.body, text) << path;
+    EXPECT_LT(r.bytes, text.size()) << path;  // wire bytes, compressed
+  }
+  EXPECT_EQ(FetchOnce(FastFetchConfig(), server.Url("/zstd")).outcome,
+            OutcomeClass::kBadEncoding);
+}
+
+TEST(HttpFetcherTest, GzipBombIsTooLarge) {
+  std::string bomb = Compress(std::string(64 << 20, 'z'), 31);  // 64 MiB
+  TestServer server([&](const ServerRequest&) {
+    Reply r = Reply::Html(bomb);
+    r.headers.emplace_back("Content-Encoding", "gzip");
+    return r;
+  });
+  FetchConfig c = FastFetchConfig();
+  ASSERT_LT(bomb.size(), c.max_body_bytes);  // passes the wire limit
+  FetchResult r = FetchOnce(c, server.Url("/bomb"));
+  EXPECT_EQ(r.outcome, OutcomeClass::kTooLarge);
+  EXPECT_NE(r.detail.find("max_decompressed_bytes"), std::string::npos);
+  EXPECT_TRUE(r.body.empty());
+}
+
+TEST(HttpFetcherTest, EndlessBodyIsCutAtMaxBodyBytes) {
+  TestServer server([](const ServerRequest&) {
+    Reply r = Reply::Html("");
+    r.mode = Reply::Mode::kEndless;
+    return r;
+  });
+  FetchConfig c = FastFetchConfig();
+  auto start = std::chrono::steady_clock::now();
+  FetchResult r = FetchOnce(c, server.Url("/endless"));
+  EXPECT_EQ(r.outcome, OutcomeClass::kTooLarge);
+  EXPECT_EQ(r.bytes, c.max_body_bytes);
+  EXPECT_NE(r.detail.find("max_body_bytes"), std::string::npos);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
+}
+
+TEST(HttpFetcherTest, DeclaredContentLengthOverLimitIsRefusedEarly) {
+  TestServer server([](const ServerRequest&) {
+    return Reply::Html(std::string(300 * 1024, 'b'));
+  });
+  FetchConfig c = FastFetchConfig();
+  FetchResult r = FetchOnce(c, server.Url("/big"));
+  EXPECT_EQ(r.outcome, OutcomeClass::kTooLarge);
+  EXPECT_EQ(r.bytes, 0u);  // stopped at the headers
+}
+
+TEST(HttpFetcherTest, HugeHeadersAreTooLarge) {
+  TestServer server([](const ServerRequest&) {
+    Reply r = Reply::Html("x");
+    r.filler_header_bytes = 40 * 1024;
+    return r;
+  });
+  FetchResult r = FetchOnce(FastFetchConfig(), server.Url("/"));
+  EXPECT_EQ(r.outcome, OutcomeClass::kTooLarge);
+  EXPECT_NE(r.detail.find("max_header_bytes"), std::string::npos);
+}
+
+TEST(HttpFetcherTest, SlowDripIsCutOffByLowSpeedLimit) {
+  TestServer server([](const ServerRequest&) {
+    Reply r = Reply::Html(std::string(1000, 'd'));
+    r.mode = Reply::Mode::kDrip;
+    r.drip_interval = std::chrono::milliseconds(50);  // 20 bytes/s
+    return r;
+  });
+  FetchConfig c = FastFetchConfig();  // < 100 B/s over 0.3 s is cut
+  c.timeout_s = 10;
+  auto start = std::chrono::steady_clock::now();
+  FetchResult r = FetchOnce(c, server.Url("/drip"));
+  double took =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  EXPECT_EQ(r.outcome, OutcomeClass::kTimeout);
+  EXPECT_NE(r.detail.find("low speed"), std::string::npos);
+  EXPECT_GE(took, 0.3);
+  EXPECT_LT(took, 1.5);
+}
+
+TEST(HttpFetcherTest, TotalTimeout) {
+  TestServer server([](const ServerRequest&) {
+    Reply r = Reply::Html("late");
+    r.delay = std::chrono::milliseconds(1500);
+    return r;
+  });
+  FetchConfig c = FastFetchConfig();
+  c.timeout_s = 0.3;
+  c.low_speed_bytes = 0;  // only the total timeout applies
+  FetchResult r = FetchOnce(c, server.Url("/slow"));
+  EXPECT_EQ(r.outcome, OutcomeClass::kTimeout);
+  EXPECT_LT(r.elapsed_s, 1.0);
+}
+
+TEST(HttpFetcherTest, ConnectTimeoutWhenTheAcceptQueueIsFull) {
+  // A listener with backlog 0 that never accepts: once its queue is full
+  // the kernel drops SYNs and connect() hangs until the connect timeout.
+  boost::asio::io_context io;
+  boost::asio::ip::tcp::acceptor listener(io);
+  listener.open(boost::asio::ip::tcp::v4());
+  listener.bind({boost::asio::ip::make_address("127.0.0.1"), 0});
+  listener.listen(0);
+  uint16_t port = listener.local_endpoint().port();
+  std::vector<int> fillers;  // raw non-blocking connects fill the queue
+  for (int i = 0; i < 4; ++i) {
+    int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(port);
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    (void)::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+    fillers.push_back(fd);
+  }
+  FetchConfig c = FastFetchConfig();
+  c.connect_timeout_s = 0.3;
+  c.low_speed_bytes = 0;
+  FetchResult r =
+      FetchOnce(c, "http://127.0.0.1:" + std::to_string(port) + "/");
+  EXPECT_EQ(r.outcome, OutcomeClass::kTimeout) << r.detail;
+  EXPECT_LT(r.elapsed_s, 1.5);
+  for (int fd : fillers) ::close(fd);
+}
+
+TEST(HttpFetcherTest, ResetConnectionIsNetworkError) {
+  TestServer server([](const ServerRequest&) {
+    Reply r;
+    r.mode = Reply::Mode::kReset;
+    return r;
+  });
+  FetchResult r = FetchOnce(FastFetchConfig(), server.Url("/"));
+  EXPECT_EQ(r.outcome, OutcomeClass::kNetwork) << r.detail;
+}
+
+TEST(HttpFetcherTest, RefusedPortIsNetworkError) {
+  uint16_t port;
+  {
+    TestServer gone([](const ServerRequest&) { return Reply::Html(""); });
+    port = gone.port();
+  }
+  FetchResult r = FetchOnce(FastFetchConfig(),
+                            "http://127.0.0.1:" + std::to_string(port) + "/");
+  EXPECT_EQ(r.outcome, OutcomeClass::kNetwork);
+}
+
+TEST(HttpFetcherTest, UnacceptedContentTypeIsRefusedBeforeTheBody) {
+  TestServer server([](const ServerRequest&) {
+    Reply r;
+    r.headers.emplace_back("Content-Type", "image/png");
+    r.body = std::string(1000, 'p');
+    return r;
+  });
+  FetchResult r = FetchOnce(FastFetchConfig(), server.Url("/img"));
+  EXPECT_EQ(r.outcome, OutcomeClass::kBadContentType);
+  EXPECT_EQ(r.bytes, 0u);
+  FetcherOptions o;
+  o.config = FastFetchConfig();
+  FetchResult any = FetchOnce(o, AnyType(Req(server.Url("/img"))));
+  EXPECT_EQ(any.outcome, OutcomeClass::kOk);
+}
+
+TEST(HttpFetcherTest, TruncateOkKeepsThePrefix) {
+  TestServer server([](const ServerRequest&) {
+    Reply r = Reply::Status(200, std::string(5000, 'r'));
+    r.content_length = false;
+    return r;
+  });
+  FetcherOptions o;
+  o.config = FastFetchConfig();
+  FetchResult r = FetchOnce(o, RobotsReq(server.Url("/robots.txt"), 1000));
+  EXPECT_EQ(r.outcome, OutcomeClass::kOk) << r.detail;
+  EXPECT_TRUE(r.truncated);
+  EXPECT_EQ(r.body, std::string(1000, 'r'));
+}
+
+TEST(HttpFetcherTest, NonHttpSchemesAndBadUrlsAreRefused) {
+  FetchConfig c = FastFetchConfig();
+  EXPECT_EQ(FetchOnce(c, "ftp://127.0.0.1/x").outcome, OutcomeClass::kBadUrl);
+  EXPECT_EQ(FetchOnce(c, "file:///etc/passwd").outcome, OutcomeClass::kBadUrl);
+  EXPECT_EQ(FetchOnce(c, "http://").outcome, OutcomeClass::kBadUrl);
+}
+
+TEST(HttpFetcherTest, TlsHandshakeAgainstPlainHttpIsTlsError) {
+  TestServer server([](const ServerRequest&) { return Reply::Html("plain"); });
+  FetchResult r =
+      FetchOnce(FastFetchConfig(),
+                "https://127.0.0.1:" + std::to_string(server.port()) + "/");
+  EXPECT_EQ(r.outcome, OutcomeClass::kTls) << r.detail;
+}
+
+TEST(HttpFetcherTest, SsrfGuardRefusesLoopbackByDefault) {
+  TestServer server([](const ServerRequest&) { return Reply::Html("secret"); });
+  FetchConfig c = FastFetchConfig();
+  c.allow_private_networks = false;
+  FetchResult r = FetchOnce(c, server.Url("/"));
+  EXPECT_EQ(r.outcome, OutcomeClass::kBlockedAddress) << r.detail;
+  EXPECT_NE(r.detail.find("127.0.0.1"), std::string::npos);
+  EXPECT_EQ(server.request_count(), 0u);  // never reached the server
+}
+
+TEST(HttpFetcherTest, SsrfGuardChecksTheResolvedAddressNotTheName) {
+  // A public-looking name that resolves to loopback (DNS rebinding) is
+  // refused at connect time.
+  TestServer server([](const ServerRequest&) { return Reply::Html("secret"); });
+  FetchConfig c = FastFetchConfig();
+  c.allow_private_networks = false;
+  c.resolve["www.example.com"] = "127.0.0.1";
+  FetchResult r = FetchOnce(
+      c, "http://www.example.com:" + std::to_string(server.port()) + "/");
+  EXPECT_EQ(r.outcome, OutcomeClass::kBlockedAddress) << r.detail;
+  EXPECT_EQ(server.request_count(), 0u);
+  // The same name through the resolve table with private networks allowed
+  // reaches the server with the right Host header.
+  c.allow_private_networks = true;
+  FetchResult ok = FetchOnce(
+      c, "http://www.example.com:" + std::to_string(server.port()) + "/");
+  EXPECT_EQ(ok.outcome, OutcomeClass::kOk) << ok.detail;
+  ASSERT_EQ(server.request_count(), 1u);
+  EXPECT_EQ(server.requests()[0].Header("host"),
+            "www.example.com:" + std::to_string(server.port()));
+}
+
+TEST(HttpFetcherTest, SsrfExemptionAdmitsExactlyOneEndpoint) {
+  TestServer allowed([](const ServerRequest&) { return Reply::Html("ok"); });
+  TestServer other([](const ServerRequest&) { return Reply::Html("secret"); });
+  FetcherOptions o;
+  o.config = FastFetchConfig();
+  o.config.allow_private_networks = false;
+  o.exempt_endpoints = {allowed.endpoint()};
+  EXPECT_EQ(FetchOnce(o, Req(allowed.Url("/"))).outcome, OutcomeClass::kOk);
+  EXPECT_EQ(FetchOnce(o, Req(other.Url("/"))).outcome,
+            OutcomeClass::kBlockedAddress);
+  EXPECT_EQ(other.request_count(), 0u);
+}
+
+TEST(HttpFetcherTest, ReusesConnectionsAndRunsManyTransfersOnOneThread) {
+  TestServer server([](const ServerRequest& req) {
+    return Reply::Html("page " + req.target);
+  });
+  boost::asio::io_context io;
+  FetcherOptions o;
+  o.config = FastFetchConfig();
+  o.config.max_connections = 4;
+  auto fetcher = HttpFetcher::Create(io, o);
+  ASSERT_TRUE(fetcher.ok());
+  int done = 0, ok = 0;
+  std::function<void(int)> chain = [&](int i) {
+    // Sequential chain: each fetch starts from the previous one's callback.
+    (*fetcher)->Fetch(Req(server.Url("/s" + std::to_string(i))),
+                      [&, i](FetchResult r) {
+                        ok += r.outcome == OutcomeClass::kOk &&
+                              r.body == "page /s" + std::to_string(i);
+                        if (i < 9) chain(i + 1);
+                      });
+  };
+  chain(0);
+  io.run();
+  EXPECT_EQ(ok, 10);
+  EXPECT_EQ(server.connections(), 1);  // one kept-alive connection
+  for (int i = 0; i < 60; ++i) {
+    (*fetcher)->Fetch(Req(server.Url("/p" + std::to_string(i))),
+                      [&, i](FetchResult r) {
+                        ++done;
+                        ok += r.outcome == OutcomeClass::kOk &&
+                              r.body == "page /p" + std::to_string(i);
+                      });
+  }
+  EXPECT_EQ((*fetcher)->in_flight(), 60u);
+  io.restart();
+  io.run();
+  EXPECT_EQ(done, 60);
+  EXPECT_EQ(ok, 70);
+  EXPECT_LE(server.connections(), 1 + 4);  // max_connections respected
+}
+
+TEST(HttpFetcherTest, DestroyingTheFetcherMidTransferIsClean) {
+  TestServer server([](const ServerRequest&) {
+    Reply r = Reply::Html("x");
+    r.delay = std::chrono::milliseconds(300);
+    return r;
+  });
+  boost::asio::io_context io;
+  FetcherOptions o;
+  o.config = FastFetchConfig();
+  auto fetcher = HttpFetcher::Create(io, o);
+  ASSERT_TRUE(fetcher.ok());
+  bool called = false;
+  (*fetcher)->Fetch(Req(server.Url("/")), [&](FetchResult) { called = true; });
+  io.run_for(std::chrono::milliseconds(50));
+  fetcher = Status::Internal("dropped");  // destroys the fetcher
+  io.run_for(std::chrono::milliseconds(50));
+  EXPECT_FALSE(called);
+}
+
+}  // namespace
+}  // namespace freshd::fetch

@@ -1,0 +1,134 @@
+// PolitenessGate in virtual time: spacing, Crawl-delay cap, adaptive delay,
+// in-flight limit, Retry-After, exponential back-off and its reset.
+
+#include "fetch/politeness_gate.h"
+
+#include <gtest/gtest.h>
+
+namespace freshd::fetch {
+namespace {
+
+PolitenessConfig Cfg() {
+  PolitenessConfig c;
+  c.min_delay_s = 1.0;
+  c.max_crawl_delay_s = 10.0;
+  c.max_in_flight_per_host = 1;
+  c.adaptive_delay_factor = 0.0;
+  c.backoff_initial_s = 30.0;
+  c.backoff_max_s = 3600.0;
+  return c;
+}
+
+constexpr const char* kHost = "example.com:80";
+
+TEST(PolitenessGateTest, UnknownHostMayStartNow) {
+  PolitenessGate gate(Cfg());
+  EXPECT_TRUE(gate.MayStart(kHost, 5.0));
+  EXPECT_EQ(gate.NextAllowed(kHost, 5.0), 5.0);
+}
+
+TEST(PolitenessGateTest, SpacesRequestsByMinDelayAfterCompletion) {
+  PolitenessGate gate(Cfg());
+  gate.OnStart(kHost, 100.0);
+  EXPECT_FALSE(gate.MayStart(kHost, 100.5));  // in flight
+  gate.OnFinish(kHost, 100.4, OutcomeClass::kOk, 200, 0.4, std::nullopt);
+  EXPECT_FALSE(gate.MayStart(kHost, 101.3));
+  EXPECT_DOUBLE_EQ(gate.NextAllowed(kHost, 101.0), 101.4);
+  EXPECT_TRUE(gate.MayStart(kHost, 101.4));
+  EXPECT_TRUE(gate.MayStart("other.com:80", 100.5));  // per host
+}
+
+TEST(PolitenessGateTest, CrawlDelayIsHonouredUpToTheCap) {
+  PolitenessGate gate(Cfg());
+  gate.SetCrawlDelay(kHost, 4.0);
+  gate.OnStart(kHost, 0);
+  gate.OnFinish(kHost, 1, OutcomeClass::kOk, 200, 1, std::nullopt);
+  EXPECT_DOUBLE_EQ(gate.NextAllowed(kHost, 1), 5.0);
+  gate.SetCrawlDelay(kHost, 1000.0);  // capped at max_crawl_delay_s = 10
+  EXPECT_DOUBLE_EQ(gate.SpacingDelay(kHost), 10.0);
+  gate.SetCrawlDelay(kHost, -3);  // ignored
+  EXPECT_DOUBLE_EQ(gate.SpacingDelay(kHost), 10.0);
+}
+
+TEST(PolitenessGateTest, AdaptiveDelayFollowsResponseTime) {
+  PolitenessConfig c = Cfg();
+  c.adaptive_delay_factor = 5.0;
+  PolitenessGate gate(c);
+  gate.OnStart(kHost, 0);
+  gate.OnFinish(kHost, 2, OutcomeClass::kOk, 200, 2.0, std::nullopt);
+  EXPECT_DOUBLE_EQ(gate.NextAllowed(kHost, 2), 12.0);  // 5 x 2 s
+}
+
+TEST(PolitenessGateTest, InFlightLimitAllowsParallelismWhenConfigured) {
+  PolitenessConfig c = Cfg();
+  c.max_in_flight_per_host = 2;
+  c.min_delay_s = 0;
+  PolitenessGate gate(c);
+  gate.OnStart(kHost, 0);
+  EXPECT_TRUE(gate.MayStart(kHost, 0));
+  gate.OnStart(kHost, 0);
+  EXPECT_FALSE(gate.MayStart(kHost, 0));
+  EXPECT_EQ(gate.InFlight(kHost), 2);
+}
+
+TEST(PolitenessGateTest, BackOffDoublesOnErrorsAndSuccessResetsIt) {
+  PolitenessGate gate(Cfg());
+  double now = 0;
+  double expected[] = {30, 60, 120, 240};
+  for (double want : expected) {
+    gate.OnStart(kHost, now);
+    gate.OnFinish(kHost, now, OutcomeClass::kHttp5xx, 500, 0.1, std::nullopt);
+    EXPECT_DOUBLE_EQ(gate.NextAllowed(kHost, now) - now, want);
+    now = gate.NextAllowed(kHost, now);
+  }
+  EXPECT_EQ(gate.ConsecutiveErrors(kHost), 4);
+  gate.OnStart(kHost, now);
+  gate.OnFinish(kHost, now, OutcomeClass::kOk, 200, 0.1, std::nullopt);
+  EXPECT_EQ(gate.ConsecutiveErrors(kHost), 0);
+  EXPECT_DOUBLE_EQ(gate.NextAllowed(kHost, now) - now, 1.0);
+  // Timeouts and network errors count too; a 404 does not.
+  gate.OnStart(kHost, now);
+  gate.OnFinish(kHost, now, OutcomeClass::kTimeout, 0, 0.1, std::nullopt);
+  EXPECT_EQ(gate.ConsecutiveErrors(kHost), 1);
+  gate.OnStart(kHost, now);
+  gate.OnFinish(kHost, now, OutcomeClass::kHttp4xx, 404, 0.1, std::nullopt);
+  EXPECT_EQ(gate.ConsecutiveErrors(kHost), 0);
+}
+
+TEST(PolitenessGateTest, BackOffIsCapped) {
+  PolitenessGate gate(Cfg());
+  for (int i = 0; i < 40; ++i) {
+    gate.OnStart(kHost, 0);
+    gate.OnFinish(kHost, 0, OutcomeClass::kNetwork, 0, 0, std::nullopt);
+  }
+  EXPECT_DOUBLE_EQ(gate.NextAllowed(kHost, 0), 3600.0);
+}
+
+TEST(PolitenessGateTest, RetryAfterOn429And503IsHonouredAndCapped) {
+  PolitenessGate gate(Cfg());
+  gate.OnStart(kHost, 0);
+  gate.OnFinish(kHost, 0, OutcomeClass::kHttp4xx, 429, 0.1, 7.0);
+  EXPECT_DOUBLE_EQ(gate.NextAllowed(kHost, 0), 7.0);
+  gate.OnStart(kHost, 7);
+  gate.OnFinish(kHost, 7, OutcomeClass::kHttp5xx, 503, 0.1, 1e9);
+  EXPECT_DOUBLE_EQ(gate.NextAllowed(kHost, 7), 7 + 3600.0);
+  // Retry-After on a 200 is not a politeness signal.
+  PolitenessGate g2(Cfg());
+  g2.OnStart(kHost, 0);
+  g2.OnFinish(kHost, 0, OutcomeClass::kOk, 200, 0.1, 500.0);
+  EXPECT_DOUBLE_EQ(g2.NextAllowed(kHost, 0), 1.0);
+}
+
+TEST(PolitenessGateTest, PruneIdleDropsOnlyQuietHosts) {
+  PolitenessGate gate(Cfg());
+  gate.OnStart("a:80", 0);
+  gate.OnFinish("a:80", 0, OutcomeClass::kOk, 200, 0, std::nullopt);
+  gate.OnStart("b:80", 0);
+  gate.OnFinish("b:80", 0, OutcomeClass::kHttp5xx, 500, 0, std::nullopt);
+  gate.OnStart("c:80", 0);
+  EXPECT_EQ(gate.PruneIdle(2.0), 1u);  // a only: b backs off, c in flight
+  EXPECT_EQ(gate.size(), 2u);
+}
+
+}  // namespace
+}  // namespace freshd::fetch

@@ -1,0 +1,158 @@
+// Host pooling: global → host → page shrinkage of change rates and signal
+// quality; new pages start from their host's estimate. Fixed, logged seeds.
+#include "sched/host_pool.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <iostream>
+#include <random>
+#include <vector>
+
+namespace freshd::sched {
+namespace {
+
+// One simulated interval of a Poisson page with signals.
+struct Outcome {
+  double interval;
+  bool changed;
+  int signals;
+};
+
+Outcome Interval(double rate, double alpha, double nu, double mean_interval,
+                 std::mt19937_64& rng) {
+  double tau =
+      std::uniform_real_distribution<double>(0.2, 1.8)(rng) * mean_interval;
+  int changes = std::poisson_distribution<int>(rate * tau)(rng);
+  int signals = std::binomial_distribution<int>(changes, alpha)(rng) +
+                std::poisson_distribution<int>(nu * tau)(rng);
+  return {tau, changes > 0, signals};
+}
+
+HostPoolOptions UnitOptions() {
+  HostPoolOptions o;
+  o.global_prior = {1.0, 1.0};  // time unit 1 here, not seconds
+  return o;
+}
+
+// Feeds `pages` pages of `host`, each `n` intervals, to the pool and to the
+// pages' own statistics.
+void Feed(HostPool& pool, uint32_t host, double rate, double alpha, double nu,
+          int pages, int n, std::mt19937_64& rng,
+          std::vector<ChangeRateStats>* page_stats = nullptr) {
+  for (int p = 0; p < pages; ++p) {
+    pool.AddPage(host);
+    ChangeRateStats rs;
+    SignalStats ss;
+    for (int i = 0; i < n; ++i) {
+      Outcome o = Interval(rate, alpha, nu, 1.0 / rate, rng);
+      rs.Observe(o.interval, o.changed);
+      pool.ObserveChange(host, o.interval, o.changed);
+      double page_rate = rs.Estimate(pool.PageRatePrior(host));
+      SignalParams current = ss.Estimate(pool.PageSignalPrior(host), page_rate);
+      SignalTriple x{o.interval, o.signals, o.changed};
+      ss.Observe(x, current);
+      pool.ObserveSignals(host, x, current);
+    }
+    if (page_stats != nullptr) page_stats->push_back(rs);
+  }
+}
+
+TEST(HostPoolTest, HostsGetTheirOwnPooledRates) {
+  const uint64_t seed = 5;
+  std::cout << "seed " << seed << "\n";
+  std::mt19937_64 rng(seed);
+  HostPool pool(UnitOptions());
+  Feed(pool, 0, 2.0, 0.5, 0.1, 30, 20, rng);
+  Feed(pool, 1, 0.1, 0.5, 0.01, 30, 20, rng);
+  std::cout << "host 0 " << pool.HostRate(0) << " host 1 " << pool.HostRate(1)
+            << " global " << pool.GlobalRate() << "\n";
+  EXPECT_NEAR(pool.HostRate(0) / 2.0, 1.0, 0.1);
+  EXPECT_NEAR(pool.HostRate(1) / 0.1, 1.0, 0.1);
+  // An unseen host uses the global estimate, between the two.
+  EXPECT_EQ(pool.HostRate(7), pool.GlobalRate());
+  EXPECT_GT(pool.GlobalRate(), 0.1);
+  EXPECT_LT(pool.GlobalRate(), 2.0);
+  EXPECT_EQ(pool.Find(0)->pages(), 30u);
+}
+
+TEST(HostPoolTest, NewPagesStartFromTheirHostAndShrinkLess) {
+  const uint64_t seed = 6;
+  std::cout << "seed " << seed << "\n";
+  std::mt19937_64 rng(seed);
+  HostPool pool(UnitOptions());
+  Feed(pool, 3, 2.0, 0.5, 0.1, 30, 20, rng);
+  const RatePrior prior = pool.PageRatePrior(3);
+  // A never-observed page: exactly the host's pooled estimate.
+  EXPECT_EQ(ChangeRateStats().Estimate(prior), pool.HostRate(3));
+  EXPECT_NEAR(ChangeRateStats().Estimate(prior) / 2.0, 1.0, 0.1);
+  // One unchanged crawl: pulled down but near the host, not 0.
+  ChangeRateStats once;
+  once.Observe(0.5, false);
+  double r1 = once.Estimate(prior);
+  EXPECT_LT(r1, prior.rate);
+  EXPECT_GT(r1, 0.4 * prior.rate);
+  // A page with a long history of its own (true rate 0.2) escapes the host.
+  ChangeRateStats own;
+  for (int i = 0; i < 400; ++i) {
+    Outcome o = Interval(0.2, 0, 0, 5.0, rng);
+    own.Observe(o.interval, o.changed, -1, 0.999);
+  }
+  EXPECT_NEAR(own.Estimate(prior) / 0.2, 1.0, 0.2);
+}
+
+TEST(HostPoolTest, PooledSignalQualityIsTheHostsAndShrinksToIt) {
+  const uint64_t seed = 8;
+  std::cout << "seed " << seed << "\n";
+  std::mt19937_64 rng(seed);
+  HostPool pool(UnitOptions());
+  Feed(pool, 0, 1.0, 0.8, 0.2, 40, 40, rng);
+  SignalPrior prior = pool.PageSignalPrior(0);
+  std::cout << "host alpha " << prior.center.alpha << " nu " << prior.center.nu
+            << " delta " << prior.center.delta << "\n";
+  EXPECT_NEAR(prior.center.alpha, 0.8, 0.1);
+  EXPECT_NEAR(prior.center.nu, 0.2, 0.05);
+  EXPECT_GT(prior.change_weight, 0);
+  // A new page's signal estimate is the host's.
+  SignalParams fresh = SignalStats().Estimate(prior, prior.center.delta);
+  EXPECT_NEAR(fresh.alpha, prior.center.alpha, 1e-12);
+  EXPECT_NEAR(fresh.nu, prior.center.nu, 1e-12);
+  // A page with two intervals stays closer to the host than its raw counts.
+  SignalStats two;
+  two.Observe({1.0, 0, true}, prior.center);  // changed, no signal
+  two.Observe({1.0, 0, true}, prior.center);
+  SignalParams shrunk = two.Estimate(prior, 1.0);
+  SignalParams raw = two.Estimate({}, 1.0);
+  EXPECT_LT(raw.alpha, shrunk.alpha);
+  EXPECT_LT(std::abs(shrunk.alpha - prior.center.alpha),
+            std::abs(raw.alpha - prior.center.alpha));
+}
+
+TEST(HostPoolTest, LastModifiedTrustNeedsAgreement) {
+  HostPool pool;
+  for (int i = 0; i < 4; ++i) pool.ObserveLastModifiedAgreement(1, true);
+  EXPECT_FALSE(pool.TrustLastModified(1));  // too few checks
+  pool.ObserveLastModifiedAgreement(1, true);
+  EXPECT_TRUE(pool.TrustLastModified(1));
+  for (int i = 0; i < 10; ++i) pool.ObserveLastModifiedAgreement(2, i % 3 != 0);
+  EXPECT_FALSE(pool.TrustLastModified(2));
+  EXPECT_FALSE(pool.TrustLastModified(99));
+}
+
+TEST(HostPoolTest, HostIdsAreBounded) {
+  HostPoolOptions o = UnitOptions();
+  o.max_hosts = 4;
+  HostPool pool(o);
+  pool.ObserveChange(1000000, 1.0, true);  // counted globally only
+  pool.AddPage(1000000);
+  EXPECT_EQ(pool.hosts(), 0u);
+  EXPECT_EQ(pool.Find(1000000), nullptr);
+  EXPECT_EQ(pool.HostRate(1000000), pool.GlobalRate());
+  pool.ObserveChange(3, 1.0, false);
+  EXPECT_EQ(pool.hosts(), 4u);
+  std::cout << "sizeof(HostStats) = " << sizeof(HostStats) << "\n";
+  EXPECT_LE(sizeof(HostStats), 320u);
+}
+
+}  // namespace
+}  // namespace freshd::sched
