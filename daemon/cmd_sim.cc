@@ -1,20 +1,105 @@
-// Placeholder for the sim subcommand(s), filled in by issue #4.
+// freshd sim --web WEB.toml --policy NAME --rate R --days D [--seed S]
+// [--oracle] ...: runs the production scheduler on a simulated web in
+// virtual time (sim/simulator.h) and prints one JSON object (DESIGN.md
+// contract: freshness, age_days, fragment_staleness, crawls, crawls_per_day,
+// plus per_class and the continuous optimum). --rate is in pages per day.
+// Exit 0 ok, 1 runtime failure, 2 bad usage or bad web file.
 
 #include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
 
 #include "daemon/commands.h"
+#include "sim/simulator.h"
+#include "sim/web_model.h"
 
 namespace freshd::cli {
+namespace {
+
+struct SimArgs {
+  std::string web;
+  uint64_t seed = 1;
+  sim::SimOptions options;
+  std::vector<std::string> rate_changes;
+};
+
+// "DAY:RATE" -> RateChange; false on malformed input.
+bool ParseRateChange(const std::string& s, sim::RateChange* out) {
+  size_t colon = s.find(':');
+  if (colon == std::string::npos) return false;
+  try {
+    size_t used = 0;
+    out->day = std::stod(s.substr(0, colon), &used);
+    if (used != colon) return false;
+    std::string rate = s.substr(colon + 1);
+    out->rate_per_day = std::stod(rate, &used);
+    return used == rate.size() && out->day >= 0 && out->rate_per_day > 0;
+  } catch (...) {
+    return false;
+  }
+}
+
+}  // namespace
 
 void AddSimCommand(CLI::App& app, int* exit_code) {
-  for (const char* name : {"sim"}) {
-    CLI::App* sub = app.add_subcommand(name, "(not built yet: issue #4)");
-    sub->allow_extras();
-    sub->callback([exit_code, name] {
-      std::fprintf(stderr, "freshd %s: not built yet (issue #4)\n", name);
+  CLI::App* sub = app.add_subcommand(
+      "sim", "Run a policy on a simulated web in virtual time; print JSON");
+  auto a = std::make_shared<SimArgs>();
+  sim::SimOptions& o = a->options;
+  sub->add_option("--web", a->web, "web model TOML (sim/README.md)")
+      ->required();
+  sub->add_option("--policy", o.policy, "policy name (as [sched] policy)")
+      ->required();
+  sub->add_option("--rate", o.rate_per_day, "budget R, pages per day")
+      ->required()
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--days", o.days, "simulated days")
+      ->required()
+      ->check(CLI::Range(1e-3, 1e6));
+  sub->add_option("--seed", a->seed, "web and event seed");
+  sub->add_flag("--oracle", o.oracle, "value functions see the true model");
+  sub->add_option("--warmup-days", o.warmup_days,
+                  "excluded from metrics (default 10% of --days)");
+  sub->add_option("--max-interval-days", o.max_interval_days,
+                  "floor: refetch any page at least this often (0: none)")
+      ->check(CLI::Range(0.0, 1e6));
+  sub->add_option("--min-interval-s", o.min_interval_s, "never sooner (s)")
+      ->check(CLI::Range(0.0, 1e9));
+  sub->add_option("--burst", o.burst, "token bucket depth")
+      ->check(CLI::Range(1.0, 1e9));
+  sub->add_option("--history", o.history, "change profiles kept (longevity)")
+      ->check(CLI::Range(1, 8));
+  sub->add_option("--rate-change", a->rate_changes,
+                  "DAY:RATE budget change (repeatable), e.g. 100:200");
+  sub->callback([exit_code, a] {
+    for (const std::string& s : a->rate_changes) {
+      sim::RateChange rc;
+      if (!ParseRateChange(s, &rc)) {
+        std::fprintf(stderr, "freshd sim: bad --rate-change '%s'\n", s.c_str());
+        *exit_code = 2;
+        return;
+      }
+      a->options.rate_changes.push_back(rc);
+    }
+    auto spec = sim::LoadWebSpec(a->web);
+    if (!spec.ok()) {
+      std::fprintf(stderr, "freshd sim: %s\n", spec.status().message().c_str());
       *exit_code = 2;
-    });
-  }
+      return;
+    }
+    sim::WebModel model = sim::WebModel::Build(*spec, a->seed);
+    auto result = sim::RunSimulation(model, a->options);
+    if (!result.ok()) {
+      std::fprintf(stderr, "freshd sim: %s\n",
+                   result.status().message().c_str());
+      *exit_code =
+          result.status().code() == Status::Code::kInvalidArgument ? 2 : 1;
+      return;
+    }
+    std::puts(sim::SimResultToJson(model, a->options, *result).c_str());
+    *exit_code = 0;
+  });
 }
 
 }  // namespace freshd::cli

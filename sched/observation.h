@@ -1,0 +1,84 @@
+// What the scheduler is told: one Observation per event about one page.
+//
+// The daemon (after fetch + parse) and the simulator (from its web model)
+// build these and hand them to Scheduler::Observe(). Times are seconds (the
+// daemon passes seconds since the Unix epoch; the simulator virtual seconds).
+// Plain data: copyable, no invariants beyond those stated per field.
+
+#ifndef FRESHD_SCHED_OBSERVATION_H_
+#define FRESHD_SCHED_OBSERVATION_H_
+
+#include <cstdint>
+#include <variant>
+#include <vector>
+
+#include "parse/sketch.h"
+
+namespace freshd::sched {
+
+using PageId = uint32_t;
+using HostId = uint32_t;
+
+// A successful fetch (HTTP 2xx with a body).
+struct FetchedObs {
+  // True when the content differs from the previous fetch (holistic change,
+  // e.g. the text hash changed). Ignored on a page's first fetch.
+  bool changed = false;
+  // Optional divergence of the new version against each change profile's
+  // base version, aligned with Scheduler::ProfileBaseTimes() (oldest first).
+  // When empty and `sketch` is set, the scheduler computes it from the base
+  // sketches it keeps. Values in [0, 1].
+  std::vector<double> base_divergence;
+  // Optional bottom-m min-hash sketch of the new version; becomes the base
+  // sketch of the new change profile (longevity policies only).
+  parse::BottomSketch sketch;
+  // Optional server Last-Modified, seconds; < 0 when absent or untrusted.
+  double last_modified = -1;
+};
+
+// HTTP 304 to a conditional GET: the page is unchanged since the last fetch.
+struct NotModifiedObs {};
+
+enum class FailureClass : uint8_t {
+  kNetwork,
+  kDns,
+  kTls,
+  kTimeout,
+  kHttp4xx,
+  kHttp5xx,
+  kTooLarge,
+  kRobotsDenied,
+  kRedirectLoop,
+};
+
+// A fetch that produced no content. The page keeps its last good version.
+struct FailedObs {
+  FailureClass failure = FailureClass::kNetwork;
+};
+
+enum class SignalSource : uint8_t { kSitemapLastmod, kPushedHint };
+
+// A change-indicating signal (sitemap lastmod newer than our copy, or a
+// POST /signal hint). `time` is when the signal was received.
+struct SignalObs {
+  SignalSource source = SignalSource::kSitemapLastmod;
+};
+
+enum class DiscoverySource : uint8_t { kSeed, kLink, kSitemap, kHint };
+
+// A URL seen again (it is already known): may raise its importance.
+struct DiscoveredObs {
+  double importance = 1;
+  DiscoverySource source = DiscoverySource::kLink;
+};
+
+struct Observation {
+  PageId page = 0;
+  double time = 0;  // seconds
+  std::variant<FetchedObs, NotModifiedObs, FailedObs, SignalObs, DiscoveredObs>
+      event;
+};
+
+}  // namespace freshd::sched
+
+#endif  // FRESHD_SCHED_OBSERVATION_H_

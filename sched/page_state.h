@@ -1,0 +1,90 @@
+// Per-page scheduler state: the one record every policy's value function
+// reads. Kept compact because the scheduler holds one per known URL (10M
+// pages -> ~1.1 GB); kPageStateBytes is asserted by a test and logged.
+//
+// Time unit (whole scheduler): seconds, as doubles. The daemon passes seconds
+// since the Unix epoch; the simulator virtual seconds from 0. Rates are per
+// second, crawl values are in importance x seconds.
+// Change profiles (longevity only) live in a side table (ProfileSet), so
+// pages of other policies do not pay for them.
+// Plain values; not thread-safe (the scheduler has one owner thread).
+
+#ifndef FRESHD_SCHED_PAGE_STATE_H_
+#define FRESHD_SCHED_PAGE_STATE_H_
+
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "parse/sketch.h"
+#include "sched/change_profile.h"
+#include "sched/change_rate_estimator.h"
+#include "sched/observation.h"
+#include "sched/signal_estimator.h"
+
+namespace freshd::sched {
+
+inline constexpr double kNever = -std::numeric_limits<double>::infinity();
+
+struct PageState {
+  double last_fetch = kNever;  // time of the last successful fetch
+  double not_before = 0;       // failure back-off: no attempt before this
+  ChangeRateStats rate_stats;  // change/no-change evidence per interval
+  SignalStats signal_stats;    // (interval, signals, changed) evidence
+  float importance = 1;        // μ (request weight), > 0
+  float rate = 0;              // cached estimate of Δ (per second); 0: none
+  float alpha = 0;             // cached estimate of signal recall α
+  float nu = 0;                // cached estimate of false-signal rate ν (/s)
+  float interval = 0;          // policy scratch: nutch interval, φ (s)
+  float forced = 0;            // policy deadline interval (s); 0: none
+  HostId host = 0;
+  uint16_t signals = 0;  // signals since last fetch (saturating)
+  uint16_t fetches = 0;  // successful fetches so far (saturating)
+  uint8_t failures = 0;  // consecutive failures (saturating)
+  uint8_t flags = 0;     // kInFlight | ...
+
+  static constexpr uint8_t kInFlight = 1;
+
+  bool fetched() const { return last_fetch != kNever; }
+  bool in_flight() const { return (flags & kInFlight) != 0; }
+};
+
+inline constexpr size_t kPageStateBytes = sizeof(PageState);
+
+// Records one more signal (saturates at 65535).
+inline void AddSignal(PageState& s) {
+  if (s.signals < UINT16_MAX) ++s.signals;
+}
+
+// Olston & Pandey change profiles of one page (MATH.md Paper 3 (b)) plus
+// the base sketch of each profile: sched/change_profile.h keeps the compact
+// (t - t_B, D) points, this keeps the sketches in its slots so divergences
+// can be computed from a new version's sketch.
+class ProfileSet {
+ public:
+  explicit ProfileSet(int history = 4) : profiles_(history) {}
+
+  // A refresh at `time`. `divergences` are D(base_i, new version), oldest
+  // first; missing trailing entries are filled with the profile's last d
+  // (the content is assumed unchanged since its last point). Then a new
+  // profile with `sketch` as base starts; the oldest beyond h is dropped.
+  void OnFetch(double time, std::vector<double> divergences,
+               parse::BottomSketch sketch);
+
+  // D(base_i, sketch) for each profile with a stored base sketch, oldest
+  // first; stops at the first profile without one.
+  std::vector<double> DivergencesFrom(const parse::BottomSketch& sketch) const;
+
+  // Base times, oldest first.
+  std::vector<double> BaseTimes() const;
+
+  const ChangeProfiles& profiles() const { return profiles_; }
+
+ private:
+  ChangeProfiles profiles_;
+  std::vector<parse::BottomSketch> sketches_;  // by profile slot
+};
+
+}  // namespace freshd::sched
+
+#endif  // FRESHD_SCHED_PAGE_STATE_H_

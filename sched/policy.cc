@@ -1,0 +1,152 @@
+// The classic policies (uniform, nutch, freshness, age), the signal policies
+// (ncis, ncis1, ncis2, cis) and the factory. Longevity: policy_longevity.cc.
+
+#include "sched/policy.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace freshd::sched {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// μ/Δ, the supremum of every freshness-type value; 0 for a page that never
+// changes (nothing to gain).
+double FreshnessSup(const PageParams& p) {
+  if (!(p.delta > 0)) return 0;
+  return p.mu / p.delta;
+}
+
+double Finite(double v) { return std::isfinite(v) && v > 0 ? v : 0; }
+
+// Equal spacing: the oldest copy first (value = τ).
+class UniformPolicy final : public Policy {
+ public:
+  std::string_view name() const override { return "uniform"; }
+  double Value(const PolicyInput&, double tau) const override { return tau; }
+  double UpperBound(const PolicyInput&) const override { return kInf; }
+};
+
+// Nutch AdaptiveFetchSchedule: the interval shrinks by dec_rate after a
+// change, grows by inc_rate otherwise, clamped to [min, max]. Under a budget
+// the most overdue page (τ / interval) goes first.
+class NutchPolicy final : public Policy {
+ public:
+  explicit NutchPolicy(const PolicyOptions& o) : o_(o) {}
+  std::string_view name() const override { return "nutch"; }
+  double Value(const PolicyInput& in, double tau) const override {
+    double interval =
+        in.state->interval > 0 ? in.state->interval : o_.nutch_initial_interval;
+    return tau / interval;
+  }
+  double UpperBound(const PolicyInput&) const override { return kInf; }
+  void OnFetched(const PolicyInput&, PageState& state, bool changed, double tau,
+                 double) const override {
+    double interval =
+        state.interval > 0 ? state.interval : o_.nutch_initial_interval;
+    if (tau > 0) interval *= changed ? 1.0 - o_.nutch_dec : 1.0 + o_.nutch_inc;
+    state.interval = static_cast<float>(
+        std::clamp(interval, o_.nutch_min_interval, o_.nutch_max_interval));
+  }
+
+ private:
+  PolicyOptions o_;
+};
+
+// GREEDY (Cho & Garcia-Molina / Azar): μ·∂F̄/∂f at f = 1/τ.
+class FreshnessPolicy final : public Policy {
+ public:
+  std::string_view name() const override { return "freshness"; }
+  double Value(const PolicyInput& in, double tau) const override {
+    if (!(in.params.delta > 0)) return 0;
+    return Finite(GreedyValue(in.params.delta, in.params.mu, tau));
+  }
+  double UpperBound(const PolicyInput& in) const override {
+    return FreshnessSup(in.params);
+  }
+};
+
+// The age metric's crawl value (unbounded: no page is abandoned).
+class AgePolicy final : public Policy {
+ public:
+  std::string_view name() const override { return "age"; }
+  double Value(const PolicyInput& in, double tau) const override {
+    if (!(in.params.delta > 0)) return 0;
+    return Finite(AgeValue(in.params.delta, in.params.mu, tau));
+  }
+  double UpperBound(const PolicyInput&) const override { return kInf; }
+};
+
+// GREEDY-NCIS (exact: max_terms 0) and its APPROX-m truncations.
+class NcisPolicy final : public Policy {
+ public:
+  NcisPolicy(std::string name, int max_terms)
+      : name_(std::move(name)), max_terms_(max_terms) {}
+  std::string_view name() const override { return name_; }
+  double Value(const PolicyInput& in, double tau) const override {
+    if (!(in.params.delta > 0)) return 0;
+    return Finite(NcisValue(in.params, tau, in.state->signals, max_terms_));
+  }
+  double UpperBound(const PolicyInput& in) const override {
+    return FreshnessSup(in.params);
+  }
+  bool uses_signals() const override { return true; }
+
+ private:
+  std::string name_;
+  int max_terms_;
+};
+
+// GREEDY-CIS: trusts every signal as a change.
+class CisPolicy final : public Policy {
+ public:
+  std::string_view name() const override { return "cis"; }
+  double Value(const PolicyInput& in, double tau) const override {
+    if (!(in.params.delta > 0)) return 0;
+    return Finite(CisValue(in.params, tau, in.state->signals));
+  }
+  double UpperBound(const PolicyInput& in) const override {
+    return FreshnessSup(in.params);
+  }
+  bool uses_signals() const override { return true; }
+};
+
+}  // namespace
+
+// Defined in policy_longevity.cc.
+std::unique_ptr<Policy> MakeLongevityPolicy(const PolicyOptions& options);
+std::unique_ptr<Policy> MakeLongevityBoundPolicy(const PolicyOptions& options);
+
+void Policy::OnFetched(const PolicyInput&, PageState&, bool, double,
+                       double) const {}
+
+const std::vector<std::string>& PolicyNames() {
+  static const std::vector<std::string> kNames = {
+      "uniform", "nutch", "freshness", "age",       "ncis",
+      "ncis1",   "ncis2", "cis",       "longevity", "longevity-bound"};
+  return kNames;
+}
+
+Result<std::unique_ptr<Policy>> MakePolicy(std::string_view name,
+                                           const PolicyOptions& options) {
+  std::unique_ptr<Policy> p;
+  if (name == "uniform") p = std::make_unique<UniformPolicy>();
+  if (name == "nutch") p = std::make_unique<NutchPolicy>(options);
+  if (name == "freshness") p = std::make_unique<FreshnessPolicy>();
+  if (name == "age") p = std::make_unique<AgePolicy>();
+  if (name == "ncis") p = std::make_unique<NcisPolicy>("ncis", 0);
+  if (name == "ncis1") p = std::make_unique<NcisPolicy>("ncis1", 1);
+  if (name == "ncis2") p = std::make_unique<NcisPolicy>("ncis2", 2);
+  if (name == "cis") p = std::make_unique<CisPolicy>();
+  if (name == "longevity") p = MakeLongevityPolicy(options);
+  if (name == "longevity-bound") p = MakeLongevityBoundPolicy(options);
+  if (!p) {
+    return Status::InvalidArgument("unknown policy '" + std::string(name) +
+                                   "'");
+  }
+  return p;
+}
+
+}  // namespace freshd::sched

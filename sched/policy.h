@@ -1,0 +1,83 @@
+// Recrawl policies as value functions over one page's state (DESIGN.md "the
+// one idea"): Value(τ) is what one fetch of the page buys now, τ seconds
+// after its last fetch. The selector fetches the highest value; the budget
+// sets the implied threshold. Policies: uniform, nutch, freshness (GREEDY),
+// age, ncis, ncis1, ncis2, cis, longevity, longevity-bound.
+//
+// Each policy reads the page's model through PolicyInput: in oracle mode the
+// simulator's true parameters, otherwise the scheduler's estimates. Policies
+// are stateless objects (per-page scratch lives in PageState::interval and
+// ::forced); const methods are thread-safe.
+
+#ifndef FRESHD_SCHED_POLICY_H_
+#define FRESHD_SCHED_POLICY_H_
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "conf/status.h"
+#include "sched/crawl_value.h"
+#include "sched/divergence_model.h"
+#include "sched/page_state.h"
+
+namespace freshd::sched {
+
+// What a value function may read about one page. Rates per second.
+struct PolicyInput {
+  const PageState* state = nullptr;
+  PageParams params;                       // Δ, μ, α, ν
+  const DivergenceModel* model = nullptr;  // longevity (fitted or true)
+  const ProfileSet* profiles = nullptr;    // longevity-bound
+  bool oracle = false;  // params/model are the truth: no learning clamps
+};
+
+// Tunables shared by the policies (seconds).
+struct PolicyOptions {
+  double nutch_initial_interval = 30 * 86400.0;  // db.fetch.interval.default
+  double nutch_inc = 0.4;                        // ...adaptive.inc_rate
+  double nutch_dec = 0.2;                        // ...adaptive.dec_rate
+  double nutch_min_interval = 60;                // ...adaptive.min_interval
+  double nutch_max_interval = 365 * 86400.0;     // ...adaptive.max_interval
+  double learning_l = 86400;  // longevity: φ <= l·n (seconds per refresh)
+  double risk_rho = 2;        // longevity: φ <= ρ·T/D_max
+};
+
+class Policy {
+ public:
+  virtual ~Policy() = default;
+
+  virtual std::string_view name() const = 0;
+
+  // Crawl value of fetching now, τ >= 0 seconds since the last fetch, for a
+  // page fetched at least once. Finite, >= 0, nondecreasing in τ between
+  // observations (the selector relies on it only through UpperBound).
+  virtual double Value(const PolicyInput& in, double tau) const = 0;
+
+  // An upper bound of Value(in, τ) over all τ >= 0 (+inf if unbounded).
+  virtual double UpperBound(const PolicyInput& in) const = 0;
+
+  // Which parts of the model the policy reads (so estimates are kept).
+  virtual bool uses_signals() const { return false; }
+  virtual bool uses_profiles() const { return false; }
+
+  // Called after each fetch outcome of the page (changed is false for a 304
+  // or failure), with τ the interval since the previous fetch and
+  // `threshold` the selector's current implied threshold (value units).
+  // Updates the page's policy scratch (state.interval, state.forced).
+  virtual void OnFetched(const PolicyInput& in, PageState& state, bool changed,
+                         double tau, double threshold) const;
+};
+
+// The policy named `name` (config [sched] policy). InvalidArgument for an
+// unknown name.
+Result<std::unique_ptr<Policy>> MakePolicy(std::string_view name,
+                                           const PolicyOptions& options);
+
+// The names MakePolicy accepts, in a stable order.
+const std::vector<std::string>& PolicyNames();
+
+}  // namespace freshd::sched
+
+#endif  // FRESHD_SCHED_POLICY_H_

@@ -1,0 +1,91 @@
+// Olston & Pandey longevity policies (MATH.md Paper 3 (b)).
+//
+// longevity: value μ·U(τ) of the page's divergence model (fitted by the
+// scheduler from change profiles, or the simulator's truth in oracle mode).
+// longevity-bound: value μ·(U_min + U_max)/2 from the bound curves of the
+// change profiles (no model). The paper's period doubling/halving is how a
+// per-page period policy searches for U(τ) = T; under a shared budget the
+// selector compares values directly, so we use the bounds' midpoint as the
+// value estimate (stated in docs/RESULTS.md).
+// Both: learning phase φ <= l·n and risk bound φ <= ρ·T/D_max (T = implied
+// threshold / μ, D_max = 1) become the page's forced deadline.
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "sched/policy.h"
+
+namespace freshd::sched {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// Forced interval after a fetch: learning phase and risk bound.
+float ForcedInterval(const PolicyInput& in, const PageState& state,
+                     double threshold, const PolicyOptions& o) {
+  if (in.oracle) return 0;
+  double limit = o.learning_l * std::max<int>(1, state.fetches);
+  double mu = in.params.mu;
+  if (threshold > 0 && mu > 0)
+    limit = std::min(limit, o.risk_rho * threshold / mu);
+  return static_cast<float>(std::max(limit, 1.0));
+}
+
+class LongevityPolicy final : public Policy {
+ public:
+  explicit LongevityPolicy(const PolicyOptions& o) : o_(o) {}
+  std::string_view name() const override { return "longevity"; }
+  double Value(const PolicyInput& in, double tau) const override {
+    if (in.model == nullptr) return 0;
+    double u = Utility(*in.model, tau);
+    return std::isfinite(u) && u > 0 ? in.params.mu * u : 0;
+  }
+  double UpperBound(const PolicyInput& in) const override {
+    if (in.model == nullptr) return 0;
+    double sup = SupUtility(*in.model);
+    return std::isfinite(sup) ? in.params.mu * sup : kInf;
+  }
+  bool uses_profiles() const override { return true; }
+  void OnFetched(const PolicyInput& in, PageState& state, bool, double,
+                 double threshold) const override {
+    state.forced = ForcedInterval(in, state, threshold, o_);
+  }
+
+ private:
+  PolicyOptions o_;
+};
+
+class LongevityBoundPolicy final : public Policy {
+ public:
+  explicit LongevityBoundPolicy(const PolicyOptions& o) : o_(o) {}
+  std::string_view name() const override { return "longevity-bound"; }
+  double Value(const PolicyInput& in, double tau) const override {
+    if (in.profiles == nullptr) return 0;
+    UtilityBounds b = AveragedBounds(in.profiles->profiles(), tau, 1.0);
+    if (b.profiles == 0) return 0;
+    double u = 0.5 * (b.u_min + b.u_max);
+    return u > 0 ? in.params.mu * u : 0;
+  }
+  double UpperBound(const PolicyInput&) const override { return kInf; }
+  bool uses_profiles() const override { return true; }
+  void OnFetched(const PolicyInput& in, PageState& state, bool, double,
+                 double threshold) const override {
+    state.forced = ForcedInterval(in, state, threshold, o_);
+  }
+
+ private:
+  PolicyOptions o_;
+};
+
+}  // namespace
+
+std::unique_ptr<Policy> MakeLongevityPolicy(const PolicyOptions& options) {
+  return std::make_unique<LongevityPolicy>(options);
+}
+
+std::unique_ptr<Policy> MakeLongevityBoundPolicy(const PolicyOptions& options) {
+  return std::make_unique<LongevityBoundPolicy>(options);
+}
+
+}  // namespace freshd::sched

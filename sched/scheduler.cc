@@ -1,0 +1,283 @@
+#include "sched/scheduler.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <type_traits>
+#include <variant>
+
+#include "sched/divergence_fit.h"
+
+namespace freshd::sched {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kDay = 86400;
+
+}  // namespace
+
+SchedulerOptions OptionsFromConfig(const Config& config) {
+  SchedulerOptions o;
+  o.policy = config.sched.policy;
+  o.rate = config.budget.rate;
+  o.burst = config.budget.burst;
+  o.new_page_value = config.sched.new_page_value * kDay;
+  o.min_interval = config.sched.min_interval_s;
+  o.max_interval = config.sched.max_interval_s;
+  o.history = config.sched.history;
+  o.max_pages = config.crawler.max_urls;
+  o.policy_options.risk_rho = config.sched.risk_rho;
+  o.policy_options.learning_l = config.sched.learning_l * kDay;
+  return o;
+}
+
+Result<std::unique_ptr<Scheduler>> Scheduler::Create(
+    const SchedulerOptions& options) {
+  if (!(options.rate >= 0) || !std::isfinite(options.rate)) {
+    return Status::InvalidArgument("scheduler: rate must be finite and >= 0");
+  }
+  if (!(options.burst >= 1)) {
+    return Status::InvalidArgument("scheduler: burst must be >= 1");
+  }
+  if (!(options.min_interval >= 0) || options.history < 1 ||
+      options.refit_every < 1 || !(options.new_page_value >= 0)) {
+    return Status::InvalidArgument("scheduler: bad interval/history option");
+  }
+  auto policy = MakePolicy(options.policy, options.policy_options);
+  if (!policy.ok()) return policy.status();
+  return std::unique_ptr<Scheduler>(
+      new Scheduler(options, std::move(policy).value()));
+}
+
+Scheduler::Scheduler(const SchedulerOptions& options,
+                     std::unique_ptr<Policy> policy)
+    : options_(options),
+      policy_(std::move(policy)),
+      hosts_(options.host_pool),
+      bucket_(options.rate, options.burst, 0) {}
+
+Result<PageId> Scheduler::AddUrl(HostId host, double importance) {
+  if (pages_.size() >= options_.max_pages) {
+    return Status::ResourceExhausted("scheduler: max_pages reached");
+  }
+  PageId id = static_cast<PageId>(pages_.size());
+  PageState s;
+  s.host = host;
+  s.importance = static_cast<float>(
+      std::clamp(std::isfinite(importance) ? importance : 1.0, 1e-6, 1e6));
+  hosts_.AddPage(host);
+  s.rate = static_cast<float>(hosts_.PageRatePrior(host).rate);
+  pages_.push_back(s);
+  if (options_.oracle) truth_.push_back(PageParams{0, s.importance, 0, 0});
+  if (policy_->uses_profiles()) {
+    models_.emplace_back();
+    profiles_.emplace_back(options_.history);
+  }
+  Reindex(id);
+  return id;
+}
+
+void Scheduler::SetTruth(PageId page, const PageParams& params,
+                         const DivergenceModel& model) {
+  if (!options_.oracle || page >= pages_.size()) return;
+  truth_[page] = params;
+  if (policy_->uses_profiles()) models_[page] = model;
+  Reindex(page);
+}
+
+PageParams Scheduler::Params(PageId page) const {
+  if (options_.oracle) return truth_[page];
+  const PageState& s = pages_[page];
+  return PageParams{s.rate, s.importance, s.alpha, s.nu};
+}
+
+const DivergenceModel* Scheduler::Model(PageId page) const {
+  return policy_->uses_profiles() ? &models_[page] : nullptr;
+}
+
+std::vector<double> Scheduler::ProfileBaseTimes(PageId page) const {
+  if (!policy_->uses_profiles() || page >= pages_.size()) return {};
+  return profiles_[page].BaseTimes();
+}
+
+PolicyInput Scheduler::Input(PageId page) const {
+  PolicyInput in;
+  in.state = &pages_[page];
+  in.params = Params(page);
+  if (policy_->uses_profiles()) {
+    in.model = &models_[page];
+    in.profiles = &profiles_[page];
+  }
+  in.oracle = options_.oracle;
+  return in;
+}
+
+double Scheduler::Deadline(PageId page) const {
+  const PageState& s = pages_[page];
+  if (!s.fetched()) return kInf;
+  double interval = options_.max_interval > 0 ? options_.max_interval : kInf;
+  if (s.forced > 0) interval = std::min<double>(interval, s.forced);
+  if (!std::isfinite(interval)) return kInf;
+  return s.last_fetch + std::max(interval, options_.min_interval);
+}
+
+void Scheduler::Reindex(PageId page) {
+  const PageState& s = pages_[page];
+  double bound =
+      s.fetched() ? policy_->UpperBound(Input(page)) : options_.new_page_value;
+  selector_.Update(page, bound, Deadline(page));
+}
+
+double Scheduler::Value(PageId page, double now) const {
+  const PageState& s = pages_[page];
+  if (!s.fetched()) return options_.new_page_value;
+  return policy_->Value(Input(page), std::max(0.0, now - s.last_fetch));
+}
+
+Priority Scheduler::PriorityOf(PageId page, double now) const {
+  double deadline = Deadline(page);
+  if (deadline <= now) return Priority{true, deadline};
+  return Priority{false, Value(page, now)};
+}
+
+bool Scheduler::Eligible(PageId page, double now,
+                         const HostGate& host_open) const {
+  const PageState& s = pages_[page];
+  if (s.in_flight() || now < s.not_before) return false;
+  if (s.fetched() && now - s.last_fetch < options_.min_interval) return false;
+  return host_open(s.host);
+}
+
+std::optional<PageId> Scheduler::Select(double now, const HostGate& host_open) {
+  if (bucket_.Available(now) < 1 - 1e-9) return std::nullopt;
+  auto choice = selector_.Select(
+      now, [&](PageId p) { return Eligible(p, now, host_open); },
+      [&](PageId p) { return Value(p, now); });
+  if (!choice) return std::nullopt;
+  bucket_.TryTake(now);
+  PageState& s = pages_[choice->page];
+  s.flags |= PageState::kInFlight;
+  ++selections_;
+  if (choice->priority.overdue) {
+    ++overdue_selections_;
+  } else if (s.fetched()) {
+    double v = choice->priority.key;
+    threshold_ = threshold_ > 0 ? 0.99 * threshold_ + 0.01 * v : v;
+  }
+  return choice->page;
+}
+
+void Scheduler::SetRate(double pages_per_second, double now) {
+  bucket_.SetRate(pages_per_second, now);
+}
+
+void Scheduler::Observe(const Observation& obs) {
+  if (obs.page >= pages_.size() || !std::isfinite(obs.time)) return;
+  std::visit(
+      [&](const auto& e) {
+        using T = std::decay_t<decltype(e)>;
+        if constexpr (std::is_same_v<T, FetchedObs>) {
+          OnContent(obs.page, obs.time, &e);
+        } else if constexpr (std::is_same_v<T, NotModifiedObs>) {
+          OnContent(obs.page, obs.time, nullptr);
+        } else if constexpr (std::is_same_v<T, FailedObs>) {
+          OnFailure(obs.page, obs.time, e.failure);
+        } else if constexpr (std::is_same_v<T, SignalObs>) {
+          AddSignal(pages_[obs.page]);
+        } else {
+          PageState& s = pages_[obs.page];
+          if (std::isfinite(e.importance) && e.importance > s.importance) {
+            s.importance = static_cast<float>(std::min(e.importance, 1e6));
+            Reindex(obs.page);
+          }
+        }
+      },
+      obs.event);
+}
+
+void Scheduler::RefreshEstimates(PageId page) {
+  PageState& s = pages_[page];
+  s.rate =
+      static_cast<float>(s.rate_stats.Estimate(hosts_.PageRatePrior(s.host)));
+  if (policy_->uses_signals()) {
+    SignalParams e =
+        s.signal_stats.Estimate(hosts_.PageSignalPrior(s.host), s.rate);
+    s.alpha = static_cast<float>(e.alpha);
+    s.nu = static_cast<float>(e.nu);
+  }
+}
+
+void Scheduler::OnContent(PageId page, double now, const FetchedObs* fetched) {
+  PageState& s = pages_[page];
+  s.flags &= static_cast<uint8_t>(~PageState::kInFlight);
+  s.failures = 0;
+  s.not_before = 0;
+  bool first = !s.fetched();
+  bool changed = fetched != nullptr && fetched->changed;
+  double tau = first ? 0 : now - s.last_fetch;
+  if (!first && !(tau > 0)) tau = 0;
+  if (!options_.oracle && tau > 0) {
+    double since = -1;
+    if (fetched != nullptr && changed && fetched->last_modified >= 0 &&
+        hosts_.TrustLastModified(s.host)) {
+      since = now - fetched->last_modified;
+      if (!(since >= 0 && since < tau)) since = -1;
+    }
+    s.rate_stats.Observe(tau, changed, since);
+    hosts_.ObserveChange(s.host, tau, changed, since);
+    if (policy_->uses_signals()) {
+      SignalTriple x{tau, s.signals, changed};
+      SignalParams current{s.rate, s.alpha, s.nu};
+      s.signal_stats.Observe(x, current);
+      hosts_.ObserveSignals(s.host, x, current);
+    }
+    RefreshEstimates(page);
+  }
+  if (policy_->uses_profiles()) {
+    ProfileSet& ps = profiles_[page];
+    std::vector<double> div;
+    parse::BottomSketch sketch;
+    if (fetched != nullptr) {
+      div = fetched->base_divergence;
+      if (div.empty() && !fetched->sketch.hashes.empty()) {
+        div = ps.DivergencesFrom(fetched->sketch);
+      }
+      sketch = fetched->sketch;
+    } else {  // 304: the same version as at the previous fetch
+      // (ProfileSet::OnFetch fills each profile's last d.)
+    }
+    ps.OnFetch(now, std::move(div), std::move(sketch));
+    if (!options_.oracle && !first && s.fetches % options_.refit_every == 0) {
+      std::vector<ProfilePoint> pts = ps.profiles().Pooled();
+      DivergenceFitOptions fo;
+      fo.k_max = 8;
+      fo.max_evaluations = 150;
+      models_[page] = FitDivergence(pts, fo).model;
+    }
+  }
+  s.last_fetch = now;
+  s.signals = 0;
+  if (s.fetches < UINT16_MAX) ++s.fetches;
+  policy_->OnFetched(Input(page), s, changed, tau, threshold_);
+  Reindex(page);
+}
+
+void Scheduler::OnFailure(PageId page, double now, FailureClass failure) {
+  PageState& s = pages_[page];
+  s.flags &= static_cast<uint8_t>(~PageState::kInFlight);
+  if (s.failures < UINT8_MAX) ++s.failures;
+  double backoff;
+  if (failure == FailureClass::kRobotsDenied ||
+      failure == FailureClass::kHttp4xx) {
+    backoff = options_.max_interval > 0 && std::isfinite(options_.max_interval)
+                  ? options_.max_interval
+                  : 30 * kDay;
+  } else {
+    backoff = std::max(options_.min_interval, 60.0) *
+              std::ldexp(1.0, std::min<int>(s.failures - 1, 20));
+    backoff = std::min(backoff, kDay);
+  }
+  s.not_before = now + backoff;
+}
+
+}  // namespace freshd::sched

@@ -1,0 +1,134 @@
+// The scheduler facade the daemon and the simulator both drive: pages,
+// observations, the policy's value function, the token bucket and the
+// greedy selector (DESIGN.md "the one idea").
+//
+// Time unit: seconds everywhere (the daemon passes seconds since the epoch,
+// the simulator virtual seconds); rates per second; values in importance x
+// seconds. The scheduler reads no clock: every call is told `now`.
+// In oracle mode the caller supplies each page's true model (SetTruth); in
+// estimated mode change rates, signal quality and divergence curves are
+// estimated from observations, pooled per host (HostPool).
+// Not thread-safe: one owner thread, no locks (DESIGN.md).
+
+#ifndef FRESHD_SCHED_SCHEDULER_H_
+#define FRESHD_SCHED_SCHEDULER_H_
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "conf/config.h"
+#include "conf/status.h"
+#include "sched/host_pool.h"
+#include "sched/observation.h"
+#include "sched/page_state.h"
+#include "sched/policy.h"
+#include "sched/selector.h"
+#include "sched/token_bucket.h"
+
+namespace freshd::sched {
+
+struct SchedulerOptions {
+  std::string policy = "ncis";
+  bool oracle = false;                 // values from SetTruth(), not estimates
+  double rate = 1;                     // budget R, pages per second
+  double burst = 10;                   // token bucket depth B
+  double new_page_value = 86400;       // value of a never-fetched URL
+  double min_interval = 60;            // s; never refetch sooner
+  double max_interval = 30 * 86400.0;  // s; floor; <= 0 or inf: none
+  int history = 4;                     // change profiles kept (longevity)
+  int refit_every = 1;            // longevity: refit the curve every n fetches
+  size_t max_pages = 10'000'000;  // AddUrl fails beyond this
+  PolicyOptions policy_options;
+  HostPoolOptions host_pool;
+};
+
+// Options from the daemon's config. [sched] new_page_value is read in
+// importance x days (x 86400 here); learning_l in days per refresh.
+SchedulerOptions OptionsFromConfig(const Config& config);
+
+class Scheduler {
+ public:
+  // Fails with InvalidArgument for an unknown policy or a bad option.
+  static Result<std::unique_ptr<Scheduler>> Create(
+      const SchedulerOptions& options);
+
+  // Adds a never-fetched URL of `host` with importance > 0 (clamped to
+  // [1e-6, 1e6]). Ids are dense from 0. ResourceExhausted past max_pages.
+  Result<PageId> AddUrl(HostId host, double importance);
+
+  // Oracle mode: the page's true parameters (rates per second) and
+  // divergence model (rates per second).
+  void SetTruth(PageId page, const PageParams& params,
+                const DivergenceModel& model);
+
+  // Consumes one observation (unknown page ids are ignored). A fetched, 304
+  // or failed observation ends the page's in-flight state.
+  void Observe(const Observation& obs);
+
+  // May the caller contact `host` now? (politeness, in-flight limit)
+  using HostGate = std::function<bool(HostId)>;
+
+  // Takes a token and returns the page to fetch now, marked in flight; or
+  // nullopt (no token kept back) when no token is available or no page is
+  // eligible: not in flight, past min_interval and its back-off, host open.
+  std::optional<PageId> Select(double now, const HostGate& host_open);
+
+  // When the next token is available (>= now); +inf at rate 0.
+  double NextTokenTime(double now) { return bucket_.NextTokenTime(now); }
+
+  // Changes the budget from `now` on. Nothing is recomputed.
+  void SetRate(double pages_per_second, double now);
+
+  // The page's value at `now` under the policy (new_page_value if never
+  // fetched) and its selection priority; Eligible() as Select() sees it.
+  double Value(PageId page, double now) const;
+  Priority PriorityOf(PageId page, double now) const;
+  bool Eligible(PageId page, double now, const HostGate& host_open) const;
+
+  // The model the value function reads (truth or estimate).
+  PageParams Params(PageId page) const;
+  // Base times of the page's change profiles, oldest first (longevity).
+  std::vector<double> ProfileBaseTimes(PageId page) const;
+  // The fitted (or true) divergence model; nullptr if none.
+  const DivergenceModel* Model(PageId page) const;
+
+  const PageState& page(PageId id) const { return pages_[id]; }
+  size_t size() const { return pages_.size(); }
+  const Policy& policy() const { return *policy_; }
+  const SchedulerOptions& options() const { return options_; }
+  // Running estimate of the implied threshold (value of recent choices).
+  double threshold() const { return threshold_; }
+  uint64_t selections() const { return selections_; }
+  uint64_t overdue_selections() const { return overdue_selections_; }
+  size_t last_evaluations() const { return selector_.last_evaluations(); }
+
+ private:
+  Scheduler(const SchedulerOptions& options, std::unique_ptr<Policy> policy);
+
+  PolicyInput Input(PageId page) const;
+  double Deadline(PageId page) const;
+  void Reindex(PageId page);
+  void OnContent(PageId page, double now, const FetchedObs* fetched);
+  void OnFailure(PageId page, double now, FailureClass failure);
+  void RefreshEstimates(PageId page);
+
+  SchedulerOptions options_;
+  std::unique_ptr<Policy> policy_;
+  std::vector<PageState> pages_;
+  std::vector<PageParams> truth_;        // oracle only
+  std::vector<DivergenceModel> models_;  // longevity (truth or fit)
+  std::vector<ProfileSet> profiles_;     // longevity only
+  HostPool hosts_;
+  Selector selector_;
+  TokenBucket bucket_;
+  double threshold_ = 0;
+  uint64_t selections_ = 0;
+  uint64_t overdue_selections_ = 0;
+};
+
+}  // namespace freshd::sched
+
+#endif  // FRESHD_SCHED_SCHEDULER_H_

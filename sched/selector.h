@@ -1,0 +1,95 @@
+// The greedy choice behind every token: among the pages the caller says are
+// eligible now, the overdue page with the earliest deadline if any (the
+// max_interval floor and policy clamps), else the page of highest value.
+//
+// Exact, not approximate: pages are indexed by an upper bound of their value
+// (descending) and by deadline (min-heap, lazily invalidated). A selection
+// scans pages in upper-bound order and stops as soon as the next bound
+// cannot beat the best value found, so only pages whose bound exceeds the
+// winner's value are evaluated (every page when bounds are +inf). Values may
+// move arbitrarily between calls as long as each page's bound holds; Update()
+// must be called whenever a bound or deadline changes.
+// Not thread-safe (the scheduler's owner thread).
+
+#ifndef FRESHD_SCHED_SELECTOR_H_
+#define FRESHD_SCHED_SELECTOR_H_
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <queue>
+#include <set>
+#include <vector>
+
+#include "sched/observation.h"
+
+namespace freshd::sched {
+
+// The order the selector maximizes: overdue first (earlier deadline first),
+// then higher value. Ties: lower page id.
+struct Priority {
+  bool overdue = false;
+  double key = 0;  // deadline if overdue, else value
+};
+
+// True when a is strictly better than b.
+bool Better(const Priority& a, const Priority& b);
+
+class Selector {
+ public:
+  struct Choice {
+    PageId page;
+    Priority priority;
+  };
+  using EligibleFn = std::function<bool(PageId)>;
+  using ValueFn = std::function<double(PageId)>;
+
+  // Makes room for page ids < pages; new pages start unindexed.
+  void Resize(size_t pages);
+
+  // (Re)indexes `page`: upper bound of its value (+inf allowed, NaN treated
+  // as +inf) and absolute deadline (+inf: none).
+  void Update(PageId page, double upper_bound, double deadline);
+
+  // The best eligible page at `now`; nullopt when no indexed page is
+  // eligible. `value(p)` is called only for eligible p with bound above the
+  // running best; `eligible(p)` for candidates in scan order.
+  std::optional<Choice> Select(double now, const EligibleFn& eligible,
+                               const ValueFn& value);
+
+  size_t pages() const { return bound_.size(); }
+  // Values evaluated by the last Select (for benchmarks and tests).
+  size_t last_evaluations() const { return last_evaluations_; }
+
+ private:
+  struct DeadlineEntry {
+    double deadline;
+    PageId page;
+    uint32_t stamp;
+    bool operator>(const DeadlineEntry& o) const {
+      return deadline != o.deadline ? deadline > o.deadline : page > o.page;
+    }
+  };
+  struct ByBoundDesc {
+    bool operator()(const std::pair<double, PageId>& a,
+                    const std::pair<double, PageId>& b) const {
+      return a.first != b.first ? a.first > b.first : a.second < b.second;
+    }
+  };
+
+  std::optional<Choice> SelectOverdue(double now, const EligibleFn& eligible);
+  void CompactHeap();
+
+  std::vector<double> bound_;     // per page; NaN = not indexed
+  std::vector<double> deadline_;  // per page
+  std::vector<uint32_t> stamp_;   // per page, bumped by Update
+  std::set<std::pair<double, PageId>, ByBoundDesc> by_bound_;
+  std::priority_queue<DeadlineEntry, std::vector<DeadlineEntry>,
+                      std::greater<DeadlineEntry>>
+      deadlines_;
+  size_t last_evaluations_ = 0;
+};
+
+}  // namespace freshd::sched
+
+#endif  // FRESHD_SCHED_SELECTOR_H_

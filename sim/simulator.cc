@@ -1,0 +1,363 @@
+#include "sim/simulator.h"
+
+#include <algorithm>
+#include <cmath>
+#include <ctime>
+#include <deque>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <queue>
+
+#include "sched/allocation.h"
+#include "sched/scheduler.h"
+#include "sim/page_process.h"
+
+namespace freshd::sim {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+enum EventKind : uint8_t {
+  kChurnEvent = 0,
+  kScrollEvent = 1,
+  kTrueSignal = 2,
+  kFalseSignal = 3,
+  kRateChange = 4,
+  kSnapshot = 5,
+};
+
+struct Event {
+  double t;
+  uint32_t index;  // page, rate change or snapshot index
+  EventKind kind;
+  bool operator>(const Event& o) const {
+    if (t != o.t) return t > o.t;
+    if (kind != o.kind) return kind > o.kind;
+    return index > o.index;
+  }
+};
+
+struct PageSim {
+  Version live, copy;
+  double seg_start = 0;
+  double stale_since = -1;
+  std::deque<std::pair<double, Version>> fetches;  // recent (time, version)
+};
+
+class Run {
+ public:
+  Run(const WebModel& model, const SimOptions& options,
+      sched::Scheduler& scheduler)
+      : m_(model), o_(options), sched_(scheduler) {
+    end_ = o_.days * kDay;
+    double warm = o_.warmup_days >= 0 ? o_.warmup_days : 0.1 * o_.days;
+    warm_ = std::min(warm, o_.days) * kDay;
+  }
+
+  Result<SimResult> Go();
+
+ private:
+  void Integrate(uint32_t p, double now);
+  void Push(double t, uint32_t index, EventKind kind) {
+    if (t <= end_) queue_.push({t, index, kind});
+  }
+  void OnChange(uint32_t p, Region r, double now);
+  void Crawl(uint32_t p, double now);
+
+  const WebModel& m_;
+  const SimOptions& o_;
+  sched::Scheduler& sched_;
+  double end_ = 0, warm_ = 0;
+  std::vector<PageSim> pages_;
+  std::vector<EventStream> churn_, scroll_;
+  std::vector<FalseSignalStream> false_;
+  std::vector<double> host_next_;
+  std::priority_queue<Event, std::vector<Event>, std::greater<Event>> queue_;
+  SimResult r_;
+  double fresh_all_ = 0;  // Σμ·fresh time over [0, now], unclipped
+  std::vector<double> snapshots_;
+  double weight_ = 0;
+};
+
+void Run::Integrate(uint32_t p, double now) {
+  PageSim& s = pages_[p];
+  const SimPage& sp = m_.pages[p];
+  bool fresh = s.copy == s.live;
+  if (fresh) fresh_all_ += sp.importance * (now - s.seg_start);
+  double a = std::max(s.seg_start, warm_), b = std::min(now, end_);
+  s.seg_start = now;
+  if (!(b > a)) return;
+  double w = sp.importance, dt = b - a;
+  SimMetrics* ms[2] = {&r_.total, &r_.per_class[sp.cls]};
+  for (SimMetrics* x : ms) {
+    if (fresh) {
+      x->fresh += w * dt;
+    } else {
+      x->staleness += w * VersionDivergence(sp, s.copy, s.live) * dt;
+      double z = s.stale_since;
+      x->age_days += w * 0.5 * ((b - z) * (b - z) - (a - z) * (a - z));
+    }
+  }
+}
+
+void Run::OnChange(uint32_t p, Region r, double now) {
+  Integrate(p, now);
+  PageSim& s = pages_[p];
+  EventStream& es = r == kChurn ? churn_[p] : scroll_[p];
+  uint64_t index = es.count();
+  ++(r == kChurn ? s.live.churn : s.live.scroll);
+  es.Advance();
+  Push(es.next(), p, r == kChurn ? kChurnEvent : kScrollEvent);
+  if (s.stale_since < 0) s.stale_since = now;
+  ++r_.changes;
+  if (m_.pages[p].recall > 0) {
+    SignalDraw d = TrueSignal(m_, p, r, index);
+    if (d.emitted) Push(now + d.delay, p, kTrueSignal);
+  }
+}
+
+void Run::Crawl(uint32_t p, double now) {
+  Integrate(p, now);
+  PageSim& s = pages_[p];
+  sched::FetchedObs f;
+  f.changed = !(s.copy == s.live);
+  if (sched_.policy().uses_profiles()) {
+    for (double base : sched_.ProfileBaseTimes(p)) {
+      for (const auto& [t, v] : s.fetches) {
+        if (t == base) {
+          f.base_divergence.push_back(
+              VersionDivergence(m_.pages[p], v, s.live));
+          break;
+        }
+      }
+    }
+  }
+  sched_.Observe({p, now, std::move(f)});
+  s.copy = s.live;
+  s.stale_since = -1;
+  s.fetches.emplace_back(now, s.live);
+  if (s.fetches.size() > static_cast<size_t>(o_.history) + 2) {
+    s.fetches.pop_front();
+  }
+  host_next_[m_.pages[p].host] = now + m_.host_delay_s[m_.pages[p].host];
+  ++r_.crawls_total;
+  if (now >= warm_) {
+    ++r_.total.crawls;
+    ++r_.per_class[m_.pages[p].cls].crawls;
+  }
+}
+
+Result<SimResult> Run::Go() {
+  std::clock_t cpu0 = std::clock();
+  size_t n = m_.pages.size();
+  r_.per_class.resize(m_.spec.classes.size());
+  pages_.resize(n);
+  host_next_.assign(m_.spec.hosts, 0);
+  churn_.reserve(n);
+  scroll_.reserve(n);
+  false_.reserve(n);
+  for (uint32_t p = 0; p < n; ++p) {
+    auto id = sched_.AddUrl(m_.pages[p].host, m_.pages[p].importance);
+    if (!id.ok()) return id.status();
+    sched_.SetTruth(p, m_.TrueParams(p), m_.TrueModel(p));
+    sched_.Observe({p, 0.0, sched::FetchedObs{}});  // start fetched, fresh
+    pages_[p].fetches.emplace_back(0.0, Version{});
+    churn_.emplace_back(m_, p, kChurn);
+    scroll_.emplace_back(m_, p, kScroll);
+    false_.emplace_back(m_, p);
+    Push(churn_[p].next(), p, kChurnEvent);
+    Push(scroll_[p].next(), p, kScrollEvent);
+    Push(false_[p].next(), p, kFalseSignal);
+    const SimPage& sp = m_.pages[p];
+    weight_ += sp.importance;
+    r_.per_class[sp.cls].weight += sp.importance;
+    ++r_.per_class[sp.cls].pages;
+  }
+  r_.total.weight = weight_;
+  r_.total.pages = n;
+  // Rate-change segments: snapshot freshness over each segment's 2nd half.
+  std::vector<double> bounds = {0};
+  for (size_t i = 0; i < o_.rate_changes.size(); ++i) {
+    Push(o_.rate_changes[i].day * kDay, static_cast<uint32_t>(i), kRateChange);
+    bounds.push_back(o_.rate_changes[i].day * kDay);
+  }
+  bounds.push_back(end_);
+  std::vector<double> snap_times;
+  for (size_t i = 0; i + 1 < bounds.size(); ++i) {
+    snap_times.push_back(0.5 * (bounds[i] + bounds[i + 1]));
+    snap_times.push_back(bounds[i + 1]);
+  }
+  snapshots_.assign(snap_times.size(), 0);
+  for (size_t i = 0; i < snap_times.size(); ++i) {
+    queue_.push(
+        {std::min(snap_times[i], end_), static_cast<uint32_t>(i), kSnapshot});
+  }
+
+  double now = 0, wake = 0;
+  uint64_t selections = 0, evaluations = 0;
+  while (true) {
+    double t_try = std::max(sched_.NextTokenTime(now), wake);
+    double t_ev = queue_.empty() ? kInf : queue_.top().t;
+    if (std::min(t_ev, t_try) > end_) break;
+    if (t_ev <= t_try) {
+      Event e = queue_.top();
+      queue_.pop();
+      now = e.t;
+      switch (e.kind) {
+        case kChurnEvent:
+          OnChange(e.index, kChurn, now);
+          break;
+        case kScrollEvent:
+          OnChange(e.index, kScroll, now);
+          break;
+        case kTrueSignal:
+        case kFalseSignal:
+          sched_.Observe({e.index, now, sched::SignalObs{}});
+          ++r_.signals;
+          if (e.kind == kFalseSignal) {
+            false_[e.index].Advance();
+            Push(false_[e.index].next(), e.index, kFalseSignal);
+          }
+          break;
+        case kRateChange:
+          sched_.SetRate(o_.rate_changes[e.index].rate_per_day / kDay, now);
+          break;
+        case kSnapshot:
+          for (uint32_t p = 0; p < n; ++p) Integrate(p, now);
+          snapshots_[e.index] = fresh_all_;
+          break;
+      }
+      continue;
+    }
+    now = t_try;
+    auto chosen = sched_.Select(
+        now, [&](sched::HostId h) { return host_next_[h] <= now; });
+    ++selections;
+    evaluations += sched_.last_evaluations();
+    if (chosen) {
+      Crawl(*chosen, now);
+      wake = now;
+    } else {
+      double next_host = kInf;
+      for (double t : host_next_) {
+        if (t > now) next_host = std::min(next_host, t);
+      }
+      wake = std::min(next_host, now + std::max(1.0, o_.min_interval_s));
+    }
+  }
+  for (uint32_t p = 0; p < n; ++p) Integrate(p, end_);
+  r_.overdue_crawls = sched_.overdue_selections();
+  r_.measured_days = (end_ - warm_) / kDay;
+  double span = end_ - warm_;
+  auto finish = [&](SimMetrics& x) {
+    double denom = x.weight * span;
+    if (denom > 0) {
+      x.fresh /= denom;
+      x.staleness /= denom;
+      x.age_days /= denom * kDay;
+    }
+  };
+  finish(r_.total);
+  for (SimMetrics& x : r_.per_class) finish(x);
+  for (size_t i = 0; i + 1 < snap_times.size(); i += 2) {
+    double len = snap_times[i + 1] - snap_times[i];
+    r_.window_freshness.push_back(
+        len > 0 ? (snapshots_[i + 1] - snapshots_[i]) / (weight_ * len) : 0);
+  }
+  r_.mean_evaluations =
+      selections > 0 ? static_cast<double>(evaluations) / selections : 0;
+  r_.cpu_seconds = static_cast<double>(std::clock() - cpu0) / CLOCKS_PER_SEC;
+  return r_;
+}
+
+void ContinuousOptima(const WebModel& m, double rate_per_day, SimResult& r) {
+  if (m.pages.size() > 200000) return;
+  std::vector<double> delta, mu;
+  std::vector<sched::PageParams> params;
+  bool signals = false;
+  for (uint32_t p = 0; p < m.pages.size(); ++p) {
+    const SimPage& s = m.pages[p];
+    delta.push_back(std::max(m.ChangeRate(p), 1e-12));
+    mu.push_back(s.importance);
+    params.push_back({delta.back(), s.importance, s.recall, s.false_rate});
+    signals = signals || s.recall > 0 || s.false_rate > 0;
+  }
+  auto g = sched::GreedyContinuousOptimum(delta, mu, rate_per_day);
+  if (g.ok()) r.continuous_optimum = g->accuracy;
+  if (signals) {
+    auto nc = sched::NcisContinuousOptimum(params, rate_per_day);
+    if (nc.ok()) r.continuous_optimum_ncis = nc->accuracy;
+  }
+}
+
+}  // namespace
+
+Result<SimResult> RunSimulation(const WebModel& model,
+                                const SimOptions& options) {
+  if (!(options.rate_per_day > 0) || !std::isfinite(options.rate_per_day) ||
+      !(options.days > 0) || !std::isfinite(options.days)) {
+    return Status::InvalidArgument("sim: rate and days must be > 0");
+  }
+  if (model.pages.empty()) return Status::InvalidArgument("sim: empty web");
+  sched::SchedulerOptions so;
+  so.policy = options.policy;
+  so.oracle = options.oracle;
+  so.rate = options.rate_per_day / kDay;
+  so.burst = std::max(1.0, options.burst);
+  so.new_page_value = options.new_page_value;
+  so.min_interval = options.min_interval_s;
+  so.max_interval = options.max_interval_days * kDay;
+  so.history = options.history;
+  so.max_pages = kMaxSimPages;
+  auto scheduler = sched::Scheduler::Create(so);
+  if (!scheduler.ok()) return scheduler.status();
+  Run run(model, options, **scheduler);
+  auto result = run.Go();
+  if (!result.ok()) return result;
+  ContinuousOptima(model, options.rate_per_day, *result);
+  return result;
+}
+
+std::string SimResultToJson(const WebModel& model, const SimOptions& options,
+                            const SimResult& r) {
+  using nlohmann::json;
+  auto metrics = [](const SimMetrics& x, double days) {
+    return json{{"pages", x.pages},
+                {"freshness", x.fresh},
+                {"age_days", x.age_days},
+                {"fragment_staleness", x.staleness},
+                {"crawls", x.crawls},
+                {"crawls_per_day", days > 0 ? x.crawls / days : 0}};
+  };
+  json j = metrics(r.total, r.measured_days);
+  j["web"] = model.spec.name;
+  j["policy"] = options.policy;
+  j["oracle"] = options.oracle;
+  j["seed"] = model.seed;
+  j["rate_per_day"] = options.rate_per_day;
+  j["days"] = options.days;
+  j["measured_days"] = r.measured_days;
+  j["max_interval_days"] = options.max_interval_days;
+  j["crawls_total"] = r.crawls_total;
+  j["overdue_crawls"] = r.overdue_crawls;
+  j["changes"] = r.changes;
+  j["signals"] = r.signals;
+  if (r.continuous_optimum >= 0) j["continuous_optimum"] = r.continuous_optimum;
+  if (r.continuous_optimum_ncis >= 0) {
+    j["continuous_optimum_ncis"] = r.continuous_optimum_ncis;
+  }
+  if (!options.rate_changes.empty()) {
+    j["segment_freshness"] = r.window_freshness;  // 2nd half of each segment
+  }
+  json classes = json::object();
+  for (size_t i = 0; i < r.per_class.size(); ++i) {
+    classes[model.spec.classes[i].name] =
+        metrics(r.per_class[i], r.measured_days);
+  }
+  j["per_class"] = classes;
+  j["selector_evaluations_per_selection"] = r.mean_evaluations;
+  j["cpu_seconds"] = r.cpu_seconds;
+  return j.dump();
+}
+
+}  // namespace freshd::sim

@@ -1,0 +1,241 @@
+#include "sim/web_model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+#include <toml.hpp>
+
+namespace freshd::sim {
+namespace {
+
+using Table = toml::value;
+
+[[noreturn]] void Fail(const Table& v, const std::string& what) {
+  throw std::runtime_error(toml::format_error(what, v, "here"));
+}
+
+void CheckKeys(const Table& t, const std::set<std::string>& allowed,
+               const std::string& where) {
+  for (const auto& [k, v] : t.as_table()) {
+    if (!allowed.count(k)) Fail(v, where + ": unknown key '" + k + "'");
+  }
+}
+
+double Number(const Table& v) {
+  if (v.is_integer()) return static_cast<double>(v.as_integer());
+  if (v.is_floating()) return v.as_floating();
+  Fail(v, "expected a number");
+}
+
+Distribution ParseDist(const Table& v, const std::string& key) {
+  if (!v.is_table()) return Distribution::Const(Number(v));
+  std::string kind = toml::find<std::string>(v, "dist");
+  Distribution d;
+  auto num = [&](const char* k) {
+    if (!v.contains(k)) Fail(v, key + ": '" + kind + "' needs '" + k + "'");
+    return Number(v.at(k));
+  };
+  if (kind == "const") {
+    CheckKeys(v, {"dist", "value"}, key);
+    d = Distribution::Const(num("value"));
+  } else if (kind == "uniform" || kind == "loguniform") {
+    CheckKeys(v, {"dist", "min", "max"}, key);
+    d.kind = kind == "uniform" ? Distribution::Kind::kUniform
+                               : Distribution::Kind::kLogUniform;
+    d.a = num("min");
+    d.b = num("max");
+    if (!(d.a <= d.b)) Fail(v, key + ": min > max");
+    if (kind == "loguniform" && !(d.a > 0)) Fail(v, key + ": min must be > 0");
+  } else if (kind == "beta") {
+    CheckKeys(v, {"dist", "a", "b"}, key);
+    d.kind = Distribution::Kind::kBeta;
+    d.a = num("a");
+    d.b = num("b");
+    if (!(d.a > 0 && d.b > 0)) Fail(v, key + ": beta a, b must be > 0");
+  } else if (kind == "exponential") {
+    CheckKeys(v, {"dist", "mean"}, key);
+    d.kind = Distribution::Kind::kExponential;
+    d.a = num("mean");
+    if (!(d.a >= 0)) Fail(v, key + ": mean must be >= 0");
+  } else {
+    Fail(v, key + ": unknown dist '" + kind + "'");
+  }
+  if (!std::isfinite(d.a) || !std::isfinite(d.b)) Fail(v, key + ": not finite");
+  return d;
+}
+
+int Count(const Table& t, const char* key, int lo, int hi) {
+  if (!t.contains(key)) return 0;
+  const Table& v = t.at(key);
+  if (!v.is_integer()) Fail(v, std::string(key) + ": expected an integer");
+  auto n = v.as_integer();
+  if (n < lo || n > hi) {
+    Fail(v, std::string(key) + ": must be in [" + std::to_string(lo) + ", " +
+                std::to_string(hi) + "]");
+  }
+  return static_cast<int>(n);
+}
+
+PageClass ParseClass(const Table& t) {
+  CheckKeys(t,
+            {"name", "share", "importance", "static_words", "churn", "scroll",
+             "signals"},
+            "[[class]]");
+  PageClass c;
+  if (t.contains("name")) c.name = toml::find<std::string>(t, "name");
+  c.share = t.contains("share") ? Number(t.at("share")) : 1.0;
+  if (!(c.share >= 0)) Fail(t.at("share"), "share: must be >= 0");
+  if (t.contains("importance")) {
+    c.importance = ParseDist(t.at("importance"), "importance");
+  }
+  c.static_words = Count(t, "static_words", 0, 100000);
+  if (t.contains("churn")) {
+    const Table& r = t.at("churn");
+    CheckKeys(r, {"words", "rate"}, "[class.churn]");
+    c.churn_words = Count(r, "words", 0, 100000);
+    if (r.contains("rate")) c.churn_rate = ParseDist(r.at("rate"), "rate");
+  }
+  if (t.contains("scroll")) {
+    const Table& r = t.at("scroll");
+    CheckKeys(r, {"items", "words_per_item", "rate"}, "[class.scroll]");
+    c.scroll_items = Count(r, "items", 0, 1000);
+    c.item_words = Count(r, "words_per_item", 0, 10000);
+    if (r.contains("rate")) c.scroll_rate = ParseDist(r.at("rate"), "rate");
+  }
+  if (t.contains("signals")) {
+    const Table& r = t.at("signals");
+    CheckKeys(r, {"recall", "false_rate", "delay_days"}, "[class.signals]");
+    if (r.contains("recall")) c.recall = ParseDist(r.at("recall"), "recall");
+    if (r.contains("false_rate")) {
+      c.false_rate = ParseDist(r.at("false_rate"), "false_rate");
+    }
+    if (r.contains("delay_days")) {
+      c.delay_days = ParseDist(r.at("delay_days"), "delay_days");
+    }
+  }
+  if (c.static_words + c.churn_words + c.scroll_items * c.item_words == 0) {
+    Fail(t, "[[class]] " + c.name + ": a page needs at least one word");
+  }
+  return c;
+}
+
+WebSpec ParseSpec(const Table& root) {
+  CheckKeys(root, {"name", "hosts", "pages_per_host", "crawl_delay_s", "class"},
+            "web");
+  WebSpec spec;
+  if (root.contains("name")) spec.name = toml::find<std::string>(root, "name");
+  spec.hosts = static_cast<uint32_t>(Count(root, "hosts", 1, 1000000));
+  spec.pages_per_host =
+      static_cast<uint32_t>(Count(root, "pages_per_host", 1, 10000000));
+  if (uint64_t{spec.hosts} * spec.pages_per_host > kMaxSimPages) {
+    Fail(root.at("pages_per_host"), "hosts x pages_per_host exceeds 10M");
+  }
+  if (root.contains("crawl_delay_s")) {
+    spec.crawl_delay_s = ParseDist(root.at("crawl_delay_s"), "crawl_delay_s");
+  }
+  if (!root.contains("class")) Fail(root, "web: needs at least one [[class]]");
+  double total = 0;
+  for (const Table& c : root.at("class").as_array()) {
+    spec.classes.push_back(ParseClass(c));
+    total += spec.classes.back().share;
+  }
+  if (spec.classes.empty() || spec.classes.size() > 1000 ||
+      std::abs(total - 1) > 1e-6) {
+    Fail(root.at("class"), "class shares must sum to 1 (1..1000 classes)");
+  }
+  return spec;
+}
+
+}  // namespace
+
+Result<WebSpec> ParseWebSpec(std::string_view toml_text,
+                             std::string_view name) {
+  try {
+    std::istringstream in{std::string(toml_text)};
+    Table root = toml::parse(in, std::string(name));
+    WebSpec spec = ParseSpec(root);
+    if (spec.name.empty()) spec.name = std::string(name);
+    return spec;
+  } catch (const std::exception& e) {
+    return Status::InvalidArgument(e.what());
+  }
+}
+
+Result<WebSpec> LoadWebSpec(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return Status::NotFound("cannot open web file " + path);
+  std::ostringstream ss;
+  ss << f.rdbuf();
+  if (ss.str().size() > (1u << 20)) {
+    return Status::InvalidArgument(path + ": larger than 1 MiB");
+  }
+  return ParseWebSpec(ss.str(), path);
+}
+
+WebModel WebModel::Build(const WebSpec& spec, uint64_t seed) {
+  WebModel m;
+  m.spec = spec;
+  m.seed = seed;
+  for (uint32_t h = 0; h < spec.hosts; ++h) {
+    Rng rng(HashKey(seed, h, 2));
+    m.host_delay_s.push_back(std::max(0.0, spec.crawl_delay_s.Sample(rng)));
+  }
+  uint64_t n = uint64_t{spec.hosts} * spec.pages_per_host;
+  m.pages.resize(n);
+  for (uint64_t p = 0; p < n; ++p) {
+    Rng rng(HashKey(seed, p, 1));
+    double u = rng.Uniform(), acc = 0;
+    size_t cls = spec.classes.size() - 1;
+    for (size_t i = 0; i < spec.classes.size(); ++i) {
+      acc += spec.classes[i].share;
+      if (u < acc) {
+        cls = i;
+        break;
+      }
+    }
+    const PageClass& c = spec.classes[cls];
+    SimPage& s = m.pages[p];
+    s.host = static_cast<uint32_t>(p / spec.pages_per_host);
+    s.cls = static_cast<uint16_t>(cls);
+    s.importance = std::max(1e-6, c.importance.Sample(rng));
+    s.static_words = c.static_words;
+    s.churn_words = c.churn_words;
+    s.scroll_items = c.scroll_items;
+    s.item_words = c.item_words;
+    double cr = std::max(0.0, c.churn_rate.Sample(rng));
+    double sr = std::max(0.0, c.scroll_rate.Sample(rng));
+    s.churn_rate = c.churn_words > 0 ? cr : 0;
+    s.scroll_rate = c.scroll_items * c.item_words > 0 ? sr : 0;
+    s.recall = std::clamp(c.recall.Sample(rng), 0.0, 1.0);
+    s.false_rate = std::max(0.0, c.false_rate.Sample(rng));
+  }
+  return m;
+}
+
+double WebModel::ChangeRate(uint32_t page) const {
+  const SimPage& s = pages[page];
+  return s.churn_rate + s.scroll_rate;
+}
+
+sched::PageParams WebModel::TrueParams(uint32_t page) const {
+  const SimPage& s = pages[page];
+  return sched::PageParams{ChangeRate(page) / kDay, s.importance, s.recall,
+                           s.false_rate / kDay};
+}
+
+sched::DivergenceModel WebModel::TrueModel(uint32_t page) const {
+  const SimPage& s = pages[page];
+  double n = s.static_words + s.churn_words + s.scroll_items * s.item_words;
+  sched::DivergenceModel m;
+  m.static_share = s.static_words / n;
+  m.churn_share = s.churn_words / n;
+  m.churn_rate = s.churn_rate / kDay;
+  m.scroll_k = std::max(1, s.scroll_items);
+  m.scroll_rate = s.scroll_rate / kDay;
+  return m;
+}
+
+}  // namespace freshd::sim
