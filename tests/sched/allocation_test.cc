@@ -21,22 +21,13 @@
 #include "sched/crawl_value.h"
 #include "sched/refresh_math.h"
 #include "sched/special_functions.h"
+#include "tests/sched/math_vectors.h"
 
 namespace freshd::sched {
 namespace {
 
-nlohmann::json LoadVectors() {
-  std::ifstream in(std::string(FRESHD_SHARED_DIR) +
-                   "/data/math/test_vectors.json");
-  EXPECT_TRUE(in.good()) << "cannot open test_vectors.json";
-  std::stringstream ss;
-  ss << in.rdbuf();
-  // Python's json writes ∞ as the bare token Infinity: quote it so the parser
-  // accepts it.
-  const std::string text = std::regex_replace(
-      ss.str(), std::regex(R"((:\s*|\[\s*|,\s*)(-?)Infinity)"), "$1\"$2inf\"");
-  return nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-}
+using testing::LoadVectors;
+using testing::Num;
 
 std::vector<double> Vec(const nlohmann::json& j) {
   return j.get<std::vector<double>>();

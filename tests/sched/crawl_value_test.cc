@@ -17,27 +17,13 @@
 #include <string>
 
 #include "sched/refresh_math.h"
+#include "tests/sched/math_vectors.h"
 
 namespace freshd::sched {
 namespace {
 
-// test_vectors.json writes ∞ as the bare token Infinity (Python's json), which
-// is not JSON: quote it before parsing, and read numbers through Num().
-nlohmann::json LoadVectors() {
-  std::ifstream in(std::string(FRESHD_SHARED_DIR) +
-                   "/data/math/test_vectors.json");
-  EXPECT_TRUE(in.good()) << "cannot open test_vectors.json";
-  std::stringstream ss;
-  ss << in.rdbuf();
-  const std::string text = std::regex_replace(
-      ss.str(), std::regex(R"((:\s*|\[\s*|,\s*)(-?)Infinity)"), "$1\"$2inf\"");
-  return nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-}
-
-double Num(const nlohmann::json& j) {
-  if (j.is_string()) return std::stod(j.get<std::string>());
-  return j.get<double>();
-}
+using testing::LoadVectors;
+using testing::Num;
 
 void ExpectClose(double got, double want, double rel, const char* what) {
   if (std::isinf(want)) {

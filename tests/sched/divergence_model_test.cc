@@ -14,21 +14,13 @@
 #include <sstream>
 #include <string>
 
+#include "tests/sched/math_vectors.h"
+
 namespace freshd::sched {
 namespace {
 
-nlohmann::json LoadVectors() {
-  std::ifstream in(std::string(FRESHD_SHARED_DIR) +
-                   "/data/math/test_vectors.json");
-  EXPECT_TRUE(in.good()) << "cannot open test_vectors.json";
-  std::stringstream ss;
-  ss << in.rdbuf();
-  // Python's json writes ∞ as the bare token Infinity: quote it so the parser
-  // accepts it.
-  const std::string text = std::regex_replace(
-      ss.str(), std::regex(R"((:\s*|\[\s*|,\s*)(-?)Infinity)"), "$1\"$2inf\"");
-  return nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-}
+using testing::LoadVectors;
+using testing::Num;
 
 // Churn-only model with asymptote a = g(c) = 2c/(1+c), i.e. c = a/(2 − a).
 DivergenceModel Churn(double a, double lam) {
