@@ -1,0 +1,139 @@
+// Policies as value functions: each equals the MATH.md crawl value it names,
+// never exceeds its upper bound (the selector's pruning relies on it), and
+// Nutch's interval follows AdaptiveFetchSchedule (inc 0.4, dec 0.2, clamp).
+
+#include "sched/policy.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace freshd::sched {
+namespace {
+
+std::unique_ptr<Policy> Make(const std::string& name) {
+  auto p = MakePolicy(name, PolicyOptions{});
+  EXPECT_TRUE(p.ok()) << name;
+  return std::move(p).value();
+}
+
+TEST(PolicyTest, EveryConfiguredNameIsBuiltAndUnknownIsRejected) {
+  for (const std::string& n : PolicyNames()) {
+    auto p = MakePolicy(n, PolicyOptions{});
+    ASSERT_TRUE(p.ok()) << n;
+    EXPECT_EQ((*p)->name(), n);
+  }
+  auto bad = MakePolicy("oldest-first", PolicyOptions{});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), Status::Code::kInvalidArgument);
+}
+
+// MATH.md Paper 2 test vectors: (Δ,μ,α,ν,τ,n) = (.8,.6,.5,.2,2,1) ->
+// V_NCIS .4744, APPROX-1 .4537, V_GREEDY .3563, V_CIS .7500.
+TEST(PolicyTest, SignalValuesMatchMathTestVectors) {
+  PageState s;
+  s.signals = 1;
+  PolicyInput in{&s, PageParams{.8, .6, .5, .2}, nullptr, nullptr, true};
+  EXPECT_NEAR(Make("ncis")->Value(in, 2), .4744, 5e-5);
+  EXPECT_NEAR(Make("ncis1")->Value(in, 2), .4537, 5e-5);
+  EXPECT_NEAR(Make("ncis2")->Value(in, 2), .4744, 5e-5);
+  EXPECT_NEAR(Make("freshness")->Value(in, 2), .3563, 5e-5);
+  EXPECT_NEAR(Make("cis")->Value(in, 2), .7500, 5e-5);
+}
+
+TEST(PolicyTest, ValuesStayBelowUpperBoundsAndGrowWithTau) {
+  PageState s;
+  s.signals = 2;
+  s.fetches = 3;
+  DivergenceModel m{0.4, 0.2, 1.0, 5, 0.3};
+  ProfileSet ps(4);
+  ps.OnFetch(0, {}, {});
+  ps.OnFetch(2, {.2}, {});
+  ps.OnFetch(5, {.2, .1}, {});
+  for (const std::string& n : PolicyNames()) {
+    auto p = Make(n);
+    PolicyInput in{&s, PageParams{.3, .7, .6, .1}, &m, &ps, true};
+    double ub = p->UpperBound(in), prev = -1;
+    for (double tau = 0; tau < 200; tau += 0.37) {
+      double v = p->Value(in, tau);
+      ASSERT_TRUE(std::isfinite(v)) << n << " tau " << tau;
+      ASSERT_LE(v, ub * (1 + 1e-12)) << n << " tau " << tau;
+      ASSERT_GE(v, prev - 1e-12) << n << " tau " << tau;
+      prev = v;
+    }
+  }
+}
+
+TEST(PolicyTest, PageThatNeverChangesHasNoValue) {
+  PageState s;
+  PolicyInput in{&s, PageParams{0, 1, 0, 0}, nullptr, nullptr, true};
+  for (const char* n : {"freshness", "age", "ncis", "cis"}) {
+    EXPECT_EQ(Make(n)->Value(in, 1e6), 0) << n;
+  }
+}
+
+TEST(PolicyTest, NutchIntervalFollowsAdaptiveFetchSchedule) {
+  auto p = Make("nutch");
+  PageState s;
+  PolicyInput in{&s, PageParams{}, nullptr, nullptr, false};
+  p->OnFetched(in, s, false, 0, 0);  // first fetch: default 30 days
+  EXPECT_FLOAT_EQ(s.interval, 30 * 86400.f);
+  p->OnFetched(in, s, true, 10, 0);
+  EXPECT_FLOAT_EQ(s.interval, 30 * 86400.f * 0.8f);
+  p->OnFetched(in, s, false, 10, 0);
+  EXPECT_NEAR(s.interval, 30 * 86400.0 * 0.8 * 1.4, 1.0);
+  for (int i = 0; i < 100; ++i) p->OnFetched(in, s, true, 10, 0);
+  EXPECT_FLOAT_EQ(s.interval, 60.f);
+  for (int i = 0; i < 100; ++i) p->OnFetched(in, s, false, 10, 0);
+  EXPECT_FLOAT_EQ(s.interval, 365 * 86400.f);
+  EXPECT_DOUBLE_EQ(p->Value(in, 365 * 86400.0), 1.0);
+}
+
+// Longevity value is μ·U of the model (MATH.md Paper 3 test vector: mixed
+// s=.4, c=.2, λc=1, K=5, λs=.3 -> U(4) = .5226).
+TEST(PolicyTest, LongevityValueIsImportanceTimesUtility) {
+  PageState s;
+  DivergenceModel m{0.4, 0.2, 1.0, 5, 0.3};
+  PolicyInput in{&s, PageParams{1, 2, 0, 0}, &m, nullptr, true};
+  EXPECT_NEAR(Make("longevity")->Value(in, 4), 2 * .5226, 2e-4);
+}
+
+// Bound-based: the paper's profile <(0,0),(2,.2),(5,.2),(13,.3)> gives
+// U_max = 1.3, U_min = -0.4 at τ = 9; the value is μ·max(0, midpoint).
+TEST(PolicyTest, LongevityBoundValueIsMidpointOfUtilityBounds) {
+  ProfileSet ps(4);
+  ps.OnFetch(0, {}, {});
+  ps.OnFetch(2, {.2}, {});
+  ps.OnFetch(5, {.2, .05}, {});
+  ps.OnFetch(13, {.3, .1, .1}, {});
+  PageState s;
+  PolicyInput in{&s, PageParams{1, 1, 0, 0}, nullptr, &ps, false};
+  auto p = Make("longevity-bound");
+  UtilityBounds b = AveragedBounds(ps.profiles(), 9, 1.0);
+  EXPECT_NEAR(p->Value(in, 9), std::max(0.0, 0.5 * (b.u_min + b.u_max)), 1e-12);
+  UtilityBounds b0 = ProfileBounds(ps.profiles().profile(0), 9, 1.0);
+  EXPECT_NEAR(b0.u_max, 1.3, 1e-3);
+  EXPECT_NEAR(b0.u_min, -0.4, 1e-3);
+}
+
+TEST(PolicyTest, LongevityLearningPhaseAndRiskBoundForceDeadlines) {
+  PolicyOptions o;
+  o.learning_l = 100;
+  o.risk_rho = 2;
+  auto p = MakePolicy("longevity", o);
+  ASSERT_TRUE(p.ok());
+  PageState s;
+  s.fetches = 3;
+  DivergenceModel m;
+  PolicyInput in{&s, PageParams{1, 2, 0, 0}, &m, nullptr, false};
+  (*p)->OnFetched(in, s, true, 1, 0);
+  EXPECT_FLOAT_EQ(s.forced, 300.f);     // l·n
+  (*p)->OnFetched(in, s, true, 1, 50);  // ρ·T/D_max = 2·(50/2)
+  EXPECT_FLOAT_EQ(s.forced, 50.f);
+  in.oracle = true;
+  (*p)->OnFetched(in, s, true, 1, 50);
+  EXPECT_FLOAT_EQ(s.forced, 0.f);  // oracle: no learning needed
+}
+
+}  // namespace
+}  // namespace freshd::sched
