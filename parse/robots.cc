@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "parse/robots_parser.h"
+#include "parse/text_utf8.h"
 #include "parse/url.h"
 
 namespace freshd::parse {
@@ -125,25 +126,6 @@ std::string ExtractAgent(std::string_view value) {
     ++n;
   }
   return LowerCopy(value.substr(0, n));
-}
-
-// Appends code point `cp` to `out` as UTF-8.
-void AppendUtf8(uint32_t cp, std::string* out) {
-  if (cp < 0x80) {
-    out->push_back(static_cast<char>(cp));
-  } else if (cp < 0x800) {
-    out->push_back(static_cast<char>(0xC0 | (cp >> 6)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else if (cp < 0x10000) {
-    out->push_back(static_cast<char>(0xE0 | (cp >> 12)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else {
-    out->push_back(static_cast<char>(0xF0 | (cp >> 18)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  }
 }
 
 // UTF-16 (after its BOM) to UTF-8; unpaired surrogates become U+FFFD.
