@@ -74,6 +74,7 @@ struct FetchConfig {
                                             "application/atom+xml"};
   bool allow_private_networks = false;
   bool tls_verify = true;
+  std::string ca_file;  // PEM bundle of trusted CAs; empty: system store
   // host -> IP address, used instead of DNS (tests, split-horizon setups).
   std::map<std::string, std::string> resolve;
 

@@ -85,6 +85,7 @@ void VisitConfig(C& c, Visitor& v) {
   v.StringList("content_types", &c.fetch.content_types);
   v.Bool("allow_private_networks", &c.fetch.allow_private_networks);
   v.Bool("tls_verify", &c.fetch.tls_verify);
+  v.String("ca_file", &c.fetch.ca_file, any);
   v.StringMap("resolve", &c.fetch.resolve);
 
   v.Section("sched");

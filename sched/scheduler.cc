@@ -77,6 +77,36 @@ Result<PageId> Scheduler::AddUrl(HostId host, double importance) {
   return id;
 }
 
+Result<PageId> Scheduler::RestorePage(const PageState& state,
+                                      std::optional<ProfileSet> profiles) {
+  if (pages_.size() >= options_.max_pages) {
+    return Status::ResourceExhausted("scheduler: max_pages reached");
+  }
+  PageId id = static_cast<PageId>(pages_.size());
+  PageState s = state;
+  s.flags &= static_cast<uint8_t>(~PageState::kInFlight);
+  s.importance = static_cast<float>(std::clamp(
+      std::isfinite(s.importance) ? static_cast<double>(s.importance) : 1.0,
+      1e-6, 1e6));
+  hosts_.AddPage(s.host);
+  pages_.push_back(s);
+  if (options_.oracle) truth_.push_back(PageParams{0, s.importance, 0, 0});
+  if (policy_->uses_profiles()) {
+    models_.emplace_back();
+    profiles_.push_back(profiles ? std::move(*profiles)
+                                 : ProfileSet(options_.history));
+    if (!options_.oracle && s.fetches > 1) {
+      DivergenceFitOptions fo;
+      fo.k_max = 8;
+      fo.max_evaluations = 150;
+      models_[id] = FitDivergence(profiles_[id].profiles().Pooled(), fo).model;
+    }
+  }
+  if (!options_.oracle && s.fetched()) RefreshEstimates(id);
+  Reindex(id);
+  return id;
+}
+
 void Scheduler::SetTruth(PageId page, const PageParams& params,
                          const DivergenceModel& model) {
   if (!options_.oracle || page >= pages_.size()) return;

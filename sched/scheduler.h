@@ -59,6 +59,15 @@ class Scheduler {
   // [1e-6, 1e6]). Ids are dense from 0. ResourceExhausted past max_pages.
   Result<PageId> AddUrl(HostId host, double importance);
 
+  // Recovery: appends a page with a previously saved state (in-flight flag
+  // cleared; importance clamped as in AddUrl) and, for longevity policies,
+  // its change profiles (the divergence curve is refit from them in
+  // estimated mode). Host statistics are not replayed: restore them through
+  // mutable_hosts() first so the page's prior is its host's. Ids continue
+  // densely; ResourceExhausted past max_pages.
+  Result<PageId> RestorePage(const PageState& state,
+                             std::optional<ProfileSet> profiles = {});
+
   // Oracle mode: the page's true parameters (rates per second) and
   // divergence model (rates per second).
   void SetTruth(PageId page, const PageParams& params,
@@ -96,6 +105,13 @@ class Scheduler {
   const DivergenceModel* Model(PageId page) const;
 
   const PageState& page(PageId id) const { return pages_[id]; }
+  // The page's change profiles (longevity policies); nullptr otherwise.
+  const ProfileSet* Profiles(PageId id) const {
+    return policy_->uses_profiles() && id < profiles_.size() ? &profiles_[id]
+                                                              : nullptr;
+  }
+  const HostPool& hosts() const { return hosts_; }
+  HostPool& mutable_hosts() { return hosts_; }
   size_t size() const { return pages_.size(); }
   const Policy& policy() const { return *policy_; }
   const SchedulerOptions& options() const { return options_; }
