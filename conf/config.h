@@ -47,6 +47,7 @@ struct PolitenessConfig {
   double min_delay_s = 1.0;         // between two requests to one host
   double max_crawl_delay_s = 30.0;  // robots.txt Crawl-delay honoured up to
   int max_in_flight_per_host = 1;
+  bool per_ip = false;  // also apply the gate per resolved IP address
   double adaptive_delay_factor = 0.0;  // delay >= factor * last response time
   double backoff_initial_s = 30.0;     // first back-off after an error
   double backoff_max_s = 3600.0;       // back-off ceiling (doubles per error)

@@ -65,6 +65,7 @@ void VisitConfig(C& c, Visitor& v) {
   v.Duration("min_delay", &c.politeness.min_delay_s, 0, 86400);
   v.Duration("max_crawl_delay", &c.politeness.max_crawl_delay_s, 0, 86400);
   v.Int("max_in_flight_per_host", &c.politeness.max_in_flight_per_host, 1, 64);
+  v.Bool("per_ip", &c.politeness.per_ip);
   v.Double("adaptive_delay_factor", &c.politeness.adaptive_delay_factor, 0,
            1000);
   v.Duration("backoff_initial", &c.politeness.backoff_initial_s, 0, 86400);

@@ -108,7 +108,7 @@ class Scheduler {
   // The page's change profiles (longevity policies); nullptr otherwise.
   const ProfileSet* Profiles(PageId id) const {
     return policy_->uses_profiles() && id < profiles_.size() ? &profiles_[id]
-                                                              : nullptr;
+                                                             : nullptr;
   }
   const HostPool& hosts() const { return hosts_; }
   HostPool& mutable_hosts() { return hosts_; }
