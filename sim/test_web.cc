@@ -1,0 +1,256 @@
+#include "sim/test_web.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <ctime>
+#include <nlohmann/json.hpp>
+
+namespace freshd::sim {
+namespace {
+
+constexpr uint32_t kMaxIndexLinks = 10000;
+constexpr uint32_t kMaxSitemapUrls = 50000;  // sitemaps.org limit
+
+std::optional<uint64_t> ParseNumber(std::string_view s) {
+  uint64_t v = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size() || s.empty()) {
+    return std::nullopt;
+  }
+  return v;
+}
+
+std::string FormatTime(double unix_seconds, const char* format) {
+  std::time_t t = static_cast<std::time_t>(std::floor(unix_seconds));
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[64];
+  size_t n = std::strftime(buf, sizeof buf, format, &tm);
+  return std::string(buf, n);
+}
+
+std::string ETagOf(const Version& v) {
+  return "\"v" + std::to_string(v.churn) + "-" + std::to_string(v.scroll) +
+         "\"";
+}
+
+// RFC 9110 If-None-Match: "*" or a list of (possibly weak) entity tags.
+bool EtagMatches(std::string_view header, const std::string& etag) {
+  if (header == "*") return true;
+  size_t pos = 0;
+  while (pos < header.size()) {
+    size_t comma = header.find(',', pos);
+    if (comma == std::string_view::npos) comma = header.size();
+    std::string_view item = header.substr(pos, comma - pos);
+    while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
+    while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
+    if (item.substr(0, 2) == "W/") item.remove_prefix(2);
+    if (item == etag) return true;
+    pos = comma + 1;
+  }
+  return false;
+}
+
+WebResponse Text(int status, std::string body) {
+  WebResponse r;
+  r.status = status;
+  r.headers.emplace_back("Content-Type", "text/plain; charset=utf-8");
+  r.body = std::move(body);
+  return r;
+}
+
+}  // namespace
+
+std::string HttpDate(double unix_seconds) {
+  return FormatTime(unix_seconds, "%a, %d %b %Y %H:%M:%S GMT");
+}
+
+std::string IsoDate(double unix_seconds) {
+  return FormatTime(unix_seconds, "%Y-%m-%dT%H:%M:%SZ");
+}
+
+TestWeb::TestWeb(WebModel model, TestWebOptions options)
+    : model_(std::move(model)), options_(std::move(options)) {
+  if (!(options_.day_seconds > 0)) options_.day_seconds = kDay;
+}
+
+double TestWeb::VirtualTime(double unix_now) const {
+  return std::max(
+      0.0, (unix_now - options_.start_unix) * kDay / options_.day_seconds);
+}
+
+double TestWeb::UnixTime(double virtual_time) const {
+  return options_.start_unix + virtual_time * options_.day_seconds / kDay;
+}
+
+PageTimeline TestWeb::PageAt(uint32_t page, double v) const {
+  PageTimeline out;
+  for (Region r : {kChurn, kScroll}) {
+    EventStream s(model_, page, r);
+    while (s.next() <= v) {
+      double t = s.next();
+      out.last_change = std::max(out.last_change, t);
+      SignalDraw d = TrueSignal(model_, page, r, s.count());
+      if (d.emitted && t + d.delay <= v) {
+        out.last_signal = std::max(out.last_signal, t + d.delay);
+      }
+      s.Advance();
+    }
+    (r == kChurn ? out.version.churn : out.version.scroll) = s.count();
+  }
+  FalseSignalStream f(model_, page);
+  while (f.next() <= v) {
+    out.last_signal = std::max(out.last_signal, f.next());
+    f.Advance();
+  }
+  return out;
+}
+
+std::string TestWeb::HostName(uint32_t host) const {
+  return "h" + std::to_string(host) + "." + options_.domain;
+}
+
+std::optional<uint32_t> TestWeb::HostId(std::string_view host_header) const {
+  std::string_view name = host_header.substr(0, host_header.rfind(':'));
+  std::string suffix = "." + options_.domain;
+  if (name.size() <= suffix.size() + 1 || name.front() != 'h' ||
+      name.substr(name.size() - suffix.size()) != suffix) {
+    return std::nullopt;
+  }
+  auto id = ParseNumber(name.substr(1, name.size() - suffix.size() - 1));
+  if (!id || *id >= model_.spec.hosts) return std::nullopt;
+  return static_cast<uint32_t>(*id);
+}
+
+WebResponse TestWeb::Respond(std::string_view host_header,
+                             std::string_view target,
+                             std::string_view if_none_match,
+                             double unix_now) const {
+  double now = VirtualTime(unix_now);
+  std::string_view path = target.substr(0, target.find('?'));
+  std::string_view query;
+  if (target.find('?') != std::string_view::npos) {
+    query = target.substr(target.find('?') + 1);
+  }
+  if (path == "/truth") return Truth(query, now);
+  std::optional<uint32_t> host = HostId(host_header);
+  if (!host)
+    return Text(404, "unknown host (expected h<N>." + options_.domain + ")\n");
+  if (path == "/") return Index(*host);
+  if (path == "/robots.txt") return Robots(host_header);
+  if (path == "/sitemap.xml") return Sitemap(*host, host_header, now);
+  if (path.substr(0, 3) == "/p/") {
+    auto page = ParseNumber(path.substr(3));
+    if (page && *page < model_.pages.size() &&
+        model_.pages[*page].host == *host) {
+      return Page(*host, static_cast<uint32_t>(*page), if_none_match, now);
+    }
+  }
+  return Text(404, "not found\n");
+}
+
+WebResponse TestWeb::Index(uint32_t host) const {
+  uint32_t per = model_.spec.pages_per_host;
+  uint64_t first = uint64_t{host} * per;
+  std::string body =
+      "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>" +
+      HostName(host) + "</title></head><body><ul>\n";
+  for (uint32_t i = 0; i < std::min(per, kMaxIndexLinks); ++i) {
+    std::string id = std::to_string(first + i);
+    body += "<li><a href=\"/p/" + id + "\">page " + id + "</a>\n";
+  }
+  body += "</ul></body></html>\n";
+  WebResponse r;
+  r.headers.emplace_back("Content-Type", "text/html; charset=utf-8");
+  r.body = std::move(body);
+  return r;
+}
+
+WebResponse TestWeb::Page(uint32_t host, uint32_t page, std::string_view inm,
+                          double now) const {
+  PageTimeline tl = PageAt(page, now);
+  std::string etag = ETagOf(tl.version);
+  WebResponse r;
+  r.headers.emplace_back("ETag", etag);
+  r.headers.emplace_back("Last-Modified",
+                         HttpDate(UnixTime(std::max(0.0, tl.last_change))));
+  if (!inm.empty() && EtagMatches(inm, etag)) {
+    r.status = 304;
+    return r;
+  }
+  uint32_t per = model_.spec.pages_per_host;
+  uint64_t first = uint64_t{host} * per;
+  uint64_t local = page - first;
+  std::string body =
+      "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>page " +
+      std::to_string(page) + "</title></head><body><p>" +
+      PageText(model_, page, tl.version) + "</p><nav>";
+  for (uint64_t step : {1, 2}) {
+    body += "<a href=\"/p/" + std::to_string(first + (local + step) % per) +
+            "\">next</a> ";
+  }
+  body += "<a href=\"/\">home</a></nav></body></html>\n";
+  r.headers.emplace_back("Content-Type", "text/html; charset=utf-8");
+  r.body = std::move(body);
+  return r;
+}
+
+WebResponse TestWeb::Robots(std::string_view host_header) const {
+  return Text(200, "User-agent: *\nAllow: /\nSitemap: http://" +
+                       std::string(host_header) + "/sitemap.xml\n");
+}
+
+WebResponse TestWeb::Sitemap(uint32_t host, std::string_view host_header,
+                             double now) const {
+  uint32_t per = model_.spec.pages_per_host;
+  uint64_t first = uint64_t{host} * per;
+  std::string body =
+      "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<urlset "
+      "xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">\n";
+  for (uint32_t i = 0; i < std::min(per, kMaxSitemapUrls); ++i) {
+    uint32_t page = static_cast<uint32_t>(first + i);
+    body += "<url><loc>http://" + std::string(host_header) + "/p/" +
+            std::to_string(page) + "</loc>";
+    PageTimeline tl = PageAt(page, now);
+    if (tl.last_signal >= 0) {
+      body += "<lastmod>" + IsoDate(UnixTime(tl.last_signal)) + "</lastmod>";
+    }
+    body += "</url>\n";
+  }
+  body += "</urlset>\n";
+  WebResponse r;
+  r.headers.emplace_back("Content-Type", "application/xml");
+  r.body = std::move(body);
+  return r;
+}
+
+WebResponse TestWeb::Truth(std::string_view query, double now) const {
+  std::optional<uint64_t> page;
+  if (query.substr(0, 5) == "page=") page = ParseNumber(query.substr(5));
+  if (!page || *page >= model_.pages.size()) {
+    return Text(400, "usage: /truth?page=N (0 <= N < " +
+                         std::to_string(model_.pages.size()) + ")\n");
+  }
+  uint32_t p = static_cast<uint32_t>(*page);
+  PageTimeline tl = PageAt(p, now);
+  const SimPage& sp = model_.pages[p];
+  nlohmann::json j;
+  j["page"] = p;
+  j["host"] = HostName(sp.host);
+  j["virtual_days"] = now / kDay;
+  j["etag"] = ETagOf(tl.version);
+  j["changes"] = tl.version.churn + tl.version.scroll;
+  j["last_change_unix"] =
+      tl.last_change >= 0 ? nlohmann::json(UnixTime(tl.last_change)) : nullptr;
+  j["change_rate_per_day"] = model_.ChangeRate(p);
+  j["importance"] = sp.importance;
+  j["recall"] = sp.recall;
+  j["false_rate_per_day"] = sp.false_rate;
+  WebResponse r;
+  r.headers.emplace_back("Content-Type", "application/json");
+  r.body = j.dump() + "\n";
+  return r;
+}
+
+}  // namespace freshd::sim

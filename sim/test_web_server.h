@@ -1,0 +1,48 @@
+// An HTTP/1.1 server (Boost.Beast) for a TestWeb: every GET is answered by
+// TestWeb::Respond at the wall-clock time of the request. Keep-alive is
+// honoured; requests are bounded (8 KiB of headers, no body accepted), idle
+// connections close after 30 s, at most 256 connections are open at once.
+// Runs its own io_context on `threads` threads until Stop() or destruction.
+// Thread-safety: Start/Stop from one owner thread; counters from any thread.
+
+#ifndef FRESHD_SIM_TEST_WEB_SERVER_H_
+#define FRESHD_SIM_TEST_WEB_SERVER_H_
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "conf/status.h"
+#include "sim/test_web.h"
+
+namespace freshd::sim {
+
+class TestWebServer {
+ public:
+  // Listens on `address:port` (port 0: an ephemeral port, see port()).
+  // InvalidArgument for a bad address, IOError if it cannot bind.
+  static Result<std::unique_ptr<TestWebServer>> Start(
+      std::shared_ptr<const TestWeb> web, const std::string& address,
+      uint16_t port, int threads = 1);
+  ~TestWebServer();  // Stop()s
+
+  // Stops serving and closes the listener; connections still open are
+  // closed when the server is destroyed. Idempotent.
+  void Stop();
+
+  uint16_t port() const { return port_; }
+  uint64_t requests() const { return requests_->load(); }
+
+ private:
+  class Impl;
+  explicit TestWebServer(std::unique_ptr<Impl> impl);
+
+  std::unique_ptr<Impl> impl_;
+  uint16_t port_ = 0;
+  std::shared_ptr<std::atomic<uint64_t>> requests_;
+};
+
+}  // namespace freshd::sim
+
+#endif  // FRESHD_SIM_TEST_WEB_SERVER_H_
