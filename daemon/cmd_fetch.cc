@@ -4,10 +4,12 @@
 // in order: url, final_url, outcome (class), status, bytes, elapsed_ms,
 // redirects, detail (why, for non-ok outcomes), content_type, and for HTML
 // text_hash (hex, as `freshd fingerprint`), shingles and links (counts).
+// http_version ("1.1", "2") once a response came.
 // With --warc DIR, ok responses are archived as WARC response records and
-// 304s as revisits (store/warc_writer.h). The config is --config or the
-// defaults, so loopback/private URLs are refused unless
-// [fetch] allow_private_networks = true.
+// 304s as revisits, each after a request record holding the request head
+// exactly as sent (WARC-Concurrent-To links the two; store/warc_writer.h).
+// The config is --config or the defaults, so loopback/private URLs are
+// refused unless [fetch] allow_private_networks = true.
 // Exit: 0 when every URL got an outcome (even an error outcome), 1 if the
 // fetcher or the WARC output failed, 2 on bad usage or a bad config.
 
@@ -19,6 +21,7 @@
 
 #include "conf/config.h"
 #include "daemon/commands.h"
+#include "daemon/warc_archive.h"
 #include "fetch/one_shot.h"
 #include "parse/html_fingerprint.h"
 #include "store/warc_writer.h"
@@ -43,62 +46,6 @@ bool IsHtml(const std::string& content_type) {
   return content_type == "text/html" || content_type == "application/xhtml+xml";
 }
 
-// Splits a raw header block into its status line and fields.
-void SplitHead(const std::string& raw, std::string* status_line,
-               std::vector<std::pair<std::string, std::string>>* fields) {
-  size_t pos = 0;
-  bool first = true;
-  while (pos < raw.size()) {
-    size_t end = raw.find('\n', pos);
-    if (end == std::string::npos) end = raw.size();
-    std::string line = raw.substr(pos, end - pos);
-    pos = end + 1;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.empty()) continue;
-    if (first) {
-      *status_line = line;
-      first = false;
-      continue;
-    }
-    size_t colon = line.find(':');
-    if (colon == std::string::npos) continue;
-    size_t v = line.find_first_not_of(" \t", colon + 1);
-    fields->emplace_back(line.substr(0, colon),
-                         v == std::string::npos ? "" : line.substr(v));
-  }
-}
-
-Status Archive(store::WarcWriter& warc, const fetch::OneShotResult& o) {
-  const fetch::FetchResult& r = o.fetch;
-  std::string status_line;
-  std::vector<std::pair<std::string, std::string>> fields;
-  SplitHead(r.raw_headers, &status_line, &fields);
-  if (status_line.empty()) return Status::OK();
-  std::string head = store::ArchivableResponseHead(status_line, fields,
-                                                   r.raw_body.size(), false);
-  if (r.outcome == fetch::OutcomeClass::kOk) {
-    store::WarcExchange ex;
-    ex.target_uri = r.final_url;
-    ex.date = o.started_unix;
-    ex.ip_address = r.remote_ip;
-    ex.response_head = head;
-    ex.body = r.raw_body;
-    auto w = warc.WriteExchange(ex);
-    return w.ok() ? Status::OK() : w.status();
-  }
-  if (r.outcome == fetch::OutcomeClass::kNotModified) {
-    store::WarcRevisit rv;
-    rv.profile = store::WarcRevisit::Profile::kServerNotModified;
-    rv.target_uri = r.final_url;
-    rv.date = o.started_unix;
-    rv.ip_address = r.remote_ip;
-    rv.response_head = head;
-    auto w = warc.WriteRevisit(rv);
-    return w.ok() ? Status::OK() : w.status();
-  }
-  return Status::OK();
-}
-
 nlohmann::json ToJson(const fetch::OneShotResult& o, const Config& config) {
   const fetch::FetchResult& r = o.fetch;
   nlohmann::json j = {
@@ -112,6 +59,7 @@ nlohmann::json ToJson(const fetch::OneShotResult& o, const Config& config) {
   };
   if (!r.detail.empty()) j["detail"] = r.detail;
   if (!r.content_type.empty()) j["content_type"] = r.content_type;
+  if (!r.http_version.empty()) j["http_version"] = r.http_version;
   if (r.outcome == fetch::OutcomeClass::kOk && IsHtml(r.content_type)) {
     parse::FingerprintOptions fo;
     fo.k = config.sched.shingle_k;
@@ -168,7 +116,7 @@ void RunFetch(const FetchOptions& o, int* exit_code) {
   for (const fetch::OneShotResult& r : *results) {
     std::printf("%s\n", ToJson(r, config).dump().c_str());
     if (warc) {
-      Status s = Archive(*warc, r);
+      Status s = daemon::ArchiveFetch(*warc, r.fetch, r.started_unix);
       if (!s.ok()) {
         std::fprintf(stderr, "freshd fetch: WARC: %s\n", s.ToString().c_str());
         *exit_code = 1;

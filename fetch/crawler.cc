@@ -8,6 +8,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "fetch/host_addresses.h"
 #include "parse/robots.h"
 #include "parse/url.h"
 
@@ -83,8 +84,12 @@ class Crawler::Impl {
   void Fail(const JobPtr& job, OutcomeClass c, std::string detail);
   std::string DenyReason(const std::string& origin) const;
   Host& GetHost(const std::string& host);
+  bool KnowAddress(const std::string& host);
+  void PumpSameAddress(const std::string& host, const std::string& ip);
 
   std::unordered_map<std::string, Host> hosts_;
+  HostAddresses addresses_{io_, options_.fetcher.config.resolve,
+                           [this](const std::string& host) { Pump(host); }};
   // origin -> jobs waiting for that origin's robots.txt
   std::unordered_map<std::string, std::vector<JobPtr>> robots_waiters_;
   std::shared_ptr<char> alive_ = std::make_shared<char>(0);
@@ -163,6 +168,9 @@ void Crawler::Impl::Pump(const std::string& host) {
   auto it = hosts_.find(host);
   if (it == hosts_.end()) return;
   Host& h = it->second;
+  if (options_.politeness.per_ip && !h.queue.empty() && !KnowAddress(host)) {
+    return;  // addresses_ pumps again once the address is known
+  }
   double now = Now();
   while (!h.queue.empty() && gate_.MayStart(host, now)) {
     JobPtr job = h.queue.front();
@@ -171,14 +179,14 @@ void Crawler::Impl::Pump(const std::string& host) {
     Start(job);
   }
   if (h.queue.empty()) {
-    if (gate_.InFlight(host) == 0) {
+    if (gate_.InFlight(host) == 0 && !addresses_.Pending(host)) {
       h.timer->cancel();
       hosts_.erase(it);
     }
     return;
   }
-  if (gate_.InFlight(host) >= options_.politeness.max_in_flight_per_host) {
-    return;  // the finishing request pumps again
+  if (gate_.AtInFlightLimit(host)) {
+    return;  // the finishing request (of this host or its IP) pumps again
   }
   double at = gate_.NextAllowed(host, now);
   if (h.timer_at <= at && h.timer_at > now) return;  // already armed
@@ -192,6 +200,29 @@ void Crawler::Impl::Pump(const std::string& host) {
     if (hit != hosts_.end()) hit->second.timer_at = PolitenessGate::kNever;
     Pump(host);
   });
+}
+
+// per_ip: true if the address of `host` is known (and hands it to the
+// gate); otherwise a lookup is under way.
+bool Crawler::Impl::KnowAddress(const std::string& host) {
+  std::optional<std::string> ip = addresses_.Lookup(host);
+  if (!ip) return false;
+  gate_.SetAddress(host, *ip);
+  return true;
+}
+
+// per_ip: after a request to `host` ends, hosts waiting on the same IP may
+// go now.
+void Crawler::Impl::PumpSameAddress(const std::string& host,
+                                    const std::string& ip) {
+  if (ip.empty()) return;
+  std::vector<std::string> others;
+  for (const auto& [name, h] : hosts_) {
+    if (name != host && !h.queue.empty() && gate_.Address(name) == ip) {
+      others.push_back(name);
+    }
+  }
+  for (const std::string& name : others) Pump(name);
 }
 
 void Crawler::Impl::Start(const JobPtr& job) {
@@ -218,6 +249,7 @@ void Crawler::Impl::OnFetched(const JobPtr& job, FetchResult r) {
   std::string host(parse::UrlAuthority(job->current));
   gate_.OnFinish(host, Now(), r.outcome, r.status, r.elapsed_s,
                  r.retry_after_s);
+  PumpSameAddress(host, gate_.Address(host));
   if (r.outcome == OutcomeClass::kRedirect) {
     int limit = job->is_robots ? kRobotsMaxRedirects
                                : fetcher_->options().config.max_redirects;
@@ -348,5 +380,14 @@ const PolitenessGate& Crawler::gate() const { return impl_->gate_; }
 const RobotsCache& Crawler::robots() const { return impl_->robots_; }
 double Crawler::Now() const { return impl_->Now(); }
 size_t Crawler::pending() const { return impl_->pending_; }
+
+CrawlerState Crawler::ExportState() const {
+  return CrawlerState{impl_->robots_.Export(), impl_->gate_.Export()};
+}
+
+void Crawler::ImportState(const CrawlerState& state) {
+  impl_->robots_.Import(state.robots);
+  impl_->gate_.Import(state.hosts);
+}
 
 }  // namespace freshd::fetch

@@ -7,7 +7,10 @@
 // (4) follows redirects itself, every hop through robots and the gate,
 // refusing non-http(s) targets (kBadRedirect) and loops or chains longer
 // than [fetch] max_redirects (kRedirectLoop). Sitemap lines of robots.txt
-// are reported through the sitemap handler.
+// are reported through the sitemap handler. With [politeness] per_ip each
+// host's address is looked up first (host_addresses.h) so the gate can
+// also space hosts that share an IP. ExportState()/ImportState() carry the
+// robots cache and gate state across restarts.
 //
 // It never fetches anything it was not handed (robots.txt aside): URLs wait
 // only in per-host queues holding what the caller gave it. The scheduler
@@ -50,6 +53,13 @@ struct CrawlRequest {
   bool keep_raw = false;  // keep raw_headers/raw_body (WARC output)
 };
 
+// What a daemon persists across restarts (times on Crawler::Now()'s clock:
+// shift by unix_now - Now() before storing, the other way after loading).
+struct CrawlerState {
+  std::vector<RobotsSnapshot> robots;
+  std::vector<GateHostSnapshot> hosts;
+};
+
 class Crawler {
  public:
   using Callback = std::function<void(FetchResult)>;
@@ -75,6 +85,11 @@ class Crawler {
   double Now() const;
   // URLs handed in and not yet reported.
   size_t pending() const;
+
+  // Robots cache and per-host gate state, for persistence; Import sets the
+  // listed origins/hosts (call before fetching, on the io thread).
+  CrawlerState ExportState() const;
+  void ImportState(const CrawlerState& state);
 
  private:
   class Impl;

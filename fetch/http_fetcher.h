@@ -4,7 +4,9 @@
 // operation on the caller's event-loop thread, so one thread runs any number
 // of transfers. Connections are pooled and reused; HTTP/2 is negotiated over
 // TLS (ALPN) when the server offers it; TLS peers are verified against the
-// system CA store (OpenSSL) unless [fetch] tls_verify = false.
+// system CA store (OpenSSL), or the PEM bundle [fetch] ca_file, unless
+// [fetch] tls_verify = false. Internals: easy_setup.h (curl options),
+// response_reader.h (callbacks), transfer_result.h (outcome classes).
 //
 // Enforced per request ([fetch] config): connect/total timeouts, a low-speed
 // cut-off (fewer than low_speed_bytes/s over low_speed_time_s), header bytes,

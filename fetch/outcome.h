@@ -64,11 +64,15 @@ struct FetchResult {
   std::string last_modified;
   std::string location;                 // absolute redirect target (3xx)
   std::optional<double> retry_after_s;  // from Retry-After, relative
-  std::string body;         // decoded body (empty for 304 and errors)
-  bool truncated = false;   // body cut at a truncate-ok limit (robots)
-  std::string raw_headers;  // status line + header block as received
-  std::string raw_body;     // encoded body; only if keep_raw requested
-  std::string remote_ip;    // address actually connected to
+  std::string body;          // decoded body (empty for 304 and errors)
+  bool truncated = false;    // body cut at a truncate-ok limit (robots)
+  std::string raw_headers;   // status line + header block as received
+  std::string raw_body;      // encoded body; only if keep_raw requested
+  std::string raw_request;   // request head as sent (keep_raw only; HTTP/2
+                             // is shown in curl's HTTP/1-style rendering)
+  std::string remote_ip;     // address actually connected to
+  std::string http_version;  // "1.0", "1.1", "2" or "3"; "" if no response
+  int new_connections = 0;   // connections this transfer opened (0: reused)
 };
 
 }  // namespace freshd::fetch

@@ -27,23 +27,41 @@ double PolitenessGate::Spacing(const Host& h) const {
   return delay;
 }
 
+const PolitenessGate::Ip* PolitenessGate::FindIp(const Host* h) const {
+  if (h == nullptr || h->ip.empty()) return nullptr;
+  auto it = ips_.find(h->ip);
+  return it == ips_.end() ? nullptr : &it->second;
+}
+
 double PolitenessGate::NextAllowed(std::string_view host, double now) const {
   const Host* h = Find(host);
   if (h == nullptr) return now;
-  return std::max(now, h->next_allowed);
+  double at = std::max(now, h->next_allowed);
+  if (const Ip* ip = FindIp(h)) at = std::max(at, ip->next_allowed);
+  return at;
+}
+
+bool PolitenessGate::AtInFlightLimit(std::string_view host) const {
+  const Host* h = Find(host);
+  int limit = config_.max_in_flight_per_host;
+  if (h == nullptr) return limit <= 0;
+  const Ip* ip = FindIp(h);
+  return h->in_flight >= limit || (ip != nullptr && ip->in_flight >= limit);
 }
 
 bool PolitenessGate::MayStart(std::string_view host, double now) const {
-  const Host* h = Find(host);
-  if (h == nullptr) return config_.max_in_flight_per_host > 0;
-  return h->in_flight < config_.max_in_flight_per_host &&
-         h->next_allowed <= now;
+  return !AtInFlightLimit(host) && NextAllowed(host, now) <= now;
 }
 
 void PolitenessGate::OnStart(std::string_view host, double now) {
   Host& h = Get(host);
   ++h.in_flight;
   h.next_allowed = std::max(h.next_allowed, now + Spacing(h));
+  if (!h.ip.empty()) {
+    Ip& ip = ips_[h.ip];
+    ++ip.in_flight;
+    ip.next_allowed = std::max(ip.next_allowed, now + Spacing(h));
+  }
 }
 
 void PolitenessGate::OnFinish(std::string_view host, double now,
@@ -74,9 +92,26 @@ void PolitenessGate::OnFinish(std::string_view host, double now,
     // back-off (even an earlier, longer one) but never the spacing delay.
     double ra = std::min(*retry_after_s, config_.backoff_max_s);
     h.next_allowed = now + std::max(Spacing(h), ra);
-    return;
+  } else {
+    h.next_allowed = std::max(h.next_allowed, now + wait);
   }
-  h.next_allowed = std::max(h.next_allowed, now + wait);
+  if (!h.ip.empty()) {
+    Ip& ip = ips_[h.ip];
+    if (ip.in_flight > 0) --ip.in_flight;
+    ip.next_allowed = std::max(ip.next_allowed, h.next_allowed);
+  }
+}
+
+void PolitenessGate::SetAddress(std::string_view host, std::string_view ip) {
+  if (!config_.per_ip) return;
+  Host& h = Get(host);
+  if (h.in_flight > 0) return;
+  h.ip = std::string(ip);
+}
+
+std::string PolitenessGate::Address(std::string_view host) const {
+  const Host* h = Find(host);
+  return h == nullptr ? "" : h->ip;
 }
 
 void PolitenessGate::SetCrawlDelay(std::string_view host,
@@ -102,6 +137,13 @@ double PolitenessGate::SpacingDelay(std::string_view host) const {
 }
 
 size_t PolitenessGate::PruneIdle(double now) {
+  for (auto it = ips_.begin(); it != ips_.end();) {
+    if (it->second.in_flight == 0 && it->second.next_allowed <= now) {
+      it = ips_.erase(it);
+    } else {
+      ++it;
+    }
+  }
   size_t dropped = 0;
   for (auto it = hosts_.begin(); it != hosts_.end();) {
     const Host& h = it->second;
@@ -114,6 +156,47 @@ size_t PolitenessGate::PruneIdle(double now) {
     }
   }
   return dropped;
+}
+
+std::vector<GateHostSnapshot> PolitenessGate::Export() const {
+  std::vector<GateHostSnapshot> out;
+  for (const auto& [name, h] : hosts_) {
+    GateHostSnapshot s;
+    s.host = name;
+    s.next_allowed = h.next_allowed;
+    s.last_response_s = h.last_response_s;
+    s.consecutive_errors = h.errors;
+    s.crawl_delay_s = h.crawl_delay_s;
+    out.push_back(std::move(s));
+  }
+  std::sort(out.begin(), out.end(),
+            [](const GateHostSnapshot& a, const GateHostSnapshot& b) {
+              return a.host < b.host;
+            });
+  return out;
+}
+
+void PolitenessGate::Import(const std::vector<GateHostSnapshot>& hosts) {
+  auto finite_or = [](double v, double fallback) {
+    return std::isfinite(v) && v >= 0 ? v : fallback;
+  };
+  for (const GateHostSnapshot& s : hosts) {
+    Host& h = Get(s.host);
+    h.next_allowed = finite_or(s.next_allowed, 0);
+    h.last_response_s = finite_or(s.last_response_s, 0);
+    h.errors = std::max(0, s.consecutive_errors);
+    h.crawl_delay_s.reset();
+    if (s.crawl_delay_s && std::isfinite(*s.crawl_delay_s) &&
+        *s.crawl_delay_s >= 0) {
+      h.crawl_delay_s = s.crawl_delay_s;
+    }
+  }
+}
+
+void ShiftTimes(std::vector<GateHostSnapshot>* hosts, double delta) {
+  for (GateHostSnapshot& s : *hosts) {
+    if (s.next_allowed > 0) s.next_allowed += delta;
+  }
 }
 
 }  // namespace freshd::fetch

@@ -11,8 +11,14 @@
 //    also spaced by that delay (for max_in_flight_per_host > 1);
 //  * 429 and 503 with Retry-After wait that long (capped at backoff_max_s);
 //  * 5xx, 429, timeouts, network/dns/tls errors back off exponentially
-//    (backoff_initial_s doubling up to backoff_max_s); any success resets.
-// Memory is bounded by the caller via Forget()/PruneIdle().
+//    (backoff_initial_s doubling up to backoff_max_s); any success resets;
+//  * with [politeness] per_ip, a host whose address was given (SetAddress)
+//    is also limited by its IP: hosts sharing an IP share the in-flight
+//    limit and the spacing (each start and finish also moves the IP's
+//    next-allowed time, back-off and Retry-After included).
+// Export()/Import() carry the per-host state across restarts as plain
+// values (times on the caller's clock; ShiftTimes converts clocks).
+// Memory is bounded by the caller via PruneIdle().
 // Not thread-safe: use from one thread (the event loop or the selector).
 
 #ifndef FRESHD_FETCH_POLITENESS_GATE_H_
@@ -24,11 +30,26 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "conf/config.h"
 #include "fetch/outcome.h"
 
 namespace freshd::fetch {
+
+// The persistent state of one host (nothing in flight after a restart).
+struct GateHostSnapshot {
+  std::string host;         // authority "host:port"
+  double next_allowed = 0;  // earliest next start, on the gate's clock
+  double last_response_s = 0;
+  int consecutive_errors = 0;
+  std::optional<double> crawl_delay_s;
+
+  bool operator==(const GateHostSnapshot&) const = default;
+};
+
+// Adds `delta` to every absolute time (e.g. steady -> Unix seconds).
+void ShiftTimes(std::vector<GateHostSnapshot>* hosts, double delta);
 
 class PolitenessGate {
  public:
@@ -58,6 +79,16 @@ class PolitenessGate {
   // max_crawl_delay_s are capped, negative ones ignored.
   void SetCrawlDelay(std::string_view host, std::optional<double> delay_s);
 
+  // Per-IP mode only (no-op otherwise): `host` resolves to `ip`. Ignored
+  // while the host has requests in flight (their IP accounting stays with
+  // the address they started under); "" forgets the address.
+  void SetAddress(std::string_view host, std::string_view ip);
+  // The address set for `host`, "" if none.
+  std::string Address(std::string_view host) const;
+
+  // True if `host` (or, per IP, its address) is at the in-flight limit.
+  bool AtInFlightLimit(std::string_view host) const;
+
   int InFlight(std::string_view host) const;
   int ConsecutiveErrors(std::string_view host) const;
   // The delay imposed after a successful request to `host` right now.
@@ -68,6 +99,13 @@ class PolitenessGate {
   size_t PruneIdle(double now);
   size_t size() const { return hosts_.size(); }
 
+  // Every known host (PruneIdle first to leave out idle ones), by name.
+  std::vector<GateHostSnapshot> Export() const;
+  // Sets the state of each listed host (in-flight counts are kept; the
+  // address is not part of a snapshot). Negative or non-finite values are
+  // clamped to the defaults.
+  void Import(const std::vector<GateHostSnapshot>& hosts);
+
  private:
   struct Host {
     int in_flight = 0;
@@ -75,13 +113,20 @@ class PolitenessGate {
     double last_response_s = 0;
     int errors = 0;  // consecutive host errors
     std::optional<double> crawl_delay_s;
+    std::string ip;  // per_ip: address its IP accounting uses
+  };
+  struct Ip {
+    int in_flight = 0;
+    double next_allowed = 0;
   };
   double Spacing(const Host& h) const;
   Host& Get(std::string_view host);
   const Host* Find(std::string_view host) const;
+  const Ip* FindIp(const Host* h) const;
 
   const PolitenessConfig config_;
   std::unordered_map<std::string, Host> hosts_;
+  std::unordered_map<std::string, Ip> ips_;
 };
 
 }  // namespace freshd::fetch

@@ -42,6 +42,8 @@ void RobotsCache::Record(std::string_view origin, const FetchResult& r,
     return;
   }
   Entry& e = entries_[std::string(origin)];
+  e.status = r.status;
+  e.fetched_at = now;
   bool success = r.outcome == OutcomeClass::kOk;
   bool unavailable =
       (r.outcome == OutcomeClass::kHttp4xx && r.status != 429) ||
@@ -52,6 +54,8 @@ void RobotsCache::Record(std::string_view origin, const FetchResult& r,
     e.mode = Mode::kRules;
     e.rules = parse::ParseRobotsTxt(r.body);
     e.has_rules = true;
+    e.body = r.body.substr(0, parse::kMaxRobotsBytes);
+    e.final_url = r.final_url;
     e.sitemaps = e.rules.ResolvedSitemaps(r.final_url);
     e.expires = now + config_.robots_cache_s;
     e.unreachable_since.reset();
@@ -61,6 +65,8 @@ void RobotsCache::Record(std::string_view origin, const FetchResult& r,
   if (unavailable) {
     e.mode = Mode::kAllowAll;
     e.has_rules = false;
+    e.body.clear();
+    e.final_url.clear();
     e.sitemaps.clear();
     e.expires = now + config_.robots_cache_s;
     e.unreachable_since.reset();
@@ -120,6 +126,62 @@ size_t RobotsCache::PruneExpired(double now) {
     }
   }
   return n;
+}
+
+std::vector<RobotsSnapshot> RobotsCache::Export() const {
+  std::vector<RobotsSnapshot> out;
+  out.reserve(entries_.size());
+  for (const auto& [origin, e] : entries_) {
+    RobotsSnapshot s;
+    s.origin = origin;
+    s.mode = e.mode;
+    s.status = e.status;
+    s.fetched_at = e.fetched_at;
+    s.expires = e.expires;
+    s.body = e.body;
+    s.final_url = e.final_url;
+    s.has_rules = e.has_rules;
+    s.unreachable_since = e.unreachable_since;
+    s.failures = e.failures;
+    s.last_failure = e.last_failure;
+    out.push_back(std::move(s));
+  }
+  std::sort(out.begin(), out.end(),
+            [](const RobotsSnapshot& a, const RobotsSnapshot& b) {
+              return a.origin < b.origin;
+            });
+  return out;
+}
+
+void RobotsCache::Import(const std::vector<RobotsSnapshot>& entries) {
+  for (const RobotsSnapshot& s : entries) {
+    Entry e;
+    e.has_rules = s.has_rules;
+    e.mode = s.mode;
+    if (e.mode == Mode::kRules && !e.has_rules) e.mode = Mode::kDisallowAll;
+    if (e.has_rules) {
+      e.body = s.body.substr(0, parse::kMaxRobotsBytes);
+      e.final_url = s.final_url;
+      e.rules = parse::ParseRobotsTxt(e.body);
+      e.sitemaps = e.rules.ResolvedSitemaps(
+          s.final_url.empty() ? s.origin + "/robots.txt" : s.final_url);
+    }
+    e.status = s.status;
+    e.fetched_at = s.fetched_at;
+    e.expires = s.expires;
+    e.unreachable_since = s.unreachable_since;
+    e.failures = std::max(0, s.failures);
+    e.last_failure = s.last_failure;
+    entries_[s.origin] = std::move(e);
+  }
+}
+
+void ShiftTimes(std::vector<RobotsSnapshot>* entries, double delta) {
+  for (RobotsSnapshot& s : *entries) {
+    s.fetched_at += delta;
+    s.expires += delta;
+    if (s.unreachable_since) *s.unreachable_since += delta;
+  }
 }
 
 }  // namespace freshd::fetch

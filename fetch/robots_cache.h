@@ -9,6 +9,9 @@
 //    (or keep obeying a previously fetched copy), retried with exponential
 //    back-off (backoff_initial_s doubling to backoff_max_s); once unreachable
 //    for 30 days, treated as unavailable (allow all) as §2.3.1.4 permits.
+// Export()/Import() carry entries across restarts as plain values (the
+// robots.txt body is kept and re-parsed; times on the caller's clock,
+// ShiftTimes converts clocks).
 // Not thread-safe: use from one thread.
 
 #ifndef FRESHD_FETCH_ROBOTS_CACHE_H_
@@ -28,6 +31,27 @@ namespace freshd::fetch {
 
 inline constexpr double kRobotsUnreachableAllowAfterS = 30 * 86400.0;
 inline constexpr int kRobotsMaxRedirects = 5;  // RFC 9309 §2.3.1.2
+
+// The persistent state of one origin's robots.txt.
+struct RobotsSnapshot {
+  enum class Mode { kRules, kAllowAll, kDisallowAll };
+  std::string origin;  // "scheme://host[:port]"
+  Mode mode = Mode::kDisallowAll;
+  int status = 0;         // HTTP status of the last fetch, 0 if none
+  double fetched_at = 0;  // time of the last fetch (any outcome)
+  double expires = 0;     // refetch after this
+  std::string body;       // the 2xx body obeyed (when has_rules)
+  std::string final_url;  // where that body came from (sitemap base)
+  bool has_rules = false;
+  std::optional<double> unreachable_since;
+  int failures = 0;          // consecutive unreachable fetches
+  std::string last_failure;  // e.g. "5xx 503"
+
+  bool operator==(const RobotsSnapshot&) const = default;
+};
+
+// Adds `delta` to every absolute time (e.g. steady -> Unix seconds).
+void ShiftTimes(std::vector<RobotsSnapshot>* entries, double delta);
 
 class RobotsCache {
  public:
@@ -64,12 +88,22 @@ class RobotsCache {
   size_t PruneExpired(double now);
   size_t size() const { return entries_.size(); }
 
+  // Every entry, sorted by origin.
+  std::vector<RobotsSnapshot> Export() const;
+  // Replaces the entries of the listed origins; bodies are re-parsed
+  // (first kMaxRobotsBytes only), sitemaps resolved against final_url.
+  void Import(const std::vector<RobotsSnapshot>& entries);
+
  private:
-  enum class Mode { kRules, kAllowAll, kDisallowAll };
+  using Mode = RobotsSnapshot::Mode;
   struct Entry {
     Mode mode = Mode::kDisallowAll;
     parse::RobotsTxt rules;
     bool has_rules = false;  // a 2xx copy exists (kept while unreachable)
+    std::string body;        // the 2xx body the rules came from
+    std::string final_url;
+    int status = 0;
+    double fetched_at = 0;
     double expires = 0;
     std::optional<double> unreachable_since;
     int failures = 0;

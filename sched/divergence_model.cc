@@ -1,8 +1,8 @@
 #include "sched/divergence_model.h"
 
+#include <boost/container/small_vector.hpp>
 #include <cmath>
 #include <limits>
-#include <vector>
 
 #include "sched/special_functions.h"
 
@@ -23,6 +23,9 @@ namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
+// Per-call scratch: no heap allocation for K up to 32 (the common case).
+using Row = boost::container::small_vector<double, 33>;
+
 double G(double u) { return 2 * u / (1 + u); }
 
 bool Valid(const DivergenceModel& m) {
@@ -36,11 +39,11 @@ bool Valid(const DivergenceModel& m) {
 
 // The model's coefficients with zero-rate regions folded into the static share.
 struct Coefficients {
-  double c = 0;           // effective churn share
-  double k = 0;           // effective scroll share
-  double cg = 0;          // C = g(c)
-  std::vector<double> a;  // A_j
-  std::vector<double> b;  // B_j
+  double c = 0;   // effective churn share
+  double k = 0;   // effective scroll share
+  double cg = 0;  // C = g(c)
+  Row a;          // A_j
+  Row b;          // B_j
 };
 
 Coefficients Prepare(const DivergenceModel& m) {
@@ -62,21 +65,31 @@ Coefficients Prepare(const DivergenceModel& m) {
   return co;
 }
 
-// γ_j(y) for j = 0..n−1 (incremental when e^{−y} does not underflow).
-std::vector<double> GammaRow(int n, double y) {
-  std::vector<double> out(n);
-  if (y <= 700) {
-    double pmf = std::exp(-y), cdf = 0;
-    for (int j = 0; j < n; ++j) {
-      if (j > 0) pmf *= y / j;
-      cdf += pmf;
-      out[j] = std::fmax(0.0, 1 - cdf);
-    }
-    // γ_j falls with j; where 1 − cdf has cancelled (γ tiny), use the accurate
-    // routine.
-    for (int j = n - 1; j >= 0 && out[j] < 1e-3; --j) out[j] = GammaJ(j, y);
-  } else {
+// γ_j(y) for j = 0..n−1, incrementally: forward Poisson pmf terms give
+// γ_j = 1 − cdf_j; where that has cancelled (γ_j < 1e-3) the upper tails are
+// summed instead, γ_j = γ_{j+1} + pmf_{j+1} (positive terms, no cancellation),
+// from one accurate γ_{n−1}. O(n) instead of O(n²) calls into GammaJ.
+Row GammaRow(int n, double y) {
+  Row out(n);
+  if (n <= 0 || !(y > 0)) return out;  // γ_j(0) = 0
+  if (y > 700) {                       // e^{−y} underflows
     for (int j = 0; j < n; ++j) out[j] = GammaJ(j, y);
+    return out;
+  }
+  Row pmf(n);
+  double p = std::exp(-y), cdf = 0;
+  for (int j = 0; j < n; ++j) {
+    if (j > 0) p *= y / j;
+    pmf[j] = p;
+    cdf += p;
+    out[j] = std::fmax(0.0, 1 - cdf);
+  }
+  if (out[n - 1] >= 1e-3) return out;
+  double tail = GammaJ(n - 1, y);
+  out[n - 1] = tail;
+  for (int j = n - 2; j >= 0 && out[j] < 1e-3; --j) {
+    tail += pmf[j + 1];
+    out[j] = tail;
   }
   return out;
 }
@@ -90,7 +103,7 @@ double Divergence(const DivergenceModel& m, double t) {
   const double e = co.c > 0 ? std::exp(-m.churn_rate * t) : 1;
   double d = (1 - e) * co.cg;
   if (co.k > 0) {
-    const std::vector<double> gam = GammaRow(m.scroll_k, m.scroll_rate * t);
+    const Row gam = GammaRow(m.scroll_k, m.scroll_rate * t);
     for (int j = 0; j < m.scroll_k; ++j) d += (co.a[j] + e * co.b[j]) * gam[j];
   }
   return d;
@@ -106,12 +119,12 @@ double Utility(const DivergenceModel& m, double t) {
   if (co.c > 0) u += co.cg * GammaJ(1, a * t) / a;
   if (co.k > 0) {
     const int kk = m.scroll_k;
-    const std::vector<double> gb = GammaRow(kk + 1, b * t);
+    const Row gb = GammaRow(kk + 1, b * t);
     for (int j = 0; j < kk; ++j) u += co.a[j] * (j + 1) / b * gb[j + 1];
     if (co.c > 0) {
       const double lam = a + b;
       const double e = std::exp(-a * t);
-      const std::vector<double> gl = GammaRow(kk, lam * t);
+      const Row gl = GammaRow(kk, lam * t);
       double inner = 0, coef = 1 / lam;  // Σ_{i≤j} b^i/Λ^{i+1} γ_i(Λt)
       for (int j = 0; j < kk; ++j) {
         inner += coef * gl[j];

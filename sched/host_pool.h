@@ -98,6 +98,15 @@ class HostPool {
   // nullptr when the host has no statistics yet.
   const HostStats* Find(uint32_t host) const;
   size_t hosts() const { return hosts_.size(); }
+
+  // Recovery (sched/state_codec.h): the global statistics, and replacing a
+  // host's (ignored for host ≥ max_hosts) or the global statistics. Call
+  // before the host's pages are restored: AddPage recounts pages() on top.
+  const HostStats& global() const { return global_; }
+  void Restore(uint32_t host, const HostStats& stats) {
+    if (HostStats* h = Get(host)) *h = stats;
+  }
+  void RestoreGlobal(const HostStats& stats) { global_ = stats; }
   const HostPoolOptions& options() const { return options_; }
 
  private:

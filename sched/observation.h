@@ -32,8 +32,14 @@ struct FetchedObs {
   // Optional bottom-m min-hash sketch of the new version; becomes the base
   // sketch of the new change profile (longevity policies only).
   parse::BottomSketch sketch;
-  // Optional server Last-Modified, seconds; < 0 when absent or untrusted.
+  // Optional server Last-Modified, seconds; < 0 when absent. Used for the
+  // change rate only once the host's Last-Modified is trusted.
   double last_modified = -1;
+  // The Last-Modified the caller stored from the previous fetch (the
+  // validator it sent), seconds; < 0 when unknown. With both set on a
+  // refetch, the host's trust check records whether Last-Modified moved
+  // exactly when the content did (HostPool::TrustLastModified).
+  double previous_last_modified = -1;
 };
 
 // HTTP 304 to a conditional GET: the page is unchanged since the last fetch.

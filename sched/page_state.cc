@@ -39,4 +39,11 @@ std::vector<double> ProfileSet::BaseTimes() const {
   return out;
 }
 
+const parse::BottomSketch* ProfileSet::BaseSketch(int i) const {
+  if (i < 0 || i >= profiles_.size()) return nullptr;
+  size_t slot = profiles_.profile(i).slot;
+  if (slot >= sketches_.size() || sketches_[slot].m == 0) return nullptr;
+  return &sketches_[slot];
+}
+
 }  // namespace freshd::sched

@@ -77,6 +77,8 @@ class ProfileSet {
 
   // Base times, oldest first.
   std::vector<double> BaseTimes() const;
+  // Profile i's (oldest first) base sketch; nullptr if it has none.
+  const parse::BottomSketch* BaseSketch(int i) const;
 
   const ChangeProfiles& profiles() const { return profiles_; }
 

@@ -40,7 +40,8 @@ Result<std::unique_ptr<Scheduler>> Scheduler::Create(
     return Status::InvalidArgument("scheduler: burst must be >= 1");
   }
   if (!(options.min_interval >= 0) || options.history < 1 ||
-      options.refit_every < 1 || !(options.new_page_value >= 0)) {
+      options.refit_every < 1 || options.reestimate_per_fetch < 0 ||
+      !(options.new_page_value >= 0)) {
     return Status::InvalidArgument("scheduler: bad interval/history option");
   }
   auto policy = MakePolicy(options.policy, options.policy_options);
@@ -66,8 +67,8 @@ Result<PageId> Scheduler::AddUrl(HostId host, double importance) {
   s.importance = static_cast<float>(
       std::clamp(std::isfinite(importance) ? importance : 1.0, 1e-6, 1e6));
   hosts_.AddPage(host);
-  s.rate = static_cast<float>(hosts_.PageRatePrior(host).rate);
   pages_.push_back(s);
+  RefreshEstimates(id);  // no evidence yet: the host's pooled (Δ, α, ν)
   if (options_.oracle) truth_.push_back(PageParams{0, s.importance, 0, 0});
   if (policy_->uses_profiles()) {
     models_.emplace_back();
@@ -102,7 +103,11 @@ Result<PageId> Scheduler::RestorePage(const PageState& state,
       models_[id] = FitDivergence(profiles_[id].profiles().Pooled(), fo).model;
     }
   }
-  if (!options_.oracle && s.fetched()) RefreshEstimates(id);
+  // The saved estimates are kept (so the page values as before); a state
+  // without one starts from its host's pooled prior.
+  if (!options_.oracle && !(s.rate > 0 && std::isfinite(s.rate))) {
+    RefreshEstimates(id);
+  }
   Reindex(id);
   return id;
 }
@@ -153,9 +158,28 @@ double Scheduler::Deadline(PageId page) const {
 
 void Scheduler::Reindex(PageId page) {
   const PageState& s = pages_[page];
-  double bound =
-      s.fetched() ? policy_->UpperBound(Input(page)) : options_.new_page_value;
+  double bound = options_.new_page_value;
+  if (s.fetched()) {
+    // Values do not decrease with time between observations (policy.h), so
+    // the value at the horizon bounds every value Select() sees before it.
+    PolicyInput in = Input(page);
+    bound = policy_->UpperBound(in);
+    double at_horizon =
+        policy_->Value(in, std::max(0.0, horizon_ - s.last_fetch));
+    if (at_horizon < bound) bound = at_horizon;  // NaN keeps the sup
+  }
   selector_.Update(page, bound, Deadline(page));
+}
+
+void Scheduler::AdvanceHorizon(double now) {
+  // About sqrt(N) selections per horizon: each refresh re-evaluates every
+  // page once, each selection then evaluates the pages whose value could
+  // overtake within the horizon (roughly those chosen before the next one).
+  double rate = std::max(bucket_.rate(), 1e-12);
+  double span = std::sqrt(static_cast<double>(pages_.size()) + 1) / rate;
+  horizon_ = now + std::clamp(span, 1.0, 1e9);
+  ++horizon_refreshes_;
+  for (PageId p = 0; p < pages_.size(); ++p) Reindex(p);
 }
 
 double Scheduler::Value(PageId page, double now) const {
@@ -180,6 +204,7 @@ bool Scheduler::Eligible(PageId page, double now,
 
 std::optional<PageId> Scheduler::Select(double now, const HostGate& host_open) {
   if (bucket_.Available(now) < 1 - 1e-9) return std::nullopt;
+  if (now > horizon_) AdvanceHorizon(now);
   auto choice = selector_.Select(
       now, [&](PageId p) { return Eligible(p, now, host_open); },
       [&](PageId p) { return Value(p, now); });
@@ -214,6 +239,7 @@ void Scheduler::Observe(const Observation& obs) {
           OnFailure(obs.page, obs.time, e.failure);
         } else if constexpr (std::is_same_v<T, SignalObs>) {
           AddSignal(pages_[obs.page]);
+          if (policy_->uses_signals()) Reindex(obs.page);  // value moved
         } else {
           PageState& s = pages_[obs.page];
           if (std::isfinite(e.importance) && e.importance > s.importance) {
@@ -246,6 +272,11 @@ void Scheduler::OnContent(PageId page, double now, const FetchedObs* fetched) {
   bool changed = fetched != nullptr && fetched->changed;
   double tau = first ? 0 : now - s.last_fetch;
   if (!first && !(tau > 0)) tau = 0;
+  if (fetched != nullptr && !first && fetched->last_modified >= 0 &&
+      fetched->previous_last_modified >= 0) {
+    bool moved = fetched->last_modified != fetched->previous_last_modified;
+    hosts_.ObserveLastModifiedAgreement(s.host, moved == changed);
+  }
   if (!options_.oracle && tau > 0) {
     double since = -1;
     if (fetched != nullptr && changed && fetched->last_modified >= 0 &&
@@ -261,8 +292,8 @@ void Scheduler::OnContent(PageId page, double now, const FetchedObs* fetched) {
       s.signal_stats.Observe(x, current);
       hosts_.ObserveSignals(s.host, x, current);
     }
-    RefreshEstimates(page);
   }
+  if (!options_.oracle) RefreshEstimates(page);
   if (policy_->uses_profiles()) {
     ProfileSet& ps = profiles_[page];
     std::vector<double> div;
@@ -290,6 +321,20 @@ void Scheduler::OnContent(PageId page, double now, const FetchedObs* fetched) {
   if (s.fetches < UINT16_MAX) ++s.fetches;
   policy_->OnFetched(Input(page), s, changed, tau, threshold_);
   Reindex(page);
+  if (!options_.oracle) Sweep(page);
+}
+
+void Scheduler::Sweep(PageId skip) {
+  const size_t n = pages_.size();
+  const size_t k = std::min(
+      n, static_cast<size_t>(std::max(0, options_.reestimate_per_fetch)));
+  for (size_t i = 0; i < k; ++i) {
+    if (sweep_cursor_ >= n) sweep_cursor_ = 0;
+    PageId p = static_cast<PageId>(sweep_cursor_++);
+    if (p == skip) continue;
+    RefreshEstimates(p);
+    Reindex(p);
+  }
 }
 
 void Scheduler::OnFailure(PageId page, double now, FailureClass failure) {

@@ -8,12 +8,16 @@
 // In oracle mode the caller supplies each page's true model (SetTruth); in
 // estimated mode change rates, signal quality and divergence curves are
 // estimated from observations, pooled per host (HostPool).
+// Selection is exact (a brute-force argmax would choose the same page) and
+// cheap: each page is indexed by its value at a horizon (values only grow
+// between observations), which moves forward every ~sqrt(N) selections.
 // Not thread-safe: one owner thread, no locks (DESIGN.md).
 
 #ifndef FRESHD_SCHED_SCHEDULER_H_
 #define FRESHD_SCHED_SCHEDULER_H_
 
 #include <functional>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -39,7 +43,12 @@ struct SchedulerOptions {
   double min_interval = 60;            // s; never refetch sooner
   double max_interval = 30 * 86400.0;  // s; floor; <= 0 or inf: none
   int history = 4;                     // change profiles kept (longevity)
-  int refit_every = 1;            // longevity: refit the curve every n fetches
+  int refit_every = 1;  // longevity: refit the curve every n fetches
+  // Estimated mode: after each fetch outcome this many other pages (round
+  // robin) are re-estimated against their host's current pooled prior and
+  // re-indexed, so pages with little evidence of their own (never refetched)
+  // follow what their host has learned since. 0: off.
+  int reestimate_per_fetch = 2;
   size_t max_pages = 10'000'000;  // AddUrl fails beyond this
   PolicyOptions policy_options;
   HostPoolOptions host_pool;
@@ -60,11 +69,12 @@ class Scheduler {
   Result<PageId> AddUrl(HostId host, double importance);
 
   // Recovery: appends a page with a previously saved state (in-flight flag
-  // cleared; importance clamped as in AddUrl) and, for longevity policies,
-  // its change profiles (the divergence curve is refit from them in
-  // estimated mode). Host statistics are not replayed: restore them through
+  // cleared; importance clamped as in AddUrl; its cached estimates kept, or
+  // its host's prior when it has none) and, for longevity policies, its
+  // change profiles (the divergence curve is refit from them in estimated
+  // mode). Host statistics are not replayed: restore them through
   // mutable_hosts() first so the page's prior is its host's. Ids continue
-  // densely; ResourceExhausted past max_pages.
+  // densely; ResourceExhausted past max_pages. Oracle mode: call SetTruth.
   Result<PageId> RestorePage(const PageState& state,
                              std::optional<ProfileSet> profiles = {});
 
@@ -117,9 +127,14 @@ class Scheduler {
   const SchedulerOptions& options() const { return options_; }
   // Running estimate of the implied threshold (value of recent choices).
   double threshold() const { return threshold_; }
+  // Recovery: puts back a saved threshold (ignored unless finite, >= 0).
+  void RestoreThreshold(double threshold) {
+    if (threshold >= 0 && threshold < 1e300) threshold_ = threshold;
+  }
   uint64_t selections() const { return selections_; }
   uint64_t overdue_selections() const { return overdue_selections_; }
   size_t last_evaluations() const { return selector_.last_evaluations(); }
+  uint64_t horizon_refreshes() const { return horizon_refreshes_; }
 
  private:
   Scheduler(const SchedulerOptions& options, std::unique_ptr<Policy> policy);
@@ -127,9 +142,11 @@ class Scheduler {
   PolicyInput Input(PageId page) const;
   double Deadline(PageId page) const;
   void Reindex(PageId page);
+  void AdvanceHorizon(double now);
   void OnContent(PageId page, double now, const FetchedObs* fetched);
   void OnFailure(PageId page, double now, FailureClass failure);
   void RefreshEstimates(PageId page);
+  void Sweep(PageId skip);
 
   SchedulerOptions options_;
   std::unique_ptr<Policy> policy_;
@@ -141,8 +158,12 @@ class Scheduler {
   Selector selector_;
   TokenBucket bucket_;
   double threshold_ = 0;
+  // Selection bounds hold until this time (see Reindex); -inf: none yet.
+  double horizon_ = -std::numeric_limits<double>::infinity();
+  uint64_t horizon_refreshes_ = 0;
   uint64_t selections_ = 0;
   uint64_t overdue_selections_ = 0;
+  size_t sweep_cursor_ = 0;
 };
 
 }  // namespace freshd::sched

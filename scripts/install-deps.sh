@@ -16,6 +16,7 @@ packages=(
   clang clang-format libclang-rt-14-dev
   python3-doc  # a real HTML corpus for parse tests and benchmarks
   nginx-light  # HTTP/2 + TLS server for fetch tests (started by the test)
+  openssl      # the CLI makes the fetch tests' throwaway CA
 )
 if [[ "${1:-}" == "--bench" ]]; then
   packages+=(wrk)

@@ -76,6 +76,7 @@ class Run {
   SimResult r_;
   double fresh_all_ = 0;  // Σμ·fresh time over [0, now], unclipped
   std::vector<double> snapshots_;
+  std::vector<uint64_t> snapshot_crawls_;
   double weight_ = 0;
 };
 
@@ -188,6 +189,7 @@ Result<SimResult> Run::Go() {
     snap_times.push_back(bounds[i + 1]);
   }
   snapshots_.assign(snap_times.size(), 0);
+  snapshot_crawls_.assign(snap_times.size(), 0);
   for (size_t i = 0; i < snap_times.size(); ++i) {
     queue_.push(
         {std::min(snap_times[i], end_), static_cast<uint32_t>(i), kSnapshot});
@@ -225,6 +227,7 @@ Result<SimResult> Run::Go() {
         case kSnapshot:
           for (uint32_t p = 0; p < n; ++p) Integrate(p, now);
           snapshots_[e.index] = fresh_all_;
+          snapshot_crawls_[e.index] = r_.crawls_total;
           break;
       }
       continue;
@@ -263,6 +266,9 @@ Result<SimResult> Run::Go() {
     double len = snap_times[i + 1] - snap_times[i];
     r_.window_freshness.push_back(
         len > 0 ? (snapshots_[i + 1] - snapshots_[i]) / (weight_ * len) : 0);
+    double crawls =
+        static_cast<double>(snapshot_crawls_[i + 1] - snapshot_crawls_[i]);
+    r_.window_crawls_per_day.push_back(len > 0 ? crawls * kDay / len : 0);
   }
   r_.mean_evaluations =
       selections > 0 ? static_cast<double>(evaluations) / selections : 0;
@@ -299,6 +305,15 @@ Result<SimResult> RunSimulation(const WebModel& model,
     return Status::InvalidArgument("sim: rate and days must be > 0");
   }
   if (model.pages.empty()) return Status::InvalidArgument("sim: empty web");
+  double last_day = 0;
+  for (const RateChange& c : options.rate_changes) {
+    if (!(c.day > last_day) || !(c.day < options.days) ||
+        !(c.rate_per_day > 0) || !std::isfinite(c.rate_per_day)) {
+      return Status::InvalidArgument(
+          "sim: rate changes need increasing days in (0, days) and rates > 0");
+    }
+    last_day = c.day;
+  }
   sched::SchedulerOptions so;
   so.policy = options.policy;
   so.oracle = options.oracle;
@@ -348,6 +363,7 @@ std::string SimResultToJson(const WebModel& model, const SimOptions& options,
   }
   if (!options.rate_changes.empty()) {
     j["segment_freshness"] = r.window_freshness;  // 2nd half of each segment
+    j["segment_crawls_per_day"] = r.window_crawls_per_day;
   }
   json classes = json::object();
   for (size_t i = 0; i < r.per_class.size(); ++i) {

@@ -56,15 +56,20 @@ struct SimResult {
   uint64_t overdue_crawls = 0;        // chosen by the max_interval floor
   uint64_t changes = 0, signals = 0;
   double measured_days = 0;
-  double continuous_optimum = -1;        // Azar optimum at rate_per_day
-  double continuous_optimum_ncis = -1;   // NCIS optimum (if any signals)
-  std::vector<double> window_freshness;  // per rate-change segment
+  double continuous_optimum = -1;       // Azar optimum at rate_per_day
+  double continuous_optimum_ncis = -1;  // NCIS optimum (if any signals)
+  // Per rate-change segment (one segment without rate changes), over the
+  // second half of each segment: μ-weighted freshness and crawls per day.
+  // The JSON carries them only when there are rate changes.
+  std::vector<double> window_freshness;
+  std::vector<double> window_crawls_per_day;
   double mean_evaluations = 0;  // selector values evaluated per selection
   double cpu_seconds = 0;
 };
 
 // Runs `options.policy` on `model`. InvalidArgument for a bad policy or
-// option (non-positive rate or days).
+// option (non-positive rate or days; rate changes not at strictly
+// increasing days inside (0, days) or with a non-positive rate).
 Result<SimResult> RunSimulation(const WebModel& model,
                                 const SimOptions& options);
 

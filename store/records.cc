@@ -8,7 +8,7 @@ namespace freshd::store {
 namespace {
 
 constexpr uint8_t kPageVersion = 1;
-constexpr uint8_t kHostVersion = 1;
+constexpr uint8_t kHostVersion = 2;  // 2 adds fetch_state
 constexpr uint8_t kSignalVersion = 1;
 
 Status TooLong(std::string_view field, size_t size, size_t limit) {
@@ -94,6 +94,8 @@ Status EncodeHostValue(const HostRecord& host, std::string* out) {
   if (host.pooled_estimates.size() > kMaxBlobBytes)
     return TooLong("pooled_estimates", host.pooled_estimates.size(),
                    kMaxBlobBytes);
+  if (host.fetch_state.size() > kMaxBlobBytes)
+    return TooLong("fetch_state", host.fetch_state.size(), kMaxBlobBytes);
   out->clear();
   out->push_back(static_cast<char>(kHostVersion));
   PutLengthPrefixed(out, host.robots_body);
@@ -104,6 +106,7 @@ Status EncodeHostValue(const HostRecord& host, std::string* out) {
   PutVarint64(out, host.consecutive_errors);
   PutDouble(out, host.backoff_s);
   PutLengthPrefixed(out, host.pooled_estimates);
+  PutLengthPrefixed(out, host.fetch_state);
   return Status::OK();
 }
 
@@ -111,6 +114,7 @@ Status DecodeHostValue(std::string_view in, HostRecord* out) {
   Decoder d(in);
   constexpr std::string_view kWhat = "host";
   if (Status s = ReadVersion(d, kWhat, kHostVersion); !s.ok()) return s;
+  const bool v1 = static_cast<uint8_t>(in[0]) == 1;
   HostRecord h;
   uint32_t status = 0;
   if (!d.GetLengthPrefixed(&h.robots_body, kMaxBlobBytes))
@@ -123,6 +127,8 @@ Status DecodeHostValue(std::string_view in, HostRecord* out) {
   if (!d.GetDouble(&h.backoff_s)) return Bad(kWhat, "backoff_s");
   if (!d.GetLengthPrefixed(&h.pooled_estimates, kMaxBlobBytes))
     return Bad(kWhat, "pooled_estimates");
+  if (!v1 && !d.GetLengthPrefixed(&h.fetch_state, kMaxBlobBytes))
+    return Bad(kWhat, "fetch_state");
   if (!d.done()) return Bad(kWhat, "length (trailing bytes)");
   h.robots_status = static_cast<int32_t>(status);
   h.host = std::move(out->host);

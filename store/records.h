@@ -5,8 +5,9 @@
 // epoch) and length-prefixed byte strings (varint length, then the bytes).
 // store/README.md is the byte-level schema. Decode*() accepts any bytes:
 // malformed input is a Status::Corruption, never a crash or an over-read.
-// The store does not interpret sched_state, sketch or pooled_estimates: their
-// owners (sched/, parse/sketch.h) define those encodings.
+// The store does not interpret sched_state, sketch, pooled_estimates or
+// fetch_state: their owners (sched/, parse/sketch.h, daemon/) define those
+// encodings.
 // Thread-safety: plain values and pure functions; safe from any thread.
 
 #ifndef FRESHD_STORE_RECORDS_H_
@@ -62,6 +63,10 @@ struct HostRecord {
   double backoff_s = 0.0;  // current back-off delay
 
   std::string pooled_estimates;  // opaque, owned by sched/
+  // Version 2: the fetcher's robots cache and gate state of this host,
+  // opaque, owned by daemon/fetch_state.h (supersedes the robots_* and
+  // politeness fields above, which the daemon leaves empty).
+  std::string fetch_state;
 
   bool operator==(const HostRecord&) const = default;
 };

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include "conf/config.h"
 #include "tests/cli/run_command.h"
 
@@ -49,12 +51,30 @@ TEST(CheckConfigCliTest, PrintShowsEffectiveConfig) {
   std::remove(path.c_str());
 }
 
-TEST(DemoCliTest, PrintsTheEmbeddedDefaultConfig) {
-  auto r = RunFreshd({"demo"});
-  EXPECT_EQ(r.exit_code, 0) << r.err;
-  Result<Config> printed = LoadConfigString(r.out, "demo output");
-  ASSERT_TRUE(printed.ok()) << printed.status().ToString();
-  EXPECT_EQ(*printed, Config{});
+// The README's first command: the daemon loop crawls the embedded web on
+// loopback and reports its freshness beside the ground truth.
+TEST(DemoCliTest, CrawlsTheEmbeddedWebAndReportsTrueFreshness) {
+  auto r = RunFreshd({"demo", "--seconds", "4", "--rate", "20"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::vector<nlohmann::json> lines;
+  size_t pos = 0;
+  while (pos < r.out.size()) {
+    size_t end = r.out.find('\n', pos);
+    lines.push_back(nlohmann::json::parse(r.out.substr(pos, end - pos)));
+    pos = end + 1;
+  }
+  ASSERT_GE(lines.size(), 1u) << r.out;
+  const nlohmann::json& last = lines.back();
+  EXPECT_TRUE(last.value("final", false)) << r.out;
+  EXPECT_EQ(last["pages_known"], 204);  // 200 pages + 4 host roots
+  // 20 pages/s for ~4 s, after robots.txt: most of the budget was spent.
+  EXPECT_GE(last["pages_fetched_total"].get<int>(), 40) << r.out;
+  EXPECT_LE(last["pages_fetched_total"].get<int>(), 20 * 5 + 20);
+  EXPECT_TRUE(last["errors"].empty()) << r.out;
+  double fresh = last["true_freshness"];
+  EXPECT_GT(fresh, 0.05);
+  EXPECT_LE(fresh, 1.0);
+  EXPECT_NE(r.err.find("status at http://127.0.0.1:"), std::string::npos);
 }
 
 TEST(UsageCliTest, NoSubcommandOrUnknownOptionExits2) {

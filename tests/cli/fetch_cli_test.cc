@@ -4,7 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -39,6 +41,7 @@ Reply Site(const ServerRequest& req) {
         "</body></html>");
   }
   if (req.target == "/moved") return Reply::Redirect(301, "/page.html");
+  if (req.target == "/unchanged") return Reply::Status(304);
   return Reply::Status(404, "nope");
 }
 
@@ -109,13 +112,43 @@ TEST(FetchCliTest, BadUsageExits2) {
   std::remove(bad.c_str());
 }
 
-TEST(FetchCliTest, WarcOutputHoldsTheResponse) {
+struct WarcRecord {
+  std::map<std::string, std::string> fields;  // names as written
+  std::string block;
+};
+
+// Splits uncompressed WARC data into records (framing checked by
+// warc_verify.py; this only needs to find the fields and blocks).
+std::vector<WarcRecord> SplitWarc(const std::string& data) {
+  std::vector<WarcRecord> out;
+  size_t pos = 0;
+  while (pos < data.size()) {
+    size_t end = data.find("\r\n\r\n", pos);
+    if (end == std::string::npos) break;
+    WarcRecord rec;
+    std::istringstream head(data.substr(pos, end - pos));
+    std::string line;
+    while (std::getline(head, line)) {
+      if (!line.empty() && line.back() == '\r') line.pop_back();
+      size_t colon = line.find(':');
+      if (colon == std::string::npos) continue;
+      rec.fields[line.substr(0, colon)] = line.substr(colon + 2);
+    }
+    size_t len = std::stoul(rec.fields["Content-Length"]);
+    rec.block = data.substr(end + 4, len);
+    out.push_back(std::move(rec));
+    pos = end + 4 + len + 4;
+  }
+  return out;
+}
+
+TEST(FetchCliTest, WarcOutputHoldsRequestAndResponseRecords) {
   TestServer server(Site);
   std::string config = LoopbackConfig();
   char dir_template[] = "/tmp/freshd-warc-XXXXXX";
   std::string dir = mkdtemp(dir_template);
-  auto r = RunFreshd(
-      {"fetch", "--config", config, "--warc", dir, server.Url("/page.html")});
+  auto r = RunFreshd({"fetch", "--config", config, "--warc", dir,
+                      server.Url("/page.html"), server.Url("/unchanged")});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   std::vector<std::string> files;
   for (const auto& e : std::filesystem::directory_iterator(dir)) {
@@ -124,13 +157,73 @@ TEST(FetchCliTest, WarcOutputHoldsTheResponse) {
   ASSERT_EQ(files.size(), 1u);
   EXPECT_NE(files[0].find(".warc.gz"), std::string::npos);
   EXPECT_EQ(files[0].find(".open"), std::string::npos);
+  // An independent reader checks framing and block/payload digests.
+  std::string verify = "python3 " + std::string(FRESHD_SHARED_DIR) +
+                       "/tools/warc_verify.py " + files[0] + " > " + dir +
+                       "/verify.txt 2>&1";
+  EXPECT_EQ(std::system(verify.c_str()), 0)
+      << testing::ReadWholeFile(dir + "/verify.txt");
+  EXPECT_NE(
+      testing::ReadWholeFile(dir + "/verify.txt").find("5 records, 0 errors"),
+      std::string::npos)
+      << testing::ReadWholeFile(dir + "/verify.txt");
   std::string text = dir + "/dump.txt";
   ASSERT_EQ(std::system(("gzip -dc " + files[0] + " > " + text).c_str()), 0);
-  std::string warc = testing::ReadWholeFile(text);
-  EXPECT_NE(warc.find("WARC-Type: response"), std::string::npos);
-  EXPECT_NE(warc.find("WARC-Target-URI: " + server.Url("/page.html")),
+  std::vector<WarcRecord> recs = SplitWarc(testing::ReadWholeFile(text));
+  ASSERT_EQ(recs.size(), 5u);
+  EXPECT_EQ(recs[0].fields["WARC-Type"], "warcinfo");
+  WarcRecord& req = recs[1];
+  WarcRecord& resp = recs[2];
+  ASSERT_EQ(req.fields["WARC-Type"], "request");
+  ASSERT_EQ(resp.fields["WARC-Type"], "response");
+  EXPECT_EQ(req.fields["WARC-Target-URI"], server.Url("/page.html"));
+  EXPECT_EQ(req.fields["Content-Type"], "application/http;msgtype=request");
+  EXPECT_EQ(req.fields["WARC-Concurrent-To"], resp.fields["WARC-Record-ID"]);
+  EXPECT_EQ(resp.fields["WARC-Concurrent-To"], req.fields["WARC-Record-ID"]);
+  EXPECT_EQ(req.fields["WARC-IP-Address"], "127.0.0.1");
+  EXPECT_NE(resp.block.find("one two three four"), std::string::npos);
+  // The request block is the head curl sent: request line, then exactly the
+  // header fields the server received, ending in CRLF CRLF.
+  EXPECT_EQ(req.block.rfind("GET /page.html HTTP/1.1\r\n", 0), 0u) << req.block;
+  ASSERT_GE(req.block.size(), 4u);
+  EXPECT_EQ(req.block.substr(req.block.size() - 4), "\r\n\r\n");
+  ServerRequest seen;
+  for (const ServerRequest& sr : server.requests()) {
+    if (sr.target == "/page.html") seen = sr;
+  }
+  ASSERT_FALSE(seen.headers.empty());
+  size_t lines = 0;
+  for (size_t p = 0; (p = req.block.find("\r\n", p)) != std::string::npos;
+       p += 2) {
+    ++lines;
+  }
+  EXPECT_EQ(lines, seen.headers.size() + 2) << req.block;  // + line, + end
+  auto lower = [](std::string s) {
+    for (char& c : s) c = static_cast<char>(std::tolower(c));
+    return s;
+  };
+  for (const auto& [name, value] : seen.headers) {
+    EXPECT_NE(
+        lower(req.block).find(lower("\r\n" + name + ": " + value + "\r\n")),
+        std::string::npos)
+        << name << " missing from " << req.block;
+  }
+  EXPECT_NE(req.block.find("User-Agent: freshd"), std::string::npos);
+  EXPECT_NE(req.block.find("Accept-Encoding: gzip, deflate, br\r\n"),
             std::string::npos);
-  EXPECT_NE(warc.find("one two three four"), std::string::npos);
+  // The 304 is a server-not-modified revisit, with its own request record.
+  WarcRecord& req304 = recs[3];
+  WarcRecord& revisit = recs[4];
+  ASSERT_EQ(req304.fields["WARC-Type"], "request");
+  ASSERT_EQ(revisit.fields["WARC-Type"], "revisit");
+  EXPECT_NE(revisit.fields["WARC-Profile"].find("server-not-modified"),
+            std::string::npos);
+  EXPECT_EQ(req304.fields["WARC-Concurrent-To"],
+            revisit.fields["WARC-Record-ID"]);
+  EXPECT_EQ(revisit.fields["WARC-Concurrent-To"],
+            req304.fields["WARC-Record-ID"]);
+  EXPECT_EQ(req304.block.rfind("GET /unchanged HTTP/1.1\r\n", 0), 0u);
+  EXPECT_EQ(revisit.block.rfind("HTTP/1.1 304", 0), 0u) << revisit.block;
   std::filesystem::remove_all(dir);
   std::remove(config.c_str());
 }

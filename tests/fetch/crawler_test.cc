@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <boost/asio/io_context.hpp>
 #include <chrono>
 #include <map>
@@ -211,6 +212,80 @@ TEST(CrawlerTest, PerHostSpacingMeasuredAtTheServer) {
   }
   // Hosts are independent: both run in parallel, not one after the other.
   EXPECT_LT(took, 2 * 4 * delay);
+}
+
+// Two names on one IP ([fetch] resolve maps both to 127.0.0.1, one server):
+// with per_ip the server sees them spaced as one host; without, the two
+// names are independent and their requests overlap in time.
+std::vector<double> GapsForTwoNamesOnOneIp(bool per_ip, double delay,
+                                           size_t* requests) {
+  TestServer server([](const ServerRequest& req) {
+    if (req.target == "/robots.txt") return Reply::Status(404);
+    Reply r = Reply::Html("x");
+    r.delay = std::chrono::milliseconds(20);  // overlap shows if allowed
+    return r;
+  });
+  CrawlerOptions o = Opts(delay);
+  o.politeness.per_ip = per_ip;
+  o.fetcher.config.resolve["a.test"] = "127.0.0.1";
+  o.fetcher.config.resolve["b.test"] = "127.0.0.1";
+  std::vector<std::string> urls;
+  std::string port = std::to_string(server.port());
+  for (int i = 0; i < 3; ++i) {
+    urls.push_back("http://a.test:" + port + "/" + std::to_string(i));
+    urls.push_back("http://b.test:" + port + "/" + std::to_string(i));
+  }
+  auto res = CrawlAll(o, urls);
+  for (const auto& u : urls) {
+    EXPECT_EQ(res[u].outcome, OutcomeClass::kOk) << u << res[u].detail;
+  }
+  auto reqs = server.requests();
+  *requests = reqs.size();
+  std::vector<double> gaps;
+  for (size_t i = 1; i < reqs.size(); ++i) {
+    gaps.push_back(Seconds(reqs[i].arrival - reqs[i - 1].arrival).count());
+  }
+  return gaps;
+}
+
+TEST(CrawlerTest, PerIpSpacingAppliesAcrossHostNames) {
+  const double delay = 0.1;
+  size_t n = 0;
+  std::vector<double> gaps = GapsForTwoNamesOnOneIp(true, delay, &n);
+  EXPECT_EQ(n, 8u);  // 2 robots.txt + 6 pages
+  for (size_t i = 0; i < gaps.size(); ++i) {
+    // Spacing runs from the end of the previous request (20 ms each).
+    EXPECT_GE(gaps[i], delay) << "gap " << i;
+  }
+  // Control: per host only, a.test and b.test go side by side.
+  std::vector<double> free_gaps = GapsForTwoNamesOnOneIp(false, delay, &n);
+  EXPECT_EQ(n, 8u);
+  ASSERT_FALSE(free_gaps.empty());
+  EXPECT_LT(*std::min_element(free_gaps.begin(), free_gaps.end()), delay / 2);
+}
+
+TEST(CrawlerTest, PerIpLooksUpAddressesThroughDns) {
+  // "localhost" is not in [fetch] resolve: the Crawler resolves it itself
+  // (asynchronously) before the first request and gives the gate the IP.
+  TestServer server([](const ServerRequest& req) {
+    if (req.target == "/robots.txt") return Reply::Status(404);
+    return Reply::Html("x");
+  });
+  CrawlerOptions o = Opts(0.01);
+  o.politeness.per_ip = true;
+  boost::asio::io_context io;
+  auto crawler = Crawler::Create(io, o);
+  ASSERT_TRUE(crawler.ok());
+  std::string host = "localhost:" + std::to_string(server.port());
+  FetchResult got;
+  CrawlRequest req;
+  req.url = "http://" + host + "/";
+  (*crawler)->Fetch(req, [&](FetchResult r) { got = std::move(r); });
+  io.run();
+  // curl may try ::1 first and fall back; the server is on 127.0.0.1.
+  EXPECT_EQ(got.outcome, OutcomeClass::kOk) << got.detail;
+  std::string ip = (*crawler)->gate().Address(host);
+  EXPECT_TRUE(ip == "127.0.0.1" || ip == "::1") << ip;
 }
 
 TEST(CrawlerTest, CrawlDelayFromRobotsSpacesRequests) {

@@ -99,6 +99,41 @@ TEST(HttpFetcherTest, ConditionalGetSendsValidatorsAndGets304) {
             "Sat, 21 Nov 2026 10:00:00 GMT");
 }
 
+TEST(HttpFetcherTest, KeepRawCapturesTheRequestHeadAsSent) {
+  TestServer server([](const ServerRequest&) { return Reply::Html("x"); });
+  FetcherOptions o;
+  o.config = FastFetchConfig();
+  o.user_agent = "freshd-test/1 (+http://example.com/bot)";
+  FetchRequest req = Req(server.Url("/a?b=1"), "\"v1\"");
+  req.keep_raw = true;
+  FetchResult r = FetchOnce(o, req);
+  ASSERT_EQ(r.outcome, OutcomeClass::kOk) << r.detail;
+  EXPECT_EQ(r.http_version, "1.1");
+  EXPECT_EQ(r.new_connections, 1);
+  EXPECT_EQ(r.raw_request.rfind("GET /a?b=1 HTTP/1.1\r\n", 0), 0u)
+      << r.raw_request;
+  EXPECT_NE(r.raw_request.find("\r\nUser-Agent: " + o.user_agent + "\r\n"),
+            std::string::npos);
+  EXPECT_NE(r.raw_request.find("\r\nIf-None-Match: \"v1\"\r\n"),
+            std::string::npos);
+  EXPECT_NE(r.raw_request.find("\r\nHost: 127.0.0.1:"), std::string::npos);
+  ASSERT_GE(r.raw_request.size(), 4u);
+  EXPECT_EQ(r.raw_request.substr(r.raw_request.size() - 4), "\r\n\r\n");
+  // Exactly the fields the server received.
+  auto seen = server.requests();
+  ASSERT_EQ(seen.size(), 1u);
+  size_t crlf = 0;
+  for (size_t p = 0; (p = r.raw_request.find("\r\n", p)) != std::string::npos;
+       p += 2) {
+    ++crlf;
+  }
+  EXPECT_EQ(crlf, seen[0].headers.size() + 2);
+  // Without keep_raw nothing is captured.
+  FetchResult plain = FetchOnce(o, Req(server.Url("/a")));
+  EXPECT_EQ(plain.outcome, OutcomeClass::kOk);
+  EXPECT_TRUE(plain.raw_request.empty());
+}
+
 TEST(HttpFetcherTest, Unconditional304IsNotModifiedWithoutBody) {
   TestServer server([](const ServerRequest&) { return Reply::Status(304); });
   FetchResult r = FetchOnce(FastFetchConfig(), server.Url("/"));

@@ -5,6 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <string>
+#include <vector>
+
 namespace freshd::fetch {
 namespace {
 
@@ -128,6 +132,92 @@ TEST(PolitenessGateTest, PruneIdleDropsOnlyQuietHosts) {
   gate.OnStart("c:80", 0);
   EXPECT_EQ(gate.PruneIdle(2.0), 1u);  // a only: b backs off, c in flight
   EXPECT_EQ(gate.size(), 2u);
+}
+
+TEST(PolitenessGateTest, PerIpSharesInFlightAndSpacingAcrossHosts) {
+  PolitenessConfig c = Cfg();
+  c.per_ip = true;
+  PolitenessGate gate(c);
+  gate.SetAddress("a:80", "10.0.0.1");
+  gate.SetAddress("b:80", "10.0.0.1");
+  gate.SetAddress("c:80", "10.0.0.2");
+  EXPECT_EQ(gate.Address("b:80"), "10.0.0.1");
+  gate.OnStart("a:80", 0);
+  EXPECT_FALSE(gate.MayStart("b:80", 0));  // IP in flight
+  EXPECT_TRUE(gate.AtInFlightLimit("b:80"));
+  EXPECT_TRUE(gate.MayStart("c:80", 0));  // other IP
+  gate.OnFinish("a:80", 0.5, OutcomeClass::kOk, 200, 0.5, std::nullopt);
+  EXPECT_FALSE(gate.AtInFlightLimit("b:80"));
+  EXPECT_DOUBLE_EQ(gate.NextAllowed("b:80", 0.5), 1.5);  // a's spacing
+  EXPECT_TRUE(gate.MayStart("b:80", 1.5));
+  // A back-off of one name holds the whole IP.
+  gate.OnStart("b:80", 2);
+  gate.OnFinish("b:80", 2, OutcomeClass::kHttp5xx, 503, 0.1, std::nullopt);
+  EXPECT_DOUBLE_EQ(gate.NextAllowed("a:80", 2), 32.0);
+  // Addresses are kept while a request is in flight.
+  gate.OnStart("c:80", 40);
+  gate.SetAddress("c:80", "10.0.0.1");
+  EXPECT_EQ(gate.Address("c:80"), "10.0.0.2");
+}
+
+TEST(PolitenessGateTest, PerIpOffIgnoresAddresses) {
+  PolitenessGate gate(Cfg());  // per_ip = false
+  gate.SetAddress("a:80", "10.0.0.1");
+  gate.SetAddress("b:80", "10.0.0.1");
+  EXPECT_EQ(gate.Address("a:80"), "");
+  gate.OnStart("a:80", 0);
+  EXPECT_TRUE(gate.MayStart("b:80", 0));
+}
+
+TEST(PolitenessGateTest, ExportImportRoundTripKeepsDecisions) {
+  PolitenessConfig c = Cfg();
+  c.adaptive_delay_factor = 2.0;
+  PolitenessGate gate(c);
+  gate.OnStart("a:80", 100);
+  gate.OnFinish("a:80", 101, OutcomeClass::kHttp5xx, 500, 1.0, std::nullopt);
+  gate.OnStart("a:80", 200);
+  gate.OnFinish("a:80", 200, OutcomeClass::kTimeout, 0, 0.7, std::nullopt);
+  gate.SetCrawlDelay("b:443", 4.0);
+  gate.OnStart("b:443", 100);
+  gate.OnFinish("b:443", 100.2, OutcomeClass::kOk, 200, 0.2, std::nullopt);
+  gate.OnStart("c:80", 100);  // in flight: not part of a snapshot
+  std::vector<GateHostSnapshot> snap = gate.Export();
+  ASSERT_EQ(snap.size(), 3u);
+  EXPECT_EQ(snap[0].host, "a:80");
+  EXPECT_EQ(snap[0].consecutive_errors, 2);
+  EXPECT_DOUBLE_EQ(snap[0].next_allowed, 260.0);  // 30 s doubled
+  EXPECT_EQ(snap[1].crawl_delay_s, 4.0);
+
+  // Through another clock and back, as the daemon stores it (Unix time).
+  ShiftTimes(&snap, 1.7e9);
+  EXPECT_DOUBLE_EQ(snap[0].next_allowed, 1.7e9 + 260.0);
+  ShiftTimes(&snap, -1.7e9);
+  PolitenessGate restored(c);
+  restored.Import(snap);
+  EXPECT_EQ(restored.Export(), snap);
+  for (double now : {100.0, 104.1, 104.3, 259.0, 260.0}) {
+    for (const char* h : {"a:80", "b:443"}) {
+      EXPECT_NEAR(restored.NextAllowed(h, now), gate.NextAllowed(h, now), 1e-6)
+          << h << " at " << now;
+      EXPECT_EQ(restored.MayStart(h, now), gate.MayStart(h, now));
+    }
+  }
+  EXPECT_EQ(restored.ConsecutiveErrors("a:80"), 2);
+  EXPECT_EQ(restored.InFlight("c:80"), 0);
+  EXPECT_DOUBLE_EQ(restored.SpacingDelay("b:443"), 4.0);
+  // The back-off continues where it was: one more error doubles it again.
+  restored.OnStart("a:80", 300);
+  restored.OnFinish("a:80", 300, OutcomeClass::kHttp5xx, 500, 0, std::nullopt);
+  EXPECT_DOUBLE_EQ(restored.NextAllowed("a:80", 300), 420.0);
+  // Garbage in a snapshot is clamped, not trusted.
+  GateHostSnapshot bad;
+  bad.host = "x:80";
+  bad.next_allowed = std::nan("");
+  bad.consecutive_errors = -3;
+  bad.crawl_delay_s = -1;
+  restored.Import({bad});
+  EXPECT_EQ(restored.ConsecutiveErrors("x:80"), 0);
+  EXPECT_DOUBLE_EQ(restored.NextAllowed("x:80", 5), 5);
 }
 
 }  // namespace

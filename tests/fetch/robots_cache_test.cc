@@ -5,6 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
 namespace freshd::fetch {
 namespace {
 
@@ -102,6 +105,82 @@ TEST(RobotsCacheTest, BlockedOriginIsNotCachedAndPruneDropsExpired) {
   cache.Record(kOrigin, Result(OutcomeClass::kHttp4xx, 404), 0);
   EXPECT_EQ(cache.PruneExpired(10), 0u);
   EXPECT_EQ(cache.PruneExpired(86401), 1u);
+}
+
+TEST(RobotsCacheTest, ExportImportRoundTripKeepsVerdicts) {
+  PolitenessConfig cfg = Cfg();
+  RobotsCache cache(cfg, "freshd");
+  const std::string rules_origin = "https://rules.example";
+  FetchResult ok = Result(OutcomeClass::kOk, 200,
+                          "User-agent: freshd\nDisallow: /private\n"
+                          "Crawl-delay: 3\nSitemap: /map.xml\n");
+  ok.final_url = rules_origin + "/robots.txt";
+  cache.Record(rules_origin, ok, 1000);
+  cache.Record("http://gone.example", Result(OutcomeClass::kHttp4xx, 404),
+               1000);
+  cache.Record("http://down.example", Result(OutcomeClass::kHttp5xx, 503),
+               1000);
+  cache.Record("http://down.example", Result(OutcomeClass::kHttp5xx, 500),
+               1100);
+  // Was fetched fine, now unreachable: keeps obeying the old copy.
+  cache.Record("http://flaky.example", ok, 900);
+  cache.Record("http://flaky.example", Result(OutcomeClass::kTimeout, 0), 1000);
+
+  std::vector<RobotsSnapshot> snap = cache.Export();
+  ASSERT_EQ(snap.size(), 4u);
+  EXPECT_EQ(snap[0].origin, "http://down.example");
+  EXPECT_EQ(snap[0].mode, RobotsSnapshot::Mode::kDisallowAll);
+  EXPECT_EQ(snap[0].failures, 2);
+  EXPECT_EQ(snap[0].status, 500);
+  EXPECT_EQ(snap[0].unreachable_since, 1000.0);
+  EXPECT_EQ(snap[0].fetched_at, 1100.0);
+  EXPECT_EQ(snap[3].origin, rules_origin);
+  EXPECT_EQ(snap[3].body, ok.body);
+  EXPECT_EQ(snap[3].expires, 1000 + cfg.robots_cache_s);
+
+  ShiftTimes(&snap, 1.7e9);  // e.g. steady clock -> Unix seconds
+  EXPECT_EQ(snap[0].unreachable_since, 1.7e9 + 1000);
+  ShiftTimes(&snap, -1.7e9);
+  RobotsCache restored(cfg, "freshd");
+  restored.Import(snap);
+  EXPECT_EQ(restored.Export(), snap);
+  for (const std::string& origin :
+       {rules_origin, std::string("http://gone.example"),
+        std::string("http://down.example"), std::string("http://flaky.example"),
+        std::string("http://new.example")}) {
+    for (const char* path : {"/", "/private/x", "/public"}) {
+      for (double now : {1000.0, 1200.0, 1000 + 86400.0 + 1}) {
+        EXPECT_EQ(restored.Check(origin, path, now),
+                  cache.Check(origin, path, now))
+            << origin << path << " at " << now;
+      }
+    }
+    EXPECT_EQ(restored.CrawlDelay(origin), cache.CrawlDelay(origin)) << origin;
+    EXPECT_EQ(restored.Sitemaps(origin), cache.Sitemaps(origin)) << origin;
+    EXPECT_EQ(restored.DisallowAllReason(origin),
+              cache.DisallowAllReason(origin));
+  }
+  EXPECT_EQ(restored.Check(rules_origin, "/private/x", 1000), V::kDisallowed);
+  EXPECT_EQ(restored.CrawlDelay(rules_origin), 3.0);
+  EXPECT_EQ(restored.Sitemaps(rules_origin),
+            std::vector<std::string>{rules_origin + "/map.xml"});
+  // The 30-day clock of an unreachable robots.txt survives the restart.
+  restored.Record("http://down.example", Result(OutcomeClass::kHttp5xx, 503),
+                  1000 + kRobotsUnreachableAllowAfterS);
+  EXPECT_EQ(restored.CheckCached("http://down.example", "/"), V::kAllowed);
+}
+
+TEST(RobotsCacheTest, ImportDistrustsInconsistentSnapshots) {
+  RobotsCache cache(Cfg(), "freshd");
+  RobotsSnapshot s;
+  s.origin = "http://x.example";
+  s.mode = RobotsSnapshot::Mode::kRules;  // but no rules: disallow, not crash
+  s.has_rules = false;
+  s.expires = 1e12;
+  s.failures = -5;
+  cache.Import({s});
+  EXPECT_EQ(cache.Check("http://x.example", "/", 0), V::kDisallowed);
+  EXPECT_EQ(cache.Export()[0].failures, 0);
 }
 
 }  // namespace

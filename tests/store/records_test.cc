@@ -41,6 +41,7 @@ HostRecord SampleHost() {
   h.consecutive_errors = 3;
   h.backoff_s = 120;
   h.pooled_estimates = "\x01\x02\x03";
+  h.fetch_state = std::string("\x01robots\0gate", 12);
   return h;
 }
 
@@ -54,6 +55,29 @@ TEST(RecordsTest, PageRoundTrip) {
   out.url = in.url;
   ASSERT_TRUE(DecodePageValue(value, &out).ok());
   EXPECT_EQ(out, in);
+}
+
+// A version-1 host value (before fetch_state) still decodes, with an empty
+// fetch_state; the current encoder writes version 2.
+TEST(RecordsTest, HostVersion1StillDecodes) {
+  HostRecord h = SampleHost();
+  std::string v2;
+  ASSERT_TRUE(EncodeHostValue(h, &v2).ok());
+  EXPECT_EQ(v2[0], 2);
+  // v1 = v2 with version byte 1 and without the trailing fetch_state.
+  std::string v1 = v2.substr(0, v2.size() - 1 - h.fetch_state.size());
+  v1[0] = 1;
+  HostRecord out;
+  out.host = h.host;
+  ASSERT_TRUE(DecodeHostValue(v1, &out).ok());
+  HostRecord expected = h;
+  expected.fetch_state.clear();
+  EXPECT_EQ(out, expected);
+  // A v2 value cut before its fetch_state is corrupt, not a v1 record.
+  std::string cut = v2.substr(0, v2.size() - 1 - h.fetch_state.size());
+  EXPECT_EQ(DecodeHostValue(cut, &out).code(), Status::Code::kCorruption);
+  v2[0] = 3;
+  EXPECT_EQ(DecodeHostValue(v2, &out).code(), Status::Code::kCorruption);
 }
 
 TEST(RecordsTest, NegativeAndExtremeValuesRoundTrip) {

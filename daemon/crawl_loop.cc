@@ -1,0 +1,527 @@
+#include "daemon/crawl_loop.h"
+
+#include <curl/curl.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <limits>
+
+#include "daemon/fetch_state.h"
+#include "daemon/warc_archive.h"
+#include "parse/html_fingerprint.h"
+#include "parse/shingle.h"
+#include "parse/sitemap.h"
+#include "parse/url.h"
+
+namespace freshd::daemon {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr int kMaxSitemapDepth = 1;  // an index, then its children
+constexpr int kMaxDispatchPerTick = 1000;
+
+double UnixNow() {
+  return std::chrono::duration<double>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+bool IsHtml(const std::string& type) {
+  return type == "text/html" || type == "application/xhtml+xml";
+}
+
+// "Sat, 21 Nov 2026 19:40:00 GMT" -> Unix seconds, or -1.
+double ParseHttpDate(const std::string& value) {
+  if (value.empty()) return -1;
+  time_t t = curl_getdate(value.c_str(), nullptr);
+  return t < 0 ? -1 : static_cast<double>(t);
+}
+
+sched::FailureClass ToFailure(const fetch::FetchResult& r) {
+  using O = fetch::OutcomeClass;
+  using F = sched::FailureClass;
+  switch (r.outcome) {
+    case O::kHttp4xx:
+      return r.status == 429 ? F::kHttp5xx : F::kHttp4xx;
+    case O::kHttp5xx:
+      return F::kHttp5xx;
+    case O::kDns:
+      return F::kDns;
+    case O::kTls:
+      return F::kTls;
+    case O::kTimeout:
+      return F::kTimeout;
+    case O::kTooLarge:
+      return F::kTooLarge;
+    case O::kRobotsDenied:
+      return F::kRobotsDenied;
+    case O::kRedirectLoop:
+    case O::kBadRedirect:
+      return F::kRedirectLoop;
+    case O::kBadContentType:
+    case O::kBadUrl:
+    case O::kBlockedAddress:
+      return F::kHttp4xx;  // permanent for this URL: the long back-off
+    default:
+      return F::kNetwork;
+  }
+}
+
+// The last two labels of a host ("a.b.example.org" -> "example.org").
+std::string_view Domain(std::string_view host) {
+  size_t last = host.rfind('.');
+  if (last == std::string_view::npos || last == 0) return host;
+  size_t prev = host.rfind('.', last - 1);
+  return prev == std::string_view::npos ? host : host.substr(prev + 1);
+}
+
+}  // namespace
+
+CrawlLoop::CrawlLoop(boost::asio::io_context& io, const Config& config)
+    : io_(io), config_(config), tick_(io) {}
+
+CrawlLoop::~CrawlLoop() { *alive_ = false; }
+
+Result<std::unique_ptr<CrawlLoop>> CrawlLoop::Create(
+    boost::asio::io_context& io, const Config& config) {
+  std::unique_ptr<CrawlLoop> loop(new CrawlLoop(io, config));
+  Status s = loop->Init();
+  if (!s.ok()) return s;
+  return loop;
+}
+
+Status CrawlLoop::Init() {
+  started_unix_ = UnixNow();
+  for (const auto& re : config_.crawler.include) include_.emplace_back(re);
+  for (const auto& re : config_.crawler.exclude) exclude_.emplace_back(re);
+
+  // LevelDB creates the database directory but not its parents.
+  std::error_code ignored;
+  std::filesystem::create_directories(
+      std::filesystem::path(config_.store.path).parent_path(), ignored);
+  auto store = store::PageStore::Open(config_.store);
+  if (!store.ok()) return store.status();
+  store_ = std::move(store).value();
+
+  auto sched = sched::Scheduler::Create(sched::OptionsFromConfig(config_));
+  if (!sched.ok()) return sched.status();
+  sched_ = std::move(sched).value();
+  auto report = RebuildScheduler(*store_, sched_.get(), &hosts_, &urls_);
+  if (!report.ok()) return report.status();
+  recovery_ = std::move(report).value();
+  host_pages_.assign(hosts_.size(), 0);
+  for (sched::PageId id = 0; id < urls_.size(); ++id) {
+    ids_.emplace(urls_[id], id);
+    ++host_pages_[sched_->page(id).host];
+    scope_hosts_.insert(std::string(parse::UrlAuthority(urls_[id])));
+  }
+  last_signal_lastmod_.assign(urls_.size(), -kInf);
+
+  auto crawler =
+      fetch::Crawler::Create(io_, fetch::CrawlerOptionsFromConfig(config_));
+  if (!crawler.ok()) return crawler.status();
+  crawler_ = std::move(crawler).value();
+  if (Status st = LoadFetchState(); !st.ok()) return st;
+  last_fetch_state_save_ = started_unix_;
+  crawler_->set_sitemap_handler(
+      [this, alive = alive_](const std::string& origin,
+                             const std::vector<std::string>& sitemaps) {
+        if (*alive) OnSitemaps(origin, sitemaps);
+      });
+
+  if (!config_.store.warc_dir.empty()) {
+    store::WarcWriterOptions wo;
+    wo.dir = config_.store.warc_dir;
+    wo.rotate_bytes = config_.store.warc_rotate_bytes;
+    wo.software = "freshd";
+    auto w = store::WarcWriter::Open(wo);
+    if (!w.ok()) return w.status();
+    warc_ = std::move(w).value();
+  }
+  return Status::OK();
+}
+
+Status CrawlLoop::LoadFetchState() {
+  fetch::CrawlerState state;
+  host_fetch_state_.assign(hosts_.size(), std::string());
+  Status s = store_->ForEachHost(
+      [&](const store::HostRecord& h) {
+        if (h.fetch_state.empty()) return true;
+        auto decoded = DecodeHostFetchState(h.fetch_state);
+        if (!decoded.ok()) {  // reported; the host starts afresh
+          ++recovery_.corrupt;
+          if (recovery_.corrupt_records.size() < 1000) {
+            recovery_.corrupt_records.push_back(
+                {"host " + h.host + " fetch_state",
+                 decoded.status().message()});
+          }
+          return true;
+        }
+        if (auto id = hosts_.Find(h.host)) {
+          host_fetch_state_[*id] = h.fetch_state;
+        }
+        if (decoded.value().gate) state.hosts.push_back(*decoded.value().gate);
+        for (auto& r : decoded.value().robots) state.robots.push_back(r);
+        return true;
+      },
+      nullptr, /*skip_corrupt=*/true);
+  if (!s.ok()) return s;
+  // Stored in Unix seconds; the crawler runs on its steady clock.
+  double delta = crawler_->Now() - UnixNow();
+  fetch::ShiftTimes(&state.robots, delta);
+  fetch::ShiftTimes(&state.hosts, delta);
+  crawler_->ImportState(state);
+  return Status::OK();
+}
+
+Status CrawlLoop::SaveFetchState() {
+  fetch::CrawlerState state = crawler_->ExportState();
+  double now = UnixNow();
+  double delta = now - crawler_->Now();
+  fetch::ShiftTimes(&state.robots, delta);
+  fetch::ShiftTimes(&state.hosts, delta);
+  store::StoreBatch batch;
+  for (auto& [name, host_state] : GroupByHost(state)) {
+    std::optional<sched::HostId> id = hosts_.Find(name);
+    if (!id) continue;  // a host with no pages (e.g. only redirected to)
+    if (host_fetch_state_.size() <= *id) host_fetch_state_.resize(*id + 1);
+    host_fetch_state_[*id] = EncodeHostFetchState(host_state);
+    store::HostRecord base;
+    base.fetch_state = host_fetch_state_[*id];
+    Status s = PersistHost(*sched_, hosts_, *id, std::move(base), &batch);
+    if (!s.ok()) return s;
+  }
+  last_fetch_state_save_ = now;
+  return store_->Commit(batch, now);
+}
+
+Status CrawlLoop::AddSeed(std::string_view url, double weight) {
+  auto normalized = parse::NormalizeUrl(url);
+  if (!normalized.ok()) return normalized.status();
+  std::string_view scheme = parse::UrlScheme(normalized.value());
+  if (scheme != "http" && scheme != "https") {
+    return Status::InvalidArgument("seed is not http(s): " + std::string(url));
+  }
+  scope_hosts_.insert(std::string(parse::UrlAuthority(normalized.value())));
+  if (!AddUrl(normalized.value(), weight, true)) {
+    return Status::ResourceExhausted("seed not added (URL limits): " +
+                                     std::string(url));
+  }
+  return Status::OK();
+}
+
+bool CrawlLoop::InScope(const std::string& url) const {
+  std::string_view authority = parse::UrlAuthority(url);
+  if (config_.crawler.scope == "seed-hosts") {
+    if (!scope_hosts_.count(std::string(authority))) return false;
+  } else if (config_.crawler.scope == "seed-domains") {
+    std::string_view domain = Domain(parse::UrlHost(url));
+    bool ok = false;
+    for (const auto& h : scope_hosts_) {
+      std::string host = h.substr(0, h.rfind(':'));
+      if (Domain(host) == domain) ok = true;
+    }
+    if (!ok) return false;
+  }
+  bool included = include_.empty();
+  for (const auto& re : include_)
+    included = included || std::regex_search(url, re);
+  for (const auto& re : exclude_) {
+    if (std::regex_search(url, re)) return false;
+  }
+  return included;
+}
+
+std::optional<sched::PageId> CrawlLoop::AddUrl(const std::string& url,
+                                               double importance, bool seed) {
+  auto known = ids_.find(url);
+  double now = UnixNow();
+  if (known != ids_.end()) {
+    if (seed) {
+      sched_->Observe(
+          {known->second, now,
+           sched::DiscoveredObs{importance, sched::DiscoverySource::kSeed}});
+    }
+    return known->second;
+  }
+  if (!seed && !InScope(url)) return std::nullopt;
+  auto host = hosts_.Intern(parse::UrlAuthority(url));
+  if (!host.ok()) return std::nullopt;
+  if (host_pages_.size() <= host.value()) host_pages_.resize(host.value() + 1);
+  if (host_pages_[host.value()] >= config_.crawler.max_urls_per_host) {
+    return std::nullopt;
+  }
+  auto id = sched_->AddUrl(host.value(), importance);
+  if (!id.ok()) return std::nullopt;
+  ++host_pages_[host.value()];
+  urls_.push_back(url);
+  last_signal_lastmod_.push_back(-kInf);
+  ids_.emplace(url, id.value());
+  store::PageRecord record;
+  if (!Persist(id.value(), record, now).ok()) ++store_errors_;
+  return id.value();
+}
+
+void CrawlLoop::Start() {
+  started_ = true;
+  ScheduleTick(0);
+}
+
+void CrawlLoop::ScheduleTick(double delay_s) {
+  tick_.expires_after(std::chrono::microseconds(
+      static_cast<int64_t>(std::clamp(delay_s, 0.0, 1.0) * 1e6)));
+  tick_.async_wait([this, alive = alive_](boost::system::error_code ec) {
+    if (!ec && *alive) Tick();
+  });
+}
+
+void CrawlLoop::Tick() {
+  if (stopping_) return;
+  double now = UnixNow();
+  double gate_now = crawler_->Now();
+  auto host_open = [&](sched::HostId h) {
+    return crawler_->gate().MayStart(hosts_.Name(h), gate_now);
+  };
+  size_t max_in_flight = static_cast<size_t>(config_.fetch.max_connections);
+  for (int i = 0; i < kMaxDispatchPerTick && in_flight_.size() < max_in_flight;
+       ++i) {
+    std::optional<sched::PageId> page = sched_->Select(now, host_open);
+    if (!page) break;
+    Dispatch(*page, now);
+  }
+  if (now - last_fetch_state_save_ >= kFetchStateSaveS &&
+      !SaveFetchState().ok()) {
+    ++store_errors_;
+  }
+  store_->MaybeSync(now);
+  // Next: when the next token is due, but at least every 250 ms (hosts
+  // reopen as their politeness delays pass) and at most every 10 ms.
+  ScheduleTick(std::clamp(sched_->NextTokenTime(now) - now, 0.01, 0.25));
+}
+
+void CrawlLoop::Dispatch(sched::PageId page, double now) {
+  const std::string& url = urls_[page];
+  InFlight& f = in_flight_[page];
+  f.started_unix = now;
+  auto previous = store_->GetPage(parse::UrlKey(url), url);
+  if (previous.ok()) f.previous = std::move(previous).value();
+  fetch::CrawlRequest req;
+  req.url = url;
+  req.etag = f.previous.etag;
+  req.last_modified = f.previous.last_modified;
+  req.keep_raw = warc_ != nullptr;
+  crawler_->Fetch(std::move(req),
+                  [this, page, alive = alive_](fetch::FetchResult r) {
+                    if (*alive) OnFetched(page, std::move(r));
+                  });
+}
+
+void CrawlLoop::OnFetched(sched::PageId page, fetch::FetchResult r) {
+  double now = UnixNow();
+  auto node = in_flight_.extract(page);
+  InFlight f = node.empty() ? InFlight{} : std::move(node.mapped());
+  CountOutcome(fetch::OutcomeName(r.outcome));
+  if (warc_ && !ArchiveFetch(*warc_, r, f.started_unix).ok()) ++store_errors_;
+  store::PageRecord record = f.previous;
+  record.last_status = r.status;
+  record.last_outcome = std::string(fetch::OutcomeName(r.outcome));
+
+  if (r.outcome == fetch::OutcomeClass::kOk) {
+    ++fetched_total_;
+    recent_fetches_.push_back(now);
+    bool first = record.last_fetch_time == 0;
+    sched::FetchedObs obs;
+    uint64_t hash;
+    if (IsHtml(r.content_type)) {
+      parse::FingerprintOptions fo;
+      fo.k = config_.sched.shingle_k;
+      fo.m = static_cast<size_t>(config_.sched.sketch_m);
+      auto fp = parse::FingerprintHtml(r.body, r.content_type, r.final_url, fo);
+      hash = fp.ok() ? fp.value().text.text_hash : parse::TextHash(r.body, 0);
+      if (fp.ok()) {
+        obs.sketch = fp.value().text.sketch;
+        record.sketch = parse::EncodeSketch(obs.sketch);
+        if (!fp.value().page.nofollow) {
+          for (const auto& link : fp.value().page.links) {
+            if (link.kind != parse::LinkKind::kAnchor || link.nofollow)
+              continue;
+            AddUrl(link.url, 1.0, false);
+          }
+        }
+      }
+    } else {
+      hash = parse::TextHash(r.body, 0);
+    }
+    obs.changed = !first && hash != record.content_hash;
+    obs.last_modified = ParseHttpDate(r.last_modified);
+    obs.previous_last_modified = ParseHttpDate(record.last_modified);
+    record.content_hash = hash;
+    record.etag = r.etag;
+    record.last_modified = r.last_modified;
+    record.last_fetch_time = now;
+    sched_->Observe({page, now, std::move(obs)});
+  } else if (r.outcome == fetch::OutcomeClass::kNotModified) {
+    ++fetched_total_;
+    recent_fetches_.push_back(now);
+    if (!r.etag.empty()) record.etag = r.etag;
+    if (!r.last_modified.empty()) record.last_modified = r.last_modified;
+    record.last_fetch_time = now;
+    sched_->Observe({page, now, sched::NotModifiedObs{}});
+  } else {
+    if (r.outcome == fetch::OutcomeClass::kRobotsDenied) ++robots_denied_total_;
+    sched_->Observe({page, now, sched::FailedObs{ToFailure(r)}});
+  }
+  if (!Persist(page, std::move(record), now).ok()) ++store_errors_;
+}
+
+Status CrawlLoop::Persist(sched::PageId page, store::PageRecord record,
+                          double now) {
+  store::StoreBatch batch;
+  Status s = PersistPage(*sched_, page, urls_[page], std::move(record), &batch);
+  if (s.ok()) {
+    sched::HostId host = sched_->page(page).host;
+    store::HostRecord base;
+    if (host < host_fetch_state_.size()) {
+      base.fetch_state = host_fetch_state_[host];
+    }
+    s = PersistHost(*sched_, hosts_, host, std::move(base), &batch);
+  }
+  if (s.ok()) s = store_->Commit(batch, now);
+  return s;
+}
+
+void CrawlLoop::OnSitemaps(const std::string& origin,
+                           const std::vector<std::string>& sitemaps) {
+  sitemaps_this_round_[origin] = 0;
+  for (const auto& url : sitemaps) FetchSitemap(url, 0);
+}
+
+void CrawlLoop::FetchSitemap(const std::string& url, int depth) {
+  auto normalized = parse::NormalizeUrl(url);
+  if (!normalized.ok() || stopping_) return;
+  int& count = sitemaps_this_round_[parse::UrlOrigin(normalized.value())];
+  if (count >= kMaxSitemapsPerOrigin) return;
+  ++count;
+  fetch::CrawlRequest req;
+  req.url = normalized.value();
+  crawler_->Fetch(std::move(req),
+                  [this, depth, alive = alive_](fetch::FetchResult r) {
+                    if (*alive) OnSitemap(std::move(r), depth);
+                  });
+}
+
+void CrawlLoop::OnSitemap(fetch::FetchResult r, int depth) {
+  if (r.outcome != fetch::OutcomeClass::kOk) return;
+  ++sitemaps_fetched_;
+  parse::SitemapOptions o;
+  o.sitemap_url = r.final_url;
+  auto parsed = parse::ParseSitemap(r.body, o);
+  if (!parsed.ok()) return;
+  double now = UnixNow();
+  for (const auto& e : parsed.value().entries) {
+    if (e.kind == parse::SitemapEntry::Kind::kSitemap) {
+      if (depth < kMaxSitemapDepth) FetchSitemap(e.loc, depth + 1);
+      continue;
+    }
+    bool known = ids_.count(e.loc) > 0;
+    std::optional<sched::PageId> page = AddUrl(e.loc, 1.0, false);
+    if (!page || !known || !e.lastmod) continue;
+    // A lastmod is a signal once: when it is newer than both our copy and
+    // the last lastmod we took as a signal for this page.
+    double lastmod = static_cast<double>(*e.lastmod);
+    const sched::PageState& s = sched_->page(*page);
+    if (s.fetched() && lastmod > s.last_fetch &&
+        lastmod > last_signal_lastmod_[*page]) {
+      last_signal_lastmod_[*page] = lastmod;
+      SignalPage(*page, now, sched::SignalSource::kSitemapLastmod);
+    }
+  }
+}
+
+void CrawlLoop::SignalPage(sched::PageId page, double now,
+                           sched::SignalSource source) {
+  ++signals_total_;
+  sched_->Observe({page, now, sched::SignalObs{source}});
+}
+
+nlohmann::json CrawlLoop::Signal(const std::vector<std::string>& urls) {
+  double now = UnixNow();
+  uint64_t signals = 0, added = 0, ignored = 0;
+  for (const auto& raw : urls) {
+    auto normalized = parse::NormalizeUrl(raw);
+    if (!normalized.ok()) {
+      ++ignored;
+      continue;
+    }
+    auto it = ids_.find(normalized.value());
+    if (it != ids_.end()) {
+      SignalPage(it->second, now, sched::SignalSource::kPushedHint);
+      ++signals;
+    } else if (AddUrl(normalized.value(), 1.0, false)) {
+      ++added;
+    } else {
+      ++ignored;
+    }
+  }
+  return {{"signals", signals}, {"added", added}, {"ignored", ignored}};
+}
+
+void CrawlLoop::SetRate(double pages_per_second) {
+  sched_->SetRate(pages_per_second, UnixNow());
+  config_.budget.rate = pages_per_second;
+}
+
+void CrawlLoop::Stop(double grace_s, std::function<void(Status)> done) {
+  stopping_ = true;
+  tick_.cancel();
+  double deadline = UnixNow() + grace_s;
+  auto finish = std::make_shared<std::function<void()>>();
+  auto timer = std::make_shared<boost::asio::steady_timer>(io_);
+  *finish = [this, deadline, done, finish, timer, alive = alive_] {
+    if (!*alive) return;
+    if (!in_flight_.empty() && UnixNow() < deadline) {
+      timer->expires_after(std::chrono::milliseconds(20));
+      timer->async_wait([finish](boost::system::error_code) { (*finish)(); });
+      return;
+    }
+    Status s = SaveFetchState();
+    Status sync = store_->MaybeSync(UnixNow(), /*force=*/true);
+    if (s.ok()) s = sync;
+    if (warc_) {
+      Status w = warc_->Close();
+      if (s.ok()) s = w;
+    }
+    auto callback = done;
+    *finish = nullptr;  // breaks the self-reference
+    callback(s);
+  };
+  (*finish)();
+}
+
+void CrawlLoop::CountOutcome(std::string_view name) {
+  auto it = outcomes_.find(name);
+  if (it == outcomes_.end()) {
+    outcomes_.emplace(std::string(name), 1);
+  } else {
+    ++it->second;
+  }
+}
+
+double CrawlLoop::EstimatedFreshness(double now) const {
+  // Σ μ·P(fresh) / Σ μ with P(fresh) = e^{-Δ̂τ} under the estimated rate;
+  // never-fetched pages count as stale.
+  double weight = 0, fresh = 0;
+  for (sched::PageId id = 0; id < sched_->size(); ++id) {
+    const sched::PageState& s = sched_->page(id);
+    weight += s.importance;
+    if (!s.fetched()) continue;
+    double delta = sched_->Params(id).delta;
+    double tau = std::max(0.0, now - s.last_fetch);
+    fresh += s.importance * std::exp(-std::max(0.0, delta) * tau);
+  }
+  return weight > 0 ? fresh / weight : 0;
+}
+
+}  // namespace freshd::daemon

@@ -1,0 +1,147 @@
+// CrawlLoop: the daemon's event loop wiring (DESIGN.md "data flows one
+// way"): the scheduler picks a page whenever the token bucket and the host's
+// politeness gate allow; the Crawler fetches it (robots.txt first); the body
+// is parsed (text hash, sketch, links); the outcome becomes one Observation;
+// page + host state go to the store in one batch (and to WARC if
+// configured). Links and sitemap entries in scope become new pages; sitemap
+// lastmod values newer than our copy and POST /signal hints become signals.
+// On start the scheduler is rebuilt from the store (daemon/recovery.h).
+//
+// Time: the scheduler and the store get Unix seconds; the Crawler its own
+// steady clock. Sitemaps are fetched when robots.txt is (each robots cache
+// period, [politeness] robots_cache), outside the token budget: at most
+// kMaxSitemapsPerOrigin per origin and round.
+// Not thread-safe: everything runs on the io_context's one thread, including
+// the status endpoint's calls (so they need no locks).
+
+#ifndef FRESHD_DAEMON_CRAWL_LOOP_H_
+#define FRESHD_DAEMON_CRAWL_LOOP_H_
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <functional>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <regex>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "conf/config.h"
+#include "conf/status.h"
+#include "daemon/host_table.h"
+#include "daemon/recovery.h"
+#include "fetch/crawler.h"
+#include "sched/scheduler.h"
+#include "store/page_store.h"
+#include "store/warc_writer.h"
+
+namespace freshd::daemon {
+
+inline constexpr int kMaxSitemapsPerOrigin = 20;
+inline constexpr double kFetchStateSaveS = 60;
+
+class CrawlLoop {
+ public:
+  // Opens the store, rebuilds the scheduler from it and creates the
+  // crawler. Errors: the store's (IOError when locked by another freshd,
+  // Corruption), InvalidArgument for an unusable config.
+  static Result<std::unique_ptr<CrawlLoop>> Create(boost::asio::io_context& io,
+                                                   const Config& config);
+  ~CrawlLoop();
+
+  // Adds a seed (normalized; its host joins the scope). InvalidArgument for
+  // a URL that does not normalize or is not http(s); ResourceExhausted past
+  // [crawler] max_urls. A known URL only gets its importance raised.
+  Status AddSeed(std::string_view url, double weight);
+
+  void Start();
+  // Stops selecting, waits up to `grace_s` for fetches in flight, syncs the
+  // store and closes WARC output; then `done` runs (on the io thread).
+  void Stop(double grace_s, std::function<void(Status)> done);
+  // Changes the budget (pages per second) from now on; nothing recomputed.
+  void SetRate(double pages_per_second);
+
+  // The status endpoint's views (DESIGN.md contract).
+  nlohmann::json StatusJson() const;
+  std::string MetricsText() const;
+  // NotFound for a URL the crawler does not know.
+  Result<nlohmann::json> PageJson(std::string_view url) const;
+  // POST /signal: a change hint per known URL; unknown in-scope URLs are
+  // added as new pages. Returns {"signals": n, "added": n, "ignored": n}.
+  nlohmann::json Signal(const std::vector<std::string>& urls);
+
+  const RecoveryReport& recovery() const { return recovery_; }
+  const std::vector<std::string>& urls() const { return urls_; }  // by id
+  const sched::Scheduler& scheduler() const { return *sched_; }
+  const fetch::Crawler& crawler() const { return *crawler_; }
+  // Writes every host's robots cache and gate state to the store (also
+  // done every kFetchStateSaveS and on Stop).
+  Status SaveFetchState();
+
+ private:
+  struct InFlight {
+    store::PageRecord previous;  // what the store held when dispatched
+    double started_unix = 0;
+  };
+
+  CrawlLoop(boost::asio::io_context& io, const Config& config);
+  Status Init();
+  Status LoadFetchState();
+  void ScheduleTick(double delay_s);
+  void Tick();
+  void Dispatch(sched::PageId page, double now);
+  void OnFetched(sched::PageId page, fetch::FetchResult result);
+  void OnSitemaps(const std::string& origin,
+                  const std::vector<std::string>& sitemaps);
+  void FetchSitemap(const std::string& url, int depth);
+  void OnSitemap(fetch::FetchResult result, int depth);
+  // The id of `url` (normalized), adding it when new and in scope.
+  std::optional<sched::PageId> AddUrl(const std::string& url, double importance,
+                                      bool seed);
+  bool InScope(const std::string& url) const;
+  void SignalPage(sched::PageId page, double now, sched::SignalSource source);
+  Status Persist(sched::PageId page, store::PageRecord record, double now);
+  void CountOutcome(std::string_view name);
+  double EstimatedFreshness(double now) const;
+
+  boost::asio::io_context& io_;
+  Config config_;
+  boost::asio::steady_timer tick_;
+  std::unique_ptr<store::PageStore> store_;
+  std::unique_ptr<sched::Scheduler> sched_;
+  std::unique_ptr<fetch::Crawler> crawler_;
+  std::unique_ptr<store::WarcWriter> warc_;
+  HostTable hosts_;
+  std::vector<std::string> urls_;  // by PageId
+  std::unordered_map<std::string, sched::PageId> ids_;
+  std::vector<uint32_t> host_pages_;           // pages per HostId
+  std::vector<std::string> host_fetch_state_;  // per HostId, as stored
+  double last_fetch_state_save_ = 0;
+  std::vector<double> last_signal_lastmod_;  // per page, -inf: none
+  std::set<std::string> scope_hosts_;        // [crawler] scope seed-hosts
+  std::vector<std::regex> include_, exclude_;
+  std::map<sched::PageId, InFlight> in_flight_;
+  std::map<std::string, int> sitemaps_this_round_;  // per origin
+  RecoveryReport recovery_;
+
+  // Counters for /status and /metrics.
+  double started_unix_ = 0;
+  uint64_t fetched_total_ = 0;
+  uint64_t signals_total_ = 0;
+  uint64_t robots_denied_total_ = 0;
+  uint64_t sitemaps_fetched_ = 0;
+  uint64_t store_errors_ = 0;
+  std::map<std::string, uint64_t, std::less<>> outcomes_;
+  mutable std::vector<double> recent_fetches_;  // completions, last 60 s
+  bool started_ = false;
+  bool stopping_ = false;
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+};
+
+}  // namespace freshd::daemon
+
+#endif  // FRESHD_DAEMON_CRAWL_LOOP_H_

@@ -1,0 +1,168 @@
+// CrawlLoop's status views: GET /status, /metrics and /page (DESIGN.md
+// "contract — status endpoint"). O(pages) per call for the freshness
+// estimate and the queue counts; the endpoint is for polling, not hot paths.
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+
+#include "daemon/crawl_loop.h"
+#include "parse/url.h"
+
+namespace freshd::daemon {
+namespace {
+
+constexpr double kDay = 86400;
+
+double UnixNow() {
+  return std::chrono::duration<double>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+nlohmann::json CrawlLoop::StatusJson() const {
+  double now = UnixNow();
+  auto& recent = recent_fetches_;
+  recent.erase(recent.begin(),
+               std::lower_bound(recent.begin(), recent.end(), now - 60));
+  uint64_t due = 0, fresh_new = 0;
+  for (sched::PageId id = 0; id < sched_->size(); ++id) {
+    if (!sched_->page(id).fetched()) {
+      ++fresh_new;
+    } else if (sched_->PriorityOf(id, now).overdue) {
+      ++due;
+    }
+  }
+  nlohmann::json errors = nlohmann::json::object();
+  for (const auto& [name, count] : outcomes_) {
+    if (name != "ok" && name != "not-modified") errors[name] = count;
+  }
+  return {
+      {"version", FRESHD_VERSION},
+      {"uptime_s", now - started_unix_},
+      {"pages_known", urls_.size()},
+      {"pages_fetched_total", fetched_total_},
+      {"rate_target", config_.budget.rate},
+      {"rate_actual",
+       recent.size() / std::clamp(now - started_unix_, 1.0, 60.0)},
+      {"hosts", hosts_.size()},
+      {"estimated_freshness", EstimatedFreshness(now)},
+      {"queue", {{"due", due}, {"new", fresh_new}}},
+      {"errors", errors},
+      {"robots_denied_total", robots_denied_total_},
+      {"signals_total", signals_total_},
+      {"sitemaps_fetched_total", sitemaps_fetched_},
+      {"store_errors_total", store_errors_},
+      {"policy", config_.sched.policy},
+      {"value_threshold", sched_->threshold()},
+      {"recovered",
+       {{"pages", recovery_.pages},
+        {"pages_reset", recovery_.pages_reset},
+        {"corrupt", recovery_.corrupt}}},
+  };
+}
+
+std::string CrawlLoop::MetricsText() const {
+  nlohmann::json s = StatusJson();
+  std::string out;
+  auto metric = [&](const char* name, const char* type, const char* help,
+                    double value) {
+    char line[256];
+    std::snprintf(line, sizeof line, "# HELP %s %s\n# TYPE %s %s\n%s %.17g\n",
+                  name, help, name, type, name, value);
+    out += line;
+  };
+  metric("freshd_uptime_seconds", "gauge", "Seconds since start.",
+         s["uptime_s"].get<double>());
+  metric("freshd_pages_known", "gauge", "URLs the scheduler knows.",
+         s["pages_known"].get<double>());
+  metric("freshd_pages_fetched_total", "counter",
+         "Fetches that got content or a 304.",
+         s["pages_fetched_total"].get<double>());
+  metric("freshd_rate_target", "gauge", "Crawl budget, pages per second.",
+         s["rate_target"].get<double>());
+  metric("freshd_rate_actual", "gauge", "Fetches per second, last minute.",
+         s["rate_actual"].get<double>());
+  metric("freshd_hosts", "gauge", "Hosts known.", s["hosts"].get<double>());
+  metric("freshd_estimated_freshness", "gauge",
+         "Importance-weighted expected freshness under estimated rates.",
+         s["estimated_freshness"].get<double>());
+  metric("freshd_queue_due", "gauge", "Pages past their max_interval floor.",
+         s["queue"]["due"].get<double>());
+  metric("freshd_queue_new", "gauge", "Pages never fetched.",
+         s["queue"]["new"].get<double>());
+  metric("freshd_robots_denied_total", "counter", "URLs refused by robots.txt.",
+         s["robots_denied_total"].get<double>());
+  metric("freshd_signals_total", "counter",
+         "Change signals (sitemap lastmod, POST /signal).",
+         s["signals_total"].get<double>());
+  out +=
+      "# HELP freshd_fetch_outcomes_total Fetch outcomes by class.\n"
+      "# TYPE freshd_fetch_outcomes_total counter\n";
+  for (const auto& [name, count] : outcomes_) {
+    out += "freshd_fetch_outcomes_total{class=\"" + name + "\"} " +
+           std::to_string(count) + "\n";
+  }
+  return out;
+}
+
+Result<nlohmann::json> CrawlLoop::PageJson(std::string_view raw_url) const {
+  auto url = parse::NormalizeUrl(raw_url);
+  if (!url.ok()) return url.status();
+  auto it = ids_.find(url.value());
+  if (it == ids_.end()) return Status::NotFound("unknown URL");
+  sched::PageId id = it->second;
+  double now = UnixNow();
+  const sched::PageState& s = sched_->page(id);
+  sched::PageParams p = sched_->Params(id);
+  double value = sched_->Value(id, now);
+  // Next expected fetch: when the value reaches the recent selections'
+  // threshold (values grow with time since the fetch, signals aside),
+  // found by doubling then bisection; capped by the floor's deadline.
+  nlohmann::json next = nullptr;
+  if (s.fetched()) {
+    double threshold = sched_->threshold();
+    double deadline = s.last_fetch + config_.sched.max_interval_s;
+    double t = deadline;
+    if (threshold > 0 && value < threshold) {
+      double lo = now, hi = now + 60;
+      while (hi < deadline && sched_->Value(id, hi) < threshold) {
+        lo = hi;
+        hi = now + 2 * (hi - now);
+      }
+      hi = std::min(hi, deadline);
+      for (int i = 0; i < 40; ++i) {
+        double mid = 0.5 * (lo + hi);
+        (sched_->Value(id, mid) < threshold ? lo : hi) = mid;
+      }
+      t = hi;
+    } else if (threshold > 0) {
+      t = now;
+    }
+    next = std::max(now, std::min(t, deadline));
+  }
+  return nlohmann::json{
+      {"url", url.value()},
+      {"host", hosts_.Name(s.host)},
+      {"last_fetch_unix", s.fetched() ? nlohmann::json(s.last_fetch) : nullptr},
+      {"fetches", s.fetches},
+      {"consecutive_failures", s.failures},
+      {"importance", s.importance},
+      {"change_rate_per_day", p.delta * kDay},
+      {"signal_recall", p.alpha},
+      {"false_signal_rate_per_day", p.nu * kDay},
+      {"signal_precision",
+       p.alpha * p.delta + p.nu > 0
+           ? nlohmann::json(p.alpha * p.delta / (p.alpha * p.delta + p.nu))
+           : nullptr},
+      {"signals_since_fetch", s.signals},
+      {"value", value},
+      {"in_flight", s.in_flight()},
+      {"next_expected_fetch_unix", next},
+  };
+}
+
+}  // namespace freshd::daemon

@@ -1,0 +1,27 @@
+#include "daemon/host_table.h"
+
+namespace freshd::daemon {
+
+HostTable::HostTable(size_t max_hosts) : max_hosts_(max_hosts) {}
+
+Result<sched::HostId> HostTable::Intern(std::string_view name) {
+  if (auto it = ids_.find(name); it != ids_.end()) return it->second;
+  if (name.empty() || name.size() > kMaxNameBytes) {
+    return Status::InvalidArgument("host table: empty or over-long host name");
+  }
+  if (names_.size() >= max_hosts_) {
+    return Status::ResourceExhausted("host table: max_hosts reached");
+  }
+  const auto id = static_cast<sched::HostId>(names_.size());
+  names_.emplace_back(name);
+  ids_.emplace(names_.back(), id);
+  return id;
+}
+
+std::optional<sched::HostId> HostTable::Find(std::string_view name) const {
+  auto it = ids_.find(name);
+  if (it == ids_.end()) return std::nullopt;
+  return it->second;
+}
+
+}  // namespace freshd::daemon

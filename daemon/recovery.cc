@@ -1,0 +1,196 @@
+#include "daemon/recovery.h"
+
+#include <utility>
+
+#include "parse/url.h"
+#include "sched/state_codec.h"
+
+namespace freshd::daemon {
+namespace {
+
+// Collects what did not decode; says whether the scan may go on.
+class CorruptLog {
+ public:
+  CorruptLog(const RecoveryOptions& options, RecoveryReport* report)
+      : options_(options), report_(report) {}
+
+  // Records one corrupt record; returns Corruption if that must abort.
+  Status Add(std::string key, const Status& error) {
+    ++report_->corrupt;
+    if (report_->corrupt_records.size() < options_.max_reported) {
+      report_->corrupt_records.push_back({key, error.ToString()});
+    }
+    if (options_.abort_on_corrupt) {
+      return Status::Corruption("recovery: " + key + ": " + error.ToString());
+    }
+    return Status::OK();
+  }
+
+ private:
+  const RecoveryOptions& options_;
+  RecoveryReport* report_;
+};
+
+// Records the store's own decode failures: the scan counts them but does
+// not name the keys it skipped, so one entry gives the count.
+void AddStoreCorruption(std::string_view kind, const store::ScanStats& stats,
+                        RecoveryReport* report) {
+  if (stats.corrupt == 0) return;
+  report->corrupt += stats.corrupt;
+  report->corrupt_records.push_back(
+      {"store " + std::string(kind),
+       std::to_string(stats.corrupt) +
+           " record values failed to decode (skipped by the store scan)"});
+}
+
+Status RestoreHosts(const store::PageStore& store, sched::Scheduler* scheduler,
+                    HostTable* hosts, CorruptLog& log, RecoveryReport* report,
+                    bool skip_corrupt) {
+  Status failure;
+  store::ScanStats stats;
+  Status scan = store.ForEachHost(
+      [&](const store::HostRecord& record) {
+        if (record.host == kGlobalStatsHost) {
+          Result<sched::SavedGlobals> globals =
+              sched::DecodeSavedGlobals(record.pooled_estimates);
+          if (!globals.ok()) {
+            failure = log.Add("host " + record.host, globals.status());
+            return failure.ok();
+          }
+          scheduler->mutable_hosts().RestoreGlobal(globals->stats);
+          report->threshold = globals->threshold;
+          scheduler->RestoreThreshold(globals->threshold);
+          report->global_restored = true;
+          return true;
+        }
+        Result<sched::HostStats> decoded =
+            record.pooled_estimates.empty()
+                ? Result<sched::HostStats>(sched::HostStats{})
+                : sched::DecodeHostStats(record.pooled_estimates);
+        if (!decoded.ok()) {
+          failure = log.Add("host " + record.host, decoded.status());
+          return failure.ok();
+        }
+        Result<sched::HostId> id = hosts->Intern(record.host);
+        if (!id.ok()) {
+          failure = id.status();
+          return false;
+        }
+        if (!record.pooled_estimates.empty()) {
+          scheduler->mutable_hosts().Restore(*id, *decoded);
+          ++report->hosts;
+        }
+        return true;
+      },
+      &stats, skip_corrupt);
+  if (!failure.ok()) return failure;
+  if (!scan.ok()) return scan;
+  AddStoreCorruption("host", stats, report);
+  return Status::OK();
+}
+
+Status RestorePages(const store::PageStore& store, sched::Scheduler* scheduler,
+                    HostTable* hosts, std::vector<std::string>* urls,
+                    CorruptLog& log, RecoveryReport* report,
+                    bool skip_corrupt) {
+  Status failure;
+  store::ScanStats stats;
+  Status scan = store.ForEachPage(
+      [&](const store::PageRecord& record) {
+        Result<sched::HostId> host =
+            hosts->Intern(parse::UrlAuthority(record.url));
+        if (!host.ok()) {
+          if (host.status().code() == Status::Code::kResourceExhausted) {
+            failure = host.status();
+          } else {  // no authority: not a URL the daemon wrote
+            failure = log.Add("page " + record.url, host.status());
+          }
+          return failure.ok();
+        }
+        sched::SavedPage saved;
+        bool reset = record.sched_state.empty();
+        if (!reset) {
+          Result<sched::SavedPage> decoded =
+              sched::DecodeSavedPage(record.sched_state);
+          if (decoded.ok()) {
+            saved = std::move(decoded).value();
+          } else {
+            failure = log.Add("page " + record.url, decoded.status());
+            if (!failure.ok()) return false;
+            reset = true;  // keep the URL; it restarts as never fetched
+          }
+        }
+        saved.state.host = *host;
+        Result<sched::PageId> id =
+            scheduler->RestorePage(saved.state, std::move(saved.profiles));
+        if (!id.ok()) {
+          failure = id.status();
+          return false;
+        }
+        if (urls->size() <= *id) urls->resize(static_cast<size_t>(*id) + 1);
+        (*urls)[*id] = record.url;
+        ++(reset ? report->pages_reset : report->pages);
+        return true;
+      },
+      &stats, skip_corrupt);
+  if (!failure.ok()) return failure;
+  if (!scan.ok()) return scan;
+  AddStoreCorruption("page", stats, report);
+  return Status::OK();
+}
+
+}  // namespace
+
+Status PersistPage(const sched::Scheduler& scheduler, sched::PageId page,
+                   std::string_view url, store::PageRecord base,
+                   store::StoreBatch* batch) {
+  if (page >= scheduler.size()) {
+    return Status::InvalidArgument("persist: unknown page id");
+  }
+  base.url = std::string(url);
+  base.url_key = parse::UrlKey(url);
+  base.sched_state =
+      sched::EncodeSavedPage(scheduler.page(page), scheduler.Profiles(page));
+  return batch->PutPage(base);
+}
+
+Status PersistHost(const sched::Scheduler& scheduler, const HostTable& hosts,
+                   sched::HostId host, store::HostRecord base,
+                   store::StoreBatch* batch) {
+  if (host >= hosts.size()) {
+    return Status::InvalidArgument("persist: unknown host id");
+  }
+  const sched::HostPool& pool = scheduler.hosts();
+  base.host = hosts.Name(host);
+  const sched::HostStats* stats = pool.Find(host);
+  base.pooled_estimates =
+      stats != nullptr ? sched::EncodeHostStats(*stats) : std::string();
+  store::HostRecord global;
+  global.host = std::string(kGlobalStatsHost);
+  global.pooled_estimates =
+      sched::EncodeSavedGlobals(pool.global(), scheduler.threshold());
+  if (Status s = batch->PutHost(base); !s.ok()) return s;
+  return batch->PutHost(global);
+}
+
+Result<RecoveryReport> RebuildScheduler(const store::PageStore& store,
+                                        sched::Scheduler* scheduler,
+                                        HostTable* hosts,
+                                        std::vector<std::string>* urls,
+                                        const RecoveryOptions& options) {
+  RecoveryReport report;
+  CorruptLog log(options, &report);
+  const bool skip = !options.abort_on_corrupt;
+  if (Status s = RestoreHosts(store, scheduler, hosts, log, &report, skip);
+      !s.ok()) {
+    return s;
+  }
+  if (Status s =
+          RestorePages(store, scheduler, hosts, urls, log, &report, skip);
+      !s.ok()) {
+    return s;
+  }
+  return report;
+}
+
+}  // namespace freshd::daemon

@@ -1,0 +1,91 @@
+// Scheduler state <-> store: what the daemon writes after each observation
+// (PersistPage / PersistHost into one store::StoreBatch) and how it rebuilds
+// its Scheduler from the store on start (RebuildScheduler).
+//
+// Encodings are sched/state_codec.h's: PageRecord::sched_state is a
+// SavedPage (PageState + change profiles), HostRecord::pooled_estimates a
+// HostStats; the host record named kGlobalStatsHost holds SavedGlobals (the
+// global pooled statistics and the scheduler's implied threshold). Host ids
+// and page ids are process-local: the rebuild re-interns host names
+// (HostTable) and assigns page ids densely in store order (by url_key),
+// returning the id -> URL map.
+// Corrupt records are skipped and reported with their key, never dropped
+// silently (see RecoveryOptions). Not thread-safe: the scheduler's thread.
+
+#ifndef FRESHD_DAEMON_RECOVERY_H_
+#define FRESHD_DAEMON_RECOVERY_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "conf/status.h"
+#include "daemon/host_table.h"
+#include "sched/scheduler.h"
+#include "store/page_store.h"
+
+namespace freshd::daemon {
+
+// Not a valid authority, so it never names a real host.
+inline constexpr std::string_view kGlobalStatsHost = "*";
+
+// Adds `page`'s record to `batch`: `base` carries the fetch metadata (ETag,
+// Last-Modified, status, sketch, …); url = `url` (normalized), url_key =
+// parse::UrlKey(url) and sched_state = the page's saved state are set here.
+// InvalidArgument (nothing added) for an unknown page id or a record over
+// the store's limits.
+Status PersistPage(const sched::Scheduler& scheduler, sched::PageId page,
+                   std::string_view url, store::PageRecord base,
+                   store::StoreBatch* batch);
+
+// Adds the host's record (`base` carries its robots and politeness fields;
+// host = hosts.Name(host) and pooled_estimates are set here; empty estimates
+// if the pool has no statistics for it) and the global record (SavedGlobals),
+// since every host observation also moves the global statistics.
+// InvalidArgument (nothing added) for an id the table does not know.
+Status PersistHost(const sched::Scheduler& scheduler, const HostTable& hosts,
+                   sched::HostId host, store::HostRecord base,
+                   store::StoreBatch* batch);
+
+struct RecoveryOptions {
+  // false: a record that does not decode is skipped and reported; a page
+  // whose scheduler state is unreadable keeps its URL and restarts as never
+  // fetched. true: the first one aborts the rebuild with Corruption.
+  bool abort_on_corrupt = false;
+  size_t max_reported = 1000;  // corrupt records listed (all are counted)
+};
+
+struct CorruptRecord {
+  std::string key;    // "page <url>", "host <name>" or "store <kind>"
+  std::string error;  // the decoder's message
+};
+
+struct RecoveryReport {
+  uint64_t pages = 0;        // pages restored with their saved state
+  uint64_t pages_reset = 0;  // pages restored as never fetched (no/bad state)
+  uint64_t hosts = 0;        // hosts whose statistics were restored
+  bool global_restored = false;
+  // The scheduler's implied threshold when the global record was written
+  // (0 if none); the rebuild puts it back (Scheduler::RestoreThreshold).
+  double threshold = 0;
+  uint64_t corrupt = 0;  // records that did not decode (store or state)
+  std::vector<CorruptRecord> corrupt_records;  // the first max_reported
+};
+
+// Scans store hosts first (interning every host name into `hosts` and
+// restoring its statistics into scheduler->mutable_hosts()), then pages
+// (each restored with Scheduler::RestorePage; (*urls)[id] = its URL).
+// REQUIRES: scheduler->size() == urls->size() (normally both empty).
+// Errors: the store's (IOError, Unavailable), ResourceExhausted from the
+// scheduler or the host table, Corruption under abort_on_corrupt. The
+// scheduler may hold part of the store after an error.
+Result<RecoveryReport> RebuildScheduler(const store::PageStore& store,
+                                        sched::Scheduler* scheduler,
+                                        HostTable* hosts,
+                                        std::vector<std::string>* urls,
+                                        const RecoveryOptions& options = {});
+
+}  // namespace freshd::daemon
+
+#endif  // FRESHD_DAEMON_RECOVERY_H_

@@ -1,0 +1,117 @@
+#include "daemon/status_routes.h"
+
+#include <string>
+#include <vector>
+
+namespace freshd::daemon {
+namespace {
+
+HttpReply Json(int status, const nlohmann::json& j) {
+  return HttpReply{status, "application/json", j.dump() + "\n"};
+}
+
+HttpReply Error(int status, const std::string& message) {
+  return Json(status, {{"error", message}});
+}
+
+int HexValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// application/x-www-form-urlencoded value decoding ('+' is a space).
+std::string PercentDecode(std::string_view in) {
+  std::string out;
+  for (size_t i = 0; i < in.size(); ++i) {
+    if (in[i] == '+') {
+      out += ' ';
+    } else if (in[i] == '%' && i + 2 < in.size() && HexValue(in[i + 1]) >= 0 &&
+               HexValue(in[i + 2]) >= 0) {
+      out += static_cast<char>(HexValue(in[i + 1]) * 16 + HexValue(in[i + 2]));
+      i += 2;
+    } else {
+      out += in[i];
+    }
+  }
+  return out;
+}
+
+// The value of `name` in a query string, or nullopt.
+std::optional<std::string> QueryParam(std::string_view query,
+                                      std::string_view name) {
+  while (!query.empty()) {
+    size_t amp = query.find('&');
+    std::string_view pair = query.substr(0, amp);
+    size_t eq = pair.find('=');
+    if (pair.substr(0, eq) == name) {
+      return eq == std::string_view::npos ? std::string()
+                                          : PercentDecode(pair.substr(eq + 1));
+    }
+    if (amp == std::string_view::npos) break;
+    query.remove_prefix(amp + 1);
+  }
+  return std::nullopt;
+}
+
+HttpReply PostSignal(CrawlLoop& loop, const std::string& body) {
+  nlohmann::json j = nlohmann::json::parse(body, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) {
+    return Error(400, "body must be a JSON object {\"urls\": [...]}");
+  }
+  std::vector<std::string> urls;
+  if (j.contains("url")) {
+    if (!j["url"].is_string()) return Error(400, "\"url\" must be a string");
+    urls.push_back(j["url"].get<std::string>());
+  }
+  if (j.contains("urls")) {
+    if (!j["urls"].is_array()) return Error(400, "\"urls\" must be an array");
+    if (j["urls"].size() > kMaxSignalUrls) {
+      return Error(413, "at most " + std::to_string(kMaxSignalUrls) +
+                            " URLs per request");
+    }
+    for (const auto& u : j["urls"]) {
+      if (!u.is_string()) return Error(400, "\"urls\" must hold strings");
+      urls.push_back(u.get<std::string>());
+    }
+  }
+  if (urls.empty()) return Error(400, "no \"url\" or \"urls\" given");
+  return Json(200, loop.Signal(urls));
+}
+
+}  // namespace
+
+HttpReply RouteStatusRequest(CrawlLoop& loop, const HttpRequest& request) {
+  std::string_view target = request.target;
+  std::string_view path = target.substr(0, target.find('?'));
+  std::string_view query;
+  if (path.size() < target.size()) query = target.substr(path.size() + 1);
+  bool get = request.method == "GET" || request.method == "HEAD";
+  if (path == "/status") {
+    return get ? Json(200, loop.StatusJson()) : Error(405, "use GET");
+  }
+  if (path == "/metrics") {
+    if (!get) return Error(405, "use GET");
+    return HttpReply{200, "text/plain; version=0.0.4; charset=utf-8",
+                     loop.MetricsText()};
+  }
+  if (path == "/page") {
+    if (!get) return Error(405, "use GET");
+    auto url = QueryParam(query, "url");
+    if (!url || url->empty()) return Error(400, "usage: /page?url=URL");
+    auto page = loop.PageJson(*url);
+    if (!page.ok()) {
+      return Error(page.status().code() == Status::Code::kNotFound ? 404 : 400,
+                   page.status().message());
+    }
+    return Json(200, page.value());
+  }
+  if (path == "/signal") {
+    return request.method == "POST" ? PostSignal(loop, request.body)
+                                    : Error(405, "use POST");
+  }
+  return Error(404, "no such endpoint (/status, /metrics, /page, /signal)");
+}
+
+}  // namespace freshd::daemon

@@ -1,0 +1,24 @@
+// The status endpoint's routes over a CrawlLoop (DESIGN.md contract):
+//   GET  /status         JSON summary
+//   GET  /metrics        Prometheus text exposition 0.0.4
+//   GET  /page?url=URL   one page's state (URL percent-encoded)
+//   POST /signal         {"url": U} or {"urls": [U, ...]} (at most 10,000):
+//                        change hints, like sitemap lastmod signals
+// Anything else: 404, or 405 for a known path with the wrong method.
+// Runs on the CrawlLoop's thread (the HttpServer's io_context).
+
+#ifndef FRESHD_DAEMON_STATUS_ROUTES_H_
+#define FRESHD_DAEMON_STATUS_ROUTES_H_
+
+#include "daemon/crawl_loop.h"
+#include "daemon/http_server.h"
+
+namespace freshd::daemon {
+
+inline constexpr size_t kMaxSignalUrls = 10000;
+
+HttpReply RouteStatusRequest(CrawlLoop& loop, const HttpRequest& request);
+
+}  // namespace freshd::daemon
+
+#endif  // FRESHD_DAEMON_STATUS_ROUTES_H_

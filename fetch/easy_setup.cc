@@ -1,0 +1,129 @@
+#include "fetch/easy_setup.h"
+
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "fetch/http_text.h"
+#include "fetch/response_reader.h"
+
+namespace freshd::fetch {
+
+namespace {
+
+// Runs for every connection curl opens: the SSRF guard sees the address
+// actually connected to (after DNS and [fetch] resolve), on every hop.
+curl_socket_t OpenSocketCb(void* clientp, curlsocktype purpose,
+                           curl_sockaddr* addr) {
+  auto* t = static_cast<Transfer*>(clientp);
+  if (purpose != CURLSOCKTYPE_IPCXN) return CURL_SOCKET_BAD;
+  const auto* sa = reinterpret_cast<const sockaddr*>(&addr->addr);
+  if (!t->env->guard->Allows(sa, addr->addrlen)) {
+    t->blocked = FormatSocketAddress(sa, addr->addrlen);
+    return CURL_SOCKET_BAD;
+  }
+  curl_socket_t fd =
+      ::socket(addr->family, addr->socktype | SOCK_CLOEXEC, addr->protocol);
+  if (fd != CURL_SOCKET_BAD) t->env->loop->NoteSocketOpened(fd);
+  return fd;
+}
+
+long Millis(double seconds) {
+  return static_cast<long>(std::ceil(seconds * 1000));
+}
+
+}  // namespace
+
+bool ParseTarget(const std::string& url, TargetParts* parts, std::string* why) {
+  CURLU* u = curl_url();
+  bool parsed = u != nullptr &&
+                curl_url_set(u, CURLUPART_URL, url.c_str(), 0) == CURLUE_OK;
+  char* scheme = nullptr;
+  char* host = nullptr;
+  char* port = nullptr;
+  if (parsed) {
+    curl_url_get(u, CURLUPART_SCHEME, &scheme, 0);
+    curl_url_get(u, CURLUPART_HOST, &host, 0);
+    curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT);
+  }
+  parts->scheme = scheme ? AsciiLower(scheme) : "";
+  parts->host = host ? AsciiLower(host) : "";
+  parts->port = port ? port : "";
+  curl_free(scheme);
+  curl_free(host);
+  curl_free(port);
+  curl_url_cleanup(u);
+  if (!parsed || (parts->scheme != "http" && parts->scheme != "https") ||
+      parts->host.empty()) {
+    *why = parsed ? "only http and https URLs are fetched" : "unparsable URL";
+    return false;
+  }
+  return true;
+}
+
+bool SetUpEasy(Transfer* t, const TargetParts& target) {
+  t->easy = curl_easy_init();
+  if (t->easy == nullptr) return false;
+  const FetcherOptions& o = *t->env->options;
+  const FetchConfig& c = o.config;
+  CURL* e = t->easy;
+  curl_easy_setopt(e, CURLOPT_URL, t->req.url.c_str());
+  curl_easy_setopt(e, CURLOPT_PRIVATE, t);
+  curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
+  curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+  curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+  curl_easy_setopt(e, CURLOPT_PROXY, "");  // never an environment proxy
+  curl_easy_setopt(e, CURLOPT_USERAGENT, o.user_agent.c_str());
+  curl_easy_setopt(e, CURLOPT_HTTP_VERSION,
+                   static_cast<long>(CURL_HTTP_VERSION_2TLS));
+  curl_easy_setopt(e, CURLOPT_PIPEWAIT, 1L);
+  curl_easy_setopt(e, CURLOPT_HTTP_CONTENT_DECODING, 0L);  // we decode
+  curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, Millis(c.connect_timeout_s));
+  curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, Millis(c.timeout_s));
+  curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, c.tls_verify ? 1L : 0L);
+  curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, c.tls_verify ? 2L : 0L);
+  if (!c.ca_file.empty())
+    curl_easy_setopt(e, CURLOPT_CAINFO, c.ca_file.c_str());
+  curl_easy_setopt(e, CURLOPT_ERRORBUFFER, t->error);
+  curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, &HeaderCb);
+  curl_easy_setopt(e, CURLOPT_HEADERDATA, t);
+  curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, &WriteCb);
+  curl_easy_setopt(e, CURLOPT_WRITEDATA, t);
+  curl_easy_setopt(e, CURLOPT_OPENSOCKETFUNCTION, &OpenSocketCb);
+  curl_easy_setopt(e, CURLOPT_OPENSOCKETDATA, t);
+  if (t->req.keep_raw) {
+    // The request head exactly as curl sent it, for WARC request records.
+    // Debug callbacks only run in verbose mode; nothing goes to stderr.
+    curl_easy_setopt(e, CURLOPT_DEBUGFUNCTION, &DebugCb);
+    curl_easy_setopt(e, CURLOPT_DEBUGDATA, t);
+    curl_easy_setopt(e, CURLOPT_VERBOSE, 1L);
+  }
+  t->env->loop->PrepareEasy(e);
+
+  t->headers = curl_slist_append(
+      t->headers, ("Accept-Encoding: " + std::string(kAcceptEncoding)).c_str());
+  if (!t->req.etag.empty()) {
+    t->headers = curl_slist_append(t->headers,
+                                   ("If-None-Match: " + t->req.etag).c_str());
+  }
+  if (!t->req.last_modified.empty()) {
+    t->headers = curl_slist_append(
+        t->headers, ("If-Modified-Since: " + t->req.last_modified).c_str());
+  }
+  curl_easy_setopt(e, CURLOPT_HTTPHEADER, t->headers);
+  auto res = c.resolve.find(target.host);
+  if (res != c.resolve.end()) {
+    std::string ip = res->second;
+    if (ip.find(':') != std::string::npos && ip.front() != '[') {
+      ip = "[" + ip + "]";
+    }
+    t->resolve = curl_slist_append(
+        nullptr, (target.host + ":" + target.port + ":" + ip).c_str());
+    curl_easy_setopt(e, CURLOPT_RESOLVE, t->resolve);
+  }
+  return true;
+}
+
+}  // namespace freshd::fetch

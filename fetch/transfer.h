@@ -1,0 +1,93 @@
+// Transfer: the state of one HttpFetcher GET while curl runs it, shared by
+// the pieces of the fetcher (internal to fetch/, not a public API):
+//   easy_setup.h      builds the curl easy handle for a Transfer;
+//   response_reader.h curl's header/body/debug callbacks fill it in;
+//   transfer_result.h turns the finished Transfer into a FetchResult;
+//   http_fetcher.cc   owns the Transfers and drives them on the event loop.
+// Thread-safety: a Transfer is used on the event-loop thread only.
+
+#ifndef FRESHD_FETCH_TRANSFER_H_
+#define FRESHD_FETCH_TRANSFER_H_
+
+#include <curl/curl.h>
+
+#include <boost/asio/steady_timer.hpp>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "conf/config.h"
+#include "fetch/address_guard.h"
+#include "fetch/content_decoder.h"
+#include "fetch/curl_multi_loop.h"
+#include "fetch/http_fetcher.h"
+#include "fetch/outcome.h"
+
+namespace freshd::fetch {
+
+// Why a transfer was stopped by one of our callbacks (curl then reports a
+// write error or the fetcher removes the handle itself).
+enum class Abort {
+  kNone,
+  kHeaderTooLarge,
+  kBodyTooLarge,
+  kDecodedTooLarge,
+  kBadContentType,
+  kBadEncoding,
+  kTruncated,  // truncate_ok limit reached: a success
+  kLowSpeed,
+};
+
+// What every transfer of one fetcher shares; owned by the fetcher.
+struct TransferEnv {
+  const FetcherOptions* options = nullptr;
+  std::vector<std::string> accepted_types;  // lower case
+  const AddressGuard* guard = nullptr;
+  CurlMultiLoop* loop = nullptr;
+};
+
+struct Transfer {
+  const TransferEnv* env = nullptr;
+  uint64_t id = 0;
+  CURL* easy = nullptr;
+  curl_slist* headers = nullptr;
+  curl_slist* resolve = nullptr;
+  FetchRequest req;
+  HttpFetcher::Callback done;
+  FetchResult result;
+  std::chrono::steady_clock::time_point start;
+  uint64_t max_body = 0;
+  uint64_t header_bytes = 0;
+  uint64_t window_bytes = 0;  // received since the last low-speed check
+  bool headers_done = false;
+  uint64_t content_length = 0;
+  bool has_content_length = false;
+  std::string content_encoding;
+  std::unique_ptr<ContentDecoder> decoder;
+  Abort abort = Abort::kNone;
+  std::string blocked;  // endpoint refused by the SSRF guard
+  std::unique_ptr<boost::asio::steady_timer> speed_timer;
+  char error[CURL_ERROR_SIZE] = {};
+
+  Transfer() = default;
+  Transfer(const Transfer&) = delete;
+  Transfer& operator=(const Transfer&) = delete;
+  ~Transfer() { Cleanup(); }
+
+  // Cancels the speed timer and frees the easy handle and header lists.
+  // REQUIRES: the easy handle is no longer in the multi handle.
+  void Cleanup() {
+    if (speed_timer) speed_timer->cancel();
+    if (easy != nullptr) curl_easy_cleanup(easy);
+    easy = nullptr;
+    curl_slist_free_all(headers);
+    curl_slist_free_all(resolve);
+    headers = resolve = nullptr;
+  }
+};
+
+}  // namespace freshd::fetch
+
+#endif  // FRESHD_FETCH_TRANSFER_H_

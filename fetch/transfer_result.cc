@@ -1,0 +1,164 @@
+#include "fetch/transfer_result.h"
+
+#include <chrono>
+
+namespace freshd::fetch {
+
+namespace {
+
+// The outcome of a transfer one of our callbacks stopped.
+void ClassifyAbort(const Transfer& t, FetchResult* r) {
+  const FetchConfig& c = t.env->options->config;
+  switch (t.abort) {
+    case Abort::kHeaderTooLarge:
+      r->outcome = OutcomeClass::kTooLarge;
+      r->detail = "response headers exceed max_header_bytes (" +
+                  std::to_string(c.max_header_bytes) + ")";
+      break;
+    case Abort::kBodyTooLarge:
+      r->outcome = OutcomeClass::kTooLarge;
+      r->detail =
+          "body exceeds max_body_bytes (" + std::to_string(t.max_body) + ")";
+      break;
+    case Abort::kDecodedTooLarge:
+      r->outcome = OutcomeClass::kTooLarge;
+      r->detail = "decoded body exceeds max_decompressed_bytes (" +
+                  std::to_string(c.max_decompressed_bytes) + ")";
+      break;
+    case Abort::kBadContentType:
+      r->outcome = OutcomeClass::kBadContentType;
+      r->detail = "content type '" + r->content_type + "' is not accepted";
+      break;
+    case Abort::kBadEncoding:
+      r->outcome = OutcomeClass::kBadEncoding;
+      r->detail = "unsupported or corrupt Content-Encoding '" +
+                  t.content_encoding + "'";
+      break;
+    case Abort::kLowSpeed:
+      r->outcome = OutcomeClass::kTimeout;
+      r->detail = "low speed: under " + std::to_string(c.low_speed_bytes) +
+                  " bytes/s for " + std::to_string(c.low_speed_time_s) + " s";
+      break;
+    case Abort::kTruncated:
+      r->outcome = OutcomeClass::kOk;
+      r->truncated = true;
+      break;
+    case Abort::kNone:
+      break;
+  }
+}
+
+// A complete HTTP response: the class of its status.
+void ClassifyStatus(CURL* easy, FetchResult* r) {
+  int s = r->status;
+  if (s >= 300 && s < 400 && r->location.empty()) {
+    char* loc = nullptr;
+    if (curl_easy_getinfo(easy, CURLINFO_REDIRECT_URL, &loc) == CURLE_OK &&
+        loc != nullptr) {
+      r->location = loc;
+    }
+  }
+  if (s == 304) {
+    r->outcome = OutcomeClass::kNotModified;
+  } else if (s >= 200 && s < 300) {
+    r->outcome = OutcomeClass::kOk;
+  } else if (s >= 300 && s < 400) {
+    r->outcome = r->location.empty() ? OutcomeClass::kBadRedirect
+                                     : OutcomeClass::kRedirect;
+    if (r->location.empty()) r->detail = "redirect without a usable Location";
+  } else if (s >= 400 && s < 500) {
+    r->outcome = OutcomeClass::kHttp4xx;
+  } else if (s >= 500 && s < 600) {
+    r->outcome = OutcomeClass::kHttp5xx;
+  } else {
+    r->outcome = OutcomeClass::kNetwork;
+    r->detail = "unexpected HTTP status " + std::to_string(s);
+  }
+}
+
+// A transport failure: the class of curl's error code.
+void ClassifyCurlError(const Transfer& t, CURLcode code, FetchResult* r) {
+  r->detail = t.error[0] != '\0' ? t.error : curl_easy_strerror(code);
+  switch (code) {
+    case CURLE_COULDNT_RESOLVE_HOST:
+      r->outcome = OutcomeClass::kDns;
+      break;
+    case CURLE_OPERATION_TIMEDOUT:
+      r->outcome = OutcomeClass::kTimeout;
+      break;
+    case CURLE_SSL_CONNECT_ERROR:
+    case CURLE_PEER_FAILED_VERIFICATION:
+    case CURLE_SSL_CERTPROBLEM:
+    case CURLE_SSL_CIPHER:
+    case CURLE_SSL_CACERT_BADFILE:
+    case CURLE_SSL_ISSUER_ERROR:
+    case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
+    case CURLE_SSL_INVALIDCERTSTATUS:
+    case CURLE_SSL_SHUTDOWN_FAILED:
+    case CURLE_SSL_CRL_BADFILE:
+    case CURLE_SSL_ENGINE_INITFAILED:
+      r->outcome = OutcomeClass::kTls;
+      break;
+    case CURLE_UNSUPPORTED_PROTOCOL:
+    case CURLE_URL_MALFORMAT:
+      r->outcome = OutcomeClass::kBadUrl;
+      break;
+    default:
+      r->outcome = OutcomeClass::kNetwork;
+      break;
+  }
+  if (!t.blocked.empty() && code == CURLE_COULDNT_CONNECT) {
+    r->outcome = OutcomeClass::kBlockedAddress;
+    r->detail = "refused to connect to non-public address " + t.blocked +
+                " ([fetch] allow_private_networks = false)";
+  }
+}
+
+}  // namespace
+
+std::string HttpVersionName(long v) {
+  switch (v) {
+    case CURL_HTTP_VERSION_1_0:
+      return "1.0";
+    case CURL_HTTP_VERSION_1_1:
+      return "1.1";
+    case CURL_HTTP_VERSION_2_0:
+      return "2";
+    case CURL_HTTP_VERSION_3:
+      return "3";
+    default:
+      return "";
+  }
+}
+
+FetchResult TakeResult(Transfer* t, CURLcode code) {
+  FetchResult r = std::move(t->result);
+  r.elapsed_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t->start)
+          .count();
+  r.total_elapsed_s = r.elapsed_s;
+  char* ip = nullptr;
+  if (curl_easy_getinfo(t->easy, CURLINFO_PRIMARY_IP, &ip) == CURLE_OK && ip) {
+    r.remote_ip = ip;
+  }
+  long version = 0;
+  if (curl_easy_getinfo(t->easy, CURLINFO_HTTP_VERSION, &version) == CURLE_OK) {
+    r.http_version = HttpVersionName(version);
+  }
+  long connects = 0;
+  if (curl_easy_getinfo(t->easy, CURLINFO_NUM_CONNECTS, &connects) ==
+      CURLE_OK) {
+    r.new_connections = static_cast<int>(connects);
+  }
+  if (t->abort != Abort::kNone) {
+    ClassifyAbort(*t, &r);
+  } else if (code == CURLE_OK) {
+    ClassifyStatus(t->easy, &r);
+  } else {
+    ClassifyCurlError(*t, code, &r);
+  }
+  if (r.outcome != OutcomeClass::kOk) r.body.clear();
+  return r;
+}
+
+}  // namespace freshd::fetch

@@ -1,0 +1,555 @@
+// Byte layouts (version 1; f32/f64 = IEEE bits little endian, varint =
+// LEB128 ≤ 10 bytes, str = varint length + bytes):
+//
+// PageState: u8 version | f64 last_fetch (−inf = never) | f64 not_before |
+//   ChangeRateStats: 8 × f32 ring | u8 ring_size | u8 ring_head |
+//     varint ring_kinds | 6 × f32 aggregates (unchanged count/time,
+//     changed count/time, timed changes/exposure) |
+//   SignalStats: 4 × f32 (signalled, unsignalled, false, exposure) |
+//   6 × f32 importance, rate, alpha, nu, interval, forced |
+//   varint signals | varint fetches | u8 failures | u8 flags (no in-flight)
+// ProfileSet: u8 version | u8 history | varint refreshes | u8 count |
+//   count × { f64 base_time | u8 size | size × { f32 dt | varint d } |
+//             u8 has_sketch | [str sketch (parse/sketch.h)] }, oldest first
+// HostStats: u8 version | varint mask of non-zero bins |
+//   per set bit (ascending) { f32 count | f32 time } |
+//   4 × f32 (unchanged count/time, timed changes/exposure) |
+//   4 × f32 SignalStats | varint lm_checks | varint lm_agree
+// SavedPage: u8 version | str PageState | u8 has_profiles | [str ProfileSet]
+// SavedGlobals: u8 version | str HostStats | f64 threshold
+//
+// ChangeRateStats, SignalStats and HostStats have private fields and no
+// setters; they are trivially copyable, so they are read and written
+// through layout mirrors with std::bit_cast. The static_asserts below fail
+// the build when a class's size changes, and tests/sched/state_codec_test.cc
+// checks the mapping field by field through the public estimators.
+
+#include "sched/state_codec.h"
+
+#include <bit>
+#include <cmath>
+#include <concepts>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace freshd::sched {
+namespace {
+
+struct RateStatsMirror {
+  float ring[ChangeRateStats::kRing];
+  uint16_t ring_kinds;
+  uint8_t ring_size;
+  uint8_t ring_head;
+  float aggregates[6];  // unchanged c/t, changed c/t, timed changes/exposure
+};
+struct SignalStatsMirror {
+  float signalled, unsignalled, false_signals, exposure;
+};
+struct HostStatsMirror {
+  float bin_count[HostStats::kBins];
+  float bin_time[HostStats::kBins];
+  float aggregates[4];  // unchanged count/time, timed changes/exposure
+  SignalStats signals;
+  uint16_t lm_checks;
+  uint16_t lm_agree;
+  uint32_t pages;
+};
+static_assert(std::is_trivially_copyable_v<ChangeRateStats> &&
+                  sizeof(RateStatsMirror) == sizeof(ChangeRateStats),
+              "ChangeRateStats changed: update sched/state_codec.cc");
+static_assert(std::is_trivially_copyable_v<SignalStats> &&
+                  sizeof(SignalStatsMirror) == sizeof(SignalStats),
+              "SignalStats changed: update sched/state_codec.cc");
+static_assert(std::is_trivially_copyable_v<HostStats> &&
+                  sizeof(HostStatsMirror) == sizeof(HostStats),
+              "HostStats changed: update sched/state_codec.cc");
+// PageState's fields are public and encoded one by one: a new field must be
+// added to the encoding (and the version bumped when it changes meaning).
+static_assert(sizeof(PageState) == 128,
+              "PageState changed: update sched/state_codec.cc");
+
+constexpr size_t kMaxPageStateBytes = 512;
+constexpr size_t kMaxSketchBytes = 5 + 8 * parse::kMaxSketchM;
+constexpr size_t kMaxProfileSetBytes = 1 << 20;
+constexpr size_t kMaxHostStatsBytes = 1024;
+
+// ---- writing ----
+
+void PutByte(std::string* out, uint8_t v) {
+  out->push_back(static_cast<char>(v));
+}
+
+void PutVarint(std::string* out, uint64_t v) {
+  while (v >= 0x80) {
+    out->push_back(static_cast<char>((v & 0x7f) | 0x80));
+    v >>= 7;
+  }
+  out->push_back(static_cast<char>(v));
+}
+
+void PutLittleEndian(std::string* out, uint64_t bits, int bytes) {
+  for (int i = 0; i < bytes; ++i) {
+    out->push_back(static_cast<char>((bits >> (8 * i)) & 0xff));
+  }
+}
+
+void PutF32(std::string* out, float v) {
+  PutLittleEndian(out, std::bit_cast<uint32_t>(v), 4);
+}
+void PutF64(std::string* out, double v) {
+  PutLittleEndian(out, std::bit_cast<uint64_t>(v), 8);
+}
+void PutStr(std::string* out, std::string_view s) {
+  PutVarint(out, s.size());
+  out->append(s);
+}
+
+// ---- reading: never past the input ----
+
+class Reader {
+ public:
+  explicit Reader(std::string_view in) : in_(in) {}
+
+  bool Byte(uint8_t* v) {
+    if (in_.empty()) return false;
+    *v = static_cast<uint8_t>(in_[0]);
+    in_.remove_prefix(1);
+    return true;
+  }
+  bool Varint(uint64_t* v) {
+    uint64_t result = 0;
+    for (int shift = 0; shift < 70; shift += 7) {
+      uint8_t b;
+      if (!Byte(&b)) return false;
+      uint64_t bits = b & 0x7f;
+      if (shift == 63 && bits > 1) return false;  // overflow
+      result |= bits << shift;
+      if ((b & 0x80) == 0) {
+        *v = result;
+        return true;
+      }
+    }
+    return false;  // more than 10 bytes
+  }
+  bool VarintAtMost(uint64_t max, uint64_t* v) {
+    return Varint(v) && *v <= max;
+  }
+  bool F32(float* v) {
+    uint64_t bits;
+    if (!LittleEndian(4, &bits)) return false;
+    *v = std::bit_cast<float>(static_cast<uint32_t>(bits));
+    return true;
+  }
+  bool F64(double* v) {
+    uint64_t bits;
+    if (!LittleEndian(8, &bits)) return false;
+    *v = std::bit_cast<double>(bits);
+    return true;
+  }
+  bool Str(size_t max_len, std::string_view* v) {
+    uint64_t len;
+    if (!Varint(&len) || len > max_len || len > in_.size()) return false;
+    *v = in_.substr(0, len);
+    in_.remove_prefix(len);
+    return true;
+  }
+  bool done() const { return in_.empty(); }
+
+ private:
+  bool LittleEndian(int bytes, uint64_t* v) {
+    if (in_.size() < static_cast<size_t>(bytes)) return false;
+    uint64_t r = 0;
+    for (int i = 0; i < bytes; ++i) {
+      r |= static_cast<uint64_t>(static_cast<uint8_t>(in_[i])) << (8 * i);
+    }
+    in_.remove_prefix(bytes);
+    *v = r;
+    return true;
+  }
+
+  std::string_view in_;
+};
+
+Status Bad(std::string_view what, std::string_view field) {
+  return Status::Corruption(std::string(what) + ": bad or truncated " +
+                            std::string(field));
+}
+
+bool NonNegativeFinite(float v) { return std::isfinite(v) && v >= 0; }
+bool NonNegative(float v) { return v >= 0; }  // +inf allowed; NaN not
+
+// Reads `n` floats that must satisfy `ok`.
+template <typename Pred>
+bool ReadFloats(Reader& r, float* out, int n, Pred ok) {
+  for (int i = 0; i < n; ++i) {
+    if (!r.F32(&out[i]) || !ok(out[i])) return false;
+  }
+  return true;
+}
+
+Status CheckVersion(Reader& r, std::string_view what) {
+  uint8_t version;
+  if (!r.Byte(&version)) return Bad(what, "version");
+  if (version != kStateCodecVersion) {
+    return Status::Corruption(std::string(what) + ": unknown version " +
+                              std::to_string(version));
+  }
+  return Status::OK();
+}
+
+// ---- pieces ----
+
+void PutRateStats(std::string* out, const ChangeRateStats& stats) {
+  const auto m = std::bit_cast<RateStatsMirror>(stats);
+  for (float v : m.ring) PutF32(out, v);
+  PutByte(out, m.ring_size);
+  PutByte(out, m.ring_head);
+  PutVarint(out, m.ring_kinds);
+  for (float v : m.aggregates) PutF32(out, v);
+}
+
+bool ReadRateStats(Reader& r, ChangeRateStats* stats) {
+  RateStatsMirror m{};
+  uint64_t kinds;
+  if (!ReadFloats(r, m.ring, ChangeRateStats::kRing, NonNegativeFinite) ||
+      !r.Byte(&m.ring_size) || !r.Byte(&m.ring_head) ||
+      !r.VarintAtMost(UINT16_MAX, &kinds) ||
+      !ReadFloats(r, m.aggregates, 6, NonNegativeFinite)) {
+    return false;
+  }
+  if (m.ring_size > ChangeRateStats::kRing ||
+      m.ring_head >= ChangeRateStats::kRing) {
+    return false;
+  }
+  m.ring_kinds = static_cast<uint16_t>(kinds);
+  for (int i = 0; i < m.ring_size; ++i) {  // live slots: kinds 0..2 only
+    int slot = (m.ring_head + i) % ChangeRateStats::kRing;
+    if (((m.ring_kinds >> (2 * slot)) & 3) == 3) return false;
+  }
+  *stats = std::bit_cast<ChangeRateStats>(m);
+  return true;
+}
+
+void PutSignalStats(std::string* out, const SignalStats& stats) {
+  const auto m = std::bit_cast<SignalStatsMirror>(stats);
+  PutF32(out, m.signalled);
+  PutF32(out, m.unsignalled);
+  PutF32(out, m.false_signals);
+  PutF32(out, m.exposure);
+}
+
+bool ReadSignalStats(Reader& r, SignalStats* stats) {
+  float v[4];
+  if (!ReadFloats(r, v, 4, NonNegativeFinite)) return false;
+  *stats =
+      std::bit_cast<SignalStats>(SignalStatsMirror{v[0], v[1], v[2], v[3]});
+  return true;
+}
+
+struct DecodedProfile {
+  double base_time = 0;
+  int size = 0;
+  float dt[kMaxHistory] = {};
+  uint16_t d[kMaxHistory] = {};
+  parse::BottomSketch sketch;  // m == 0: none
+};
+
+// Replays `refreshes` refreshes into a fresh set so that it ends with the
+// decoded profiles; false if the result differs from them.
+bool Replay(int history, uint32_t refreshes,
+            const std::vector<DecodedProfile>& decoded, ProfileSet* out) {
+  ProfileSet set(history);
+  const int k = static_cast<int>(decoded.size());
+  // Refreshes whose profiles were evicted: their points are gone, so any
+  // time works; they are placed at the oldest kept base.
+  const double first = k > 0 ? decoded[0].base_time : 0;
+  for (uint32_t i = static_cast<uint32_t>(k); i < refreshes; ++i) {
+    set.OnFetch(first, std::vector<double>(set.profiles().size(), 0.0), {});
+  }
+  // The kept refreshes. Profile i's points come from the kept refreshes
+  // after it with a later time, in order.
+  std::vector<int> used(k, 0);
+  for (int j = 0; j < k; ++j) {
+    const int live = set.profiles().size();
+    std::vector<double> div(live, 0.0);
+    const int dummies = live - j;  // evicted-to-be profiles come first
+    for (int i = 0; i < j; ++i) {
+      if (decoded[j].base_time > decoded[i].base_time &&
+          used[i] < decoded[i].size) {
+        div[dummies + i] = decoded[i].d[used[i]++] / 65535.0;
+      }
+    }
+    set.OnFetch(decoded[j].base_time, std::move(div), decoded[j].sketch);
+  }
+  const ChangeProfiles& p = set.profiles();
+  if (p.size() != k || p.refreshes() != refreshes) return false;
+  for (int i = 0; i < k; ++i) {
+    const CompactProfile& got = p.profile(i);
+    const DecodedProfile& want = decoded[i];
+    if (got.base_time != want.base_time || got.size != want.size) return false;
+    for (int j = 0; j < want.size; ++j) {
+      if (std::bit_cast<uint32_t>(got.dt[j]) !=
+              std::bit_cast<uint32_t>(want.dt[j]) ||
+          got.d[j] != want.d[j]) {
+        return false;
+      }
+    }
+  }
+  *out = std::move(set);
+  return true;
+}
+
+}  // namespace
+
+std::string EncodePageState(const PageState& s) {
+  std::string out;
+  out.reserve(160);
+  PutByte(&out, kStateCodecVersion);
+  PutF64(&out, s.last_fetch);
+  PutF64(&out, s.not_before);
+  PutRateStats(&out, s.rate_stats);
+  PutSignalStats(&out, s.signal_stats);
+  for (float v : {s.importance, s.rate, s.alpha, s.nu, s.interval, s.forced}) {
+    PutF32(&out, v);
+  }
+  PutVarint(&out, s.signals);
+  PutVarint(&out, s.fetches);
+  PutByte(&out, s.failures);
+  PutByte(&out, static_cast<uint8_t>(s.flags & ~PageState::kInFlight));
+  return out;
+}
+
+Result<PageState> DecodePageState(std::string_view in) {
+  constexpr std::string_view kWhat = "page state";
+  Reader r(in);
+  if (Status st = CheckVersion(r, kWhat); !st.ok()) return st;
+  PageState s;
+  if (!r.F64(&s.last_fetch) ||
+      !(std::isfinite(s.last_fetch) || s.last_fetch == kNever)) {
+    return Bad(kWhat, "last_fetch");
+  }
+  if (!r.F64(&s.not_before) || !std::isfinite(s.not_before)) {
+    return Bad(kWhat, "not_before");
+  }
+  if (!ReadRateStats(r, &s.rate_stats)) return Bad(kWhat, "rate_stats");
+  if (!ReadSignalStats(r, &s.signal_stats)) return Bad(kWhat, "signal_stats");
+  float f[6];
+  if (!r.F32(&f[0]) || !std::isfinite(f[0]) || !(f[0] > 0)) {
+    return Bad(kWhat, "importance");
+  }
+  if (!ReadFloats(r, &f[1], 5, NonNegative) || f[2] > 1) {
+    return Bad(kWhat, "estimates");
+  }
+  s.importance = f[0];
+  s.rate = f[1];
+  s.alpha = f[2];
+  s.nu = f[3];
+  s.interval = f[4];
+  s.forced = f[5];
+  uint64_t signals, fetches;
+  if (!r.VarintAtMost(UINT16_MAX, &signals) ||
+      !r.VarintAtMost(UINT16_MAX, &fetches) || !r.Byte(&s.failures) ||
+      !r.Byte(&s.flags)) {
+    return Bad(kWhat, "counters");
+  }
+  if (!r.done()) return Bad(kWhat, "length (trailing bytes)");
+  s.signals = static_cast<uint16_t>(signals);
+  s.fetches = static_cast<uint16_t>(fetches);
+  s.flags &= static_cast<uint8_t>(~PageState::kInFlight);
+  s.host = 0;
+  return s;
+}
+
+std::string EncodeProfileSet(const ProfileSet& set) {
+  const ChangeProfiles& p = set.profiles();
+  std::string out;
+  PutByte(&out, kStateCodecVersion);
+  PutByte(&out, static_cast<uint8_t>(p.history()));
+  PutVarint(&out, p.refreshes());
+  PutByte(&out, static_cast<uint8_t>(p.size()));
+  for (int i = 0; i < p.size(); ++i) {
+    const CompactProfile& c = p.profile(i);
+    PutF64(&out, c.base_time);
+    PutByte(&out, c.size);
+    for (int j = 0; j < c.size; ++j) {
+      PutF32(&out, c.dt[j]);
+      PutVarint(&out, c.d[j]);
+    }
+    const parse::BottomSketch* sketch = set.BaseSketch(i);
+    if (sketch != nullptr && sketch->m > 0) {
+      PutByte(&out, 1);
+      PutStr(&out, parse::EncodeSketch(*sketch));
+    } else {
+      PutByte(&out, 0);
+    }
+  }
+  return out;
+}
+
+Result<ProfileSet> DecodeProfileSet(std::string_view in) {
+  constexpr std::string_view kWhat = "profile set";
+  Reader r(in);
+  if (Status st = CheckVersion(r, kWhat); !st.ok()) return st;
+  uint8_t history, count;
+  uint64_t refreshes;
+  if (!r.Byte(&history) || history < 1 || history > kMaxHistory) {
+    return Bad(kWhat, "history");
+  }
+  if (!r.VarintAtMost(UINT32_MAX, &refreshes)) return Bad(kWhat, "refreshes");
+  if (!r.Byte(&count) || count > history) return Bad(kWhat, "count");
+  // Profiles are evicted only when h are kept: count = min(refreshes, h).
+  if (count != std::min<uint64_t>(refreshes, history)) {
+    return Bad(kWhat, "count (does not match refreshes)");
+  }
+  std::vector<DecodedProfile> decoded(count);
+  for (DecodedProfile& p : decoded) {
+    uint8_t size, has_sketch;
+    if (!r.F64(&p.base_time) || !std::isfinite(p.base_time) ||
+        (&p != &decoded[0] && p.base_time < (&p - 1)->base_time)) {
+      return Bad(kWhat, "base_time");
+    }
+    if (!r.Byte(&size) || size > kMaxHistory) return Bad(kWhat, "size");
+    p.size = size;
+    for (int j = 0; j < size; ++j) {
+      uint64_t d;
+      if (!r.F32(&p.dt[j]) || !r.VarintAtMost(UINT16_MAX, &d)) {
+        return Bad(kWhat, "point");
+      }
+      p.d[j] = static_cast<uint16_t>(d);
+    }
+    if (!r.Byte(&has_sketch) || has_sketch > 1) return Bad(kWhat, "sketch");
+    if (has_sketch == 1) {
+      std::string_view bytes;
+      if (!r.Str(kMaxSketchBytes, &bytes)) return Bad(kWhat, "sketch");
+      Result<parse::BottomSketch> sketch = parse::DecodeSketch(bytes);
+      if (!sketch.ok()) return Bad(kWhat, "sketch");
+      p.sketch = std::move(sketch).value();
+    }
+  }
+  if (!r.done()) return Bad(kWhat, "length (trailing bytes)");
+  const auto restored = static_cast<uint32_t>(
+      std::min<uint64_t>(refreshes, kMaxRestoredRefreshes));
+  ProfileSet set(history);
+  if (!Replay(history, std::max<uint32_t>(restored, count), decoded, &set)) {
+    return Bad(kWhat, "points (not reachable from the base times)");
+  }
+  return set;
+}
+
+std::string EncodeHostStats(const HostStats& stats) {
+  const auto m = std::bit_cast<HostStatsMirror>(stats);
+  std::string out;
+  PutByte(&out, kStateCodecVersion);
+  uint32_t mask = 0;
+  for (int i = 0; i < HostStats::kBins; ++i) {
+    if (m.bin_count[i] != 0 || m.bin_time[i] != 0) mask |= 1u << i;
+  }
+  PutVarint(&out, mask);
+  for (int i = 0; i < HostStats::kBins; ++i) {
+    if ((mask >> i) & 1) {
+      PutF32(&out, m.bin_count[i]);
+      PutF32(&out, m.bin_time[i]);
+    }
+  }
+  for (float v : m.aggregates) PutF32(&out, v);
+  PutSignalStats(&out, m.signals);
+  PutVarint(&out, m.lm_checks);
+  PutVarint(&out, m.lm_agree);
+  return out;
+}
+
+Result<HostStats> DecodeHostStats(std::string_view in) {
+  constexpr std::string_view kWhat = "host stats";
+  static_assert(HostStats::kBins == 32, "the bin mask is a uint32");
+  Reader r(in);
+  if (Status st = CheckVersion(r, kWhat); !st.ok()) return st;
+  HostStatsMirror m{};
+  uint64_t mask;
+  if (!r.VarintAtMost(UINT32_MAX, &mask)) return Bad(kWhat, "bin mask");
+  for (int i = 0; i < HostStats::kBins; ++i) {
+    if (((mask >> i) & 1) &&
+        (!ReadFloats(r, &m.bin_count[i], 1, NonNegativeFinite) ||
+         !ReadFloats(r, &m.bin_time[i], 1, NonNegativeFinite))) {
+      return Bad(kWhat, "bins");
+    }
+  }
+  if (!ReadFloats(r, m.aggregates, 4, NonNegativeFinite)) {
+    return Bad(kWhat, "aggregates");
+  }
+  if (!ReadSignalStats(r, &m.signals)) return Bad(kWhat, "signals");
+  uint64_t checks, agree;
+  if (!r.VarintAtMost(UINT16_MAX, &checks) || !r.VarintAtMost(checks, &agree)) {
+    return Bad(kWhat, "last-modified checks");
+  }
+  if (!r.done()) return Bad(kWhat, "length (trailing bytes)");
+  m.lm_checks = static_cast<uint16_t>(checks);
+  m.lm_agree = static_cast<uint16_t>(agree);
+  m.pages = 0;
+  return std::bit_cast<HostStats>(m);
+}
+
+std::string EncodeSavedPage(const PageState& state,
+                            const ProfileSet* profiles) {
+  std::string out;
+  PutByte(&out, kStateCodecVersion);
+  PutStr(&out, EncodePageState(state));
+  PutByte(&out, profiles != nullptr ? 1 : 0);
+  if (profiles != nullptr) PutStr(&out, EncodeProfileSet(*profiles));
+  return out;
+}
+
+Result<SavedPage> DecodeSavedPage(std::string_view in) {
+  constexpr std::string_view kWhat = "saved page";
+  Reader r(in);
+  if (Status st = CheckVersion(r, kWhat); !st.ok()) return st;
+  std::string_view state_bytes;
+  if (!r.Str(kMaxPageStateBytes, &state_bytes)) return Bad(kWhat, "state");
+  Result<PageState> state = DecodePageState(state_bytes);
+  if (!state.ok()) return state.status();
+  SavedPage saved{std::move(state).value(), std::nullopt};
+  uint8_t has_profiles;
+  if (!r.Byte(&has_profiles) || has_profiles > 1) {
+    return Bad(kWhat, "profiles flag");
+  }
+  if (has_profiles == 1) {
+    std::string_view profile_bytes;
+    if (!r.Str(kMaxProfileSetBytes, &profile_bytes)) {
+      return Bad(kWhat, "profiles");
+    }
+    Result<ProfileSet> profiles = DecodeProfileSet(profile_bytes);
+    if (!profiles.ok()) return profiles.status();
+    saved.profiles = std::move(profiles).value();
+  }
+  if (!r.done()) return Bad(kWhat, "length (trailing bytes)");
+  return saved;
+}
+
+std::string EncodeSavedGlobals(const HostStats& global, double threshold) {
+  std::string out;
+  PutByte(&out, kStateCodecVersion);
+  PutStr(&out, EncodeHostStats(global));
+  PutF64(&out, std::isfinite(threshold) && threshold > 0 ? threshold : 0.0);
+  return out;
+}
+
+Result<SavedGlobals> DecodeSavedGlobals(std::string_view in) {
+  constexpr std::string_view kWhat = "saved globals";
+  Reader r(in);
+  if (Status st = CheckVersion(r, kWhat); !st.ok()) return st;
+  std::string_view stats_bytes;
+  if (!r.Str(kMaxHostStatsBytes, &stats_bytes)) return Bad(kWhat, "stats");
+  Result<HostStats> stats = DecodeHostStats(stats_bytes);
+  if (!stats.ok()) return stats.status();
+  SavedGlobals saved{*stats, 0};
+  if (!r.F64(&saved.threshold) || !std::isfinite(saved.threshold) ||
+      saved.threshold < 0) {
+    return Bad(kWhat, "threshold");
+  }
+  if (!r.done()) return Bad(kWhat, "length (trailing bytes)");
+  return saved;
+}
+
+}  // namespace freshd::sched

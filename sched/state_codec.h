@@ -1,0 +1,80 @@
+// Versioned binary encodings of the scheduler state the store keeps opaque:
+// a page's PageState and ProfileSet (PageRecord::sched_state) and a host's
+// pooled HostStats (HostRecord::pooled_estimates), so a restarted daemon can
+// rebuild its Scheduler (daemon/recovery.h).
+//
+// Format (little endian; the byte-level layout is in state_codec.cc and
+// store/README.md "Scheduler state"): every blob starts with a version byte
+// (kStateCodecVersion), then fixed-width fields — f64 for times, f32 bits for
+// the float fields (exact round trip), LEB128 varints for counters — and
+// length-prefixed nested blobs. Decoding accepts any bytes: empty, truncated,
+// over-long, unknown-version, trailing bytes or out-of-range values (NaN,
+// negative counts, broken invariants) are Status::Corruption, never a crash
+// or an over-read. Not persisted: the in-flight flag, PageState::host (a
+// process-local id; the caller maps it from the URL), a host's page count
+// (rebuilt as pages are restored) and profile slot numbers (relabelled).
+// Thread-safety: pure functions; safe from any thread.
+
+#ifndef FRESHD_SCHED_STATE_CODEC_H_
+#define FRESHD_SCHED_STATE_CODEC_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "conf/status.h"
+#include "sched/host_pool.h"
+#include "sched/page_state.h"
+
+namespace freshd::sched {
+
+inline constexpr uint8_t kStateCodecVersion = 1;
+
+// Refresh counts above this are restored as this (ChangeProfiles keeps no
+// setter, so the count is rebuilt by replay; the scheduler itself reads
+// PageState::fetches, which saturates at the same value).
+inline constexpr uint32_t kMaxRestoredRefreshes = 65535;
+
+// PageState: every persistent field (see above for what is not).
+std::string EncodePageState(const PageState& state);
+// On success the state with host = 0 and the in-flight flag cleared.
+Result<PageState> DecodePageState(std::string_view in);
+
+// ProfileSet: history, refresh count, each profile's base time and points,
+// and its base sketch (parse/sketch.h encoding). ProfileSet keeps sketches
+// private: they are written once it offers `const parse::BottomSketch*
+// BaseSketch(int i) const`, and as absent until then (decoding reads both).
+std::string EncodeProfileSet(const ProfileSet& set);
+// Rebuilds the set by replaying its refreshes; Corruption if the points are
+// not the ones those refreshes produce (so any accepted input is a state the
+// scheduler could have reached).
+Result<ProfileSet> DecodeProfileSet(std::string_view in);
+
+// HostStats: every field but the page count (decoded as 0).
+std::string EncodeHostStats(const HostStats& stats);
+Result<HostStats> DecodeHostStats(std::string_view in);
+
+// The PageRecord::sched_state blob: a page's state plus, for longevity
+// policies, its change profiles.
+struct SavedPage {
+  PageState state;
+  std::optional<ProfileSet> profiles;
+};
+std::string EncodeSavedPage(const PageState& state, const ProfileSet* profiles);
+Result<SavedPage> DecodeSavedPage(std::string_view in);
+
+// The global record: the pool's global HostStats and the scheduler's
+// running implied threshold (Scheduler::threshold(), finite, >= 0).
+struct SavedGlobals {
+  HostStats stats;
+  double threshold = 0;
+};
+std::string EncodeSavedGlobals(const HostStats& global, double threshold);
+Result<SavedGlobals> DecodeSavedGlobals(std::string_view in);
+
+// HostPool::Restore / RestoreGlobal put decoded HostStats into a pool.
+
+}  // namespace freshd::sched
+
+#endif  // FRESHD_SCHED_STATE_CODEC_H_

@@ -1,0 +1,778 @@
+#!/usr/bin/env bash
+# Regenerates docs/RESULTS.md (issue 4, item 8 "Evidence") from `freshd sim`
+# runs: each claim of the papers next to what the production scheduler
+# measures in the simulator, mean ± standard error over seeds, with a verdict
+# computed from the numbers. Prints every command it runs.
+#
+# Usage: scripts/results.sh [-j N] [--seeds K] [--freshd PATH] [--out FILE]
+#                           [--quick]
+#   -j N        simulations in parallel (default 2)
+#   --seeds K   seeds 1..K per configuration (default 5)
+#   --freshd P  the freshd binary (default: $FRESHD, else build/freshd)
+#   --out FILE  output (default docs/RESULTS.md)
+#   --quick     smoke test: 2 seeds, short runs (numbers not meaningful)
+# RESULTS_CACHE=DIR (development only) reuses a run's JSON by its arguments.
+# Needs python3 (standard library only). Runs from any directory.
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+jobs=2
+seeds=5
+freshd="${FRESHD:-$root/build/freshd}"
+out="$root/docs/RESULTS.md"
+quick=0
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    -j) jobs="$2"; shift 2 ;;
+    -j*) jobs="${1#-j}"; shift ;;
+    --seeds) seeds="$2"; shift 2 ;;
+    --freshd) freshd="$2"; shift 2 ;;
+    --out) out="$2"; shift 2 ;;
+    --quick) quick=1; shift ;;
+    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+    *) echo "results.sh: unknown argument '$1'" >&2; exit 2 ;;
+  esac
+done
+if ! [[ "$jobs" =~ ^[1-9][0-9]*$ && "$seeds" =~ ^[1-9][0-9]*$ ]]; then
+  echo "results.sh: -j and --seeds take positive integers" >&2
+  exit 2
+fi
+if [[ ! -x "$freshd" ]]; then
+  echo "results.sh: no freshd binary at '$freshd' (build it, or --freshd)" >&2
+  exit 2
+fi
+if [[ $quick == 1 && $seeds == 5 ]]; then seeds=2; fi
+
+commit="$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)"
+if [[ -n "$(git -C "$root" status --porcelain --untracked-files=no \
+      2>/dev/null)" ]]; then
+  commit="$commit (with uncommitted changes)"
+fi
+
+cd "$root"
+exec python3 - "$freshd" "$jobs" "$seeds" "$out" "$quick" "$commit" \
+  <<'PYTHON'
+import concurrent.futures
+import datetime
+import hashlib
+import json
+import math
+import os
+import shlex
+import subprocess
+import sys
+import threading
+import time
+
+FRESHD, JOBS, SEEDS, OUT, QUICK, COMMIT = sys.argv[1:7]
+JOBS, SEEDS, QUICK = int(JOBS), int(SEEDS), QUICK == "1"
+CACHE = os.environ.get("RESULTS_CACHE")  # development: reuse runs by args
+SEED_LIST = list(range(1, SEEDS + 1))
+T0 = time.time()
+PRINT_LOCK = threading.Lock()
+
+# Simulated days and warm-up per web (the RESULTS.md "Setup" table).
+DAYS = {"uniform": 120, "noisy": 120, "scroll": 60, "paper": 60}
+WARM = {"uniform": 30, "noisy": 30, "scroll": 20, "paper": 20}
+if QUICK:
+    DAYS = {k: v // 4 for k, v in DAYS.items()}
+    WARM = {k: v // 4 for k, v in WARM.items()}
+WEBS = {
+    "uniform": "sim/webs/uniform.toml",
+    "noisy": "sim/webs/noisy.toml",
+    "noisy-nofp": "sim/webs/noisy-nofp.toml",
+    "noisy-lowfp": "sim/webs/noisy-lowfp.toml",
+    "noise-only": "sim/webs/noise-only.toml",
+    "scroll": "sim/webs/scroll.toml",
+    "paper": "sim/webs/scroll-paper.toml",
+}
+DAYS.update({"noisy-nofp": DAYS["noisy"], "noisy-lowfp": DAYS["noisy"],
+             "noise-only": DAYS["noisy"]})
+WARM.update({"noisy-nofp": WARM["noisy"], "noisy-lowfp": WARM["noisy"],
+             "noise-only": WARM["noisy"]})
+
+
+def sim_args(web, policy, rate, seed, oracle=False, extra=(), days=None,
+             warm=None):
+    a = ["sim", "--web", WEBS[web], "--policy", policy, "--rate", fmt(rate),
+         "--days", str(days or DAYS[web]),
+         "--warmup-days", str(WARM[web] if warm is None else warm),
+         "--seed", str(seed)]
+    if oracle:
+        a.append("--oracle")
+    return a + list(extra)
+
+
+def fmt(x):
+    return x if isinstance(x, str) else "%.6g" % x
+
+
+class Runner:
+    """Runs `freshd sim` commands on a pool; caches by command line."""
+
+    def __init__(self, jobs):
+        self.pool = concurrent.futures.ThreadPoolExecutor(max_workers=jobs)
+        self.futures = {}
+        self.count = 0
+        self.cpu = 0.0  # Σ cpu_seconds reported by the runs
+
+    def submit(self, args):
+        key = tuple(args)
+        if key not in self.futures:
+            self.futures[key] = self.pool.submit(self._run, args)
+        return self.futures[key]
+
+    def get(self, args):
+        return self.submit(args).result()
+
+    def _run(self, args):
+        cmd = [FRESHD] + args
+        with PRINT_LOCK:
+            self.count += 1
+            print("+ freshd " + " ".join(shlex.quote(a) for a in args),
+                  flush=True)
+        cache = None
+        if CACHE:
+            key = hashlib.sha1(" ".join(args).encode()).hexdigest()
+            cache = os.path.join(CACHE, key + ".json")
+            if os.path.exists(cache):
+                with open(cache) as f:
+                    j = json.load(f)
+                with PRINT_LOCK:
+                    self.cpu += j.get("cpu_seconds", 0)
+                return j
+        p = subprocess.run(cmd, capture_output=True, text=True)
+        if p.returncode != 0:
+            raise RuntimeError("failed (%d): %s\n%s" %
+                               (p.returncode, " ".join(cmd), p.stderr))
+        if cache:
+            with open(cache, "w") as f:
+                f.write(p.stdout)
+        j = json.loads(p.stdout)
+        with PRINT_LOCK:
+            self.cpu += j.get("cpu_seconds", 0)
+        return j
+
+
+R = Runner(JOBS)
+
+
+def run(web, policy, rate, oracle=False, extra=(), days=None, warm=None):
+    """Submits one configuration for every seed; returns the futures."""
+    return [R.submit(sim_args(web, policy, rate, s, oracle, extra, days, warm))
+            for s in SEED_LIST]
+
+
+def results(futs):
+    return [f.result() for f in futs]
+
+
+def mean_se(xs):
+    xs = [x for x in xs if x is not None and math.isfinite(x)]
+    n = len(xs)
+    if n == 0:
+        return float("nan"), float("nan")
+    m = sum(xs) / n
+    if n < 2:
+        return m, float("nan")
+    var = sum((x - m) ** 2 for x in xs) / (n - 1)
+    return m, math.sqrt(var / n)
+
+
+def pm(xs, digits=4, scale=1.0):
+    m, se = mean_se([x * scale for x in xs])
+    return "%.*f ± %.*f" % (digits, m, digits, se)
+
+
+def verdict(ok):
+    return "**PASS**" if ok else "**FAIL**"
+
+
+def cmd_line(web, policy, rate, oracle=False, extra=(), seed="S", days=None,
+             warm=None):
+    a = sim_args(web, policy, rate, 0, oracle, extra, days, warm)
+    a[a.index("--seed") + 1] = str(seed)
+    return "freshd " + " ".join(a)
+
+
+md = []
+
+
+def out(s=""):
+    md.append(s)
+
+
+def table(header, rows):
+    out("| " + " | ".join(header) + " |")
+    out("|" + "---|" * len(header))
+    for r in rows:
+        out("| " + " | ".join(str(c) for c in r) + " |")
+    out()
+
+
+# ---------------------------------------------------------------- plan
+# Every run is submitted first so the pool stays busy; results are read
+# in section order below.
+A_RATES = [50, 100, 200, 400]
+a_runs = {r: run("uniform", "freshness", r, True) for r in A_RATES}
+
+B_POL = ["freshness", "ncis", "ncis1", "ncis2", "cis"]
+b_runs = {p: run("noisy", p, 100, True) for p in B_POL}
+B_FP = ["noisy-nofp", "noisy-lowfp", "noisy"]
+b_fp = {(w, p): run(w, p, 100, True) for w in B_FP
+        for p in ("freshness", "cis", "ncis")}
+b_noise = {p: run("noise-only", p, 100, True)
+           for p in ("freshness", "ncis", "cis")}
+
+# (c): longevity at a few budgets; freshness on a grid of budgets, per seed
+# the budget where freshness reaches longevity's staleness is interpolated
+# (log R, linear staleness) and then checked by one more run (secant step).
+C_RATES = {"scroll": [50, 100, 200, 400], "paper": [50, 100, 200, 400]}
+C_GRID = [25 * 2 ** (k / 2) for k in range(0, 11)]  # 25 .. 800 per day
+C_MODES = {"scroll": (True, False), "paper": (True,)}  # oracle?
+c_long, c_grid = {}, {}
+for web in C_RATES:
+    for oracle in C_MODES[web]:
+        for r in C_RATES[web]:
+            c_long[(web, oracle, r)] = run(web, "longevity", r, oracle)
+        for r in C_GRID:
+            c_grid[(web, oracle, r)] = run(web, "freshness", r, oracle)
+
+D_POL = ["freshness", "age", "ncis", "ncis1", "ncis2", "cis"]
+d_runs = {(p, o): run("noisy", p, 100, o) for p in D_POL
+          for o in (True, False)}
+d_base = {p: run("noisy", p, 100) for p in ("nutch", "uniform")}
+D_SCROLL_R = 200
+d_scroll = {(p, o): run("scroll", p, D_SCROLL_R, o)
+            for p, o in [("longevity", True), ("longevity", False),
+                         ("longevity-bound", False), ("freshness", True),
+                         ("freshness", False), ("nutch", False),
+                         ("uniform", False)]}
+
+E_R = 100
+E_DAYS = 150 if not QUICK else 45
+E_CH = [E_DAYS / 3, 2 * E_DAYS / 3]
+
+
+def e_extra(r1, r2, r3):
+    return ["--rate-change", "%g:%g" % (E_CH[0], r2),
+            "--rate-change", "%g:%g" % (E_CH[1], r3)]
+
+
+e_runs = {}
+for oracle in (True, False):
+    e_runs[("change", oracle)] = run("uniform", "freshness", E_R, oracle,
+                                     e_extra(E_R, 2 * E_R, E_R), E_DAYS, 0)
+    e_runs[("R", oracle)] = run("uniform", "freshness", E_R, oracle,
+                                e_extra(E_R, E_R, E_R), E_DAYS, 0)
+    e_runs[("2R", oracle)] = run("uniform", "freshness", 2 * E_R, oracle,
+                                 e_extra(2 * E_R, 2 * E_R, 2 * E_R), E_DAYS,
+                                 0)
+
+F_R = 50
+F_FLOORS = [0, 90, 60, 30]
+F_DAYS, F_WARM = (240, 120) if not QUICK else (60, 30)  # floors all active
+f_runs = {(fl, o): run("uniform", "freshness", F_R, o,
+                       ["--max-interval-days", str(fl)], F_DAYS, F_WARM)
+          for fl in F_FLOORS for o in (True, False)}
+
+# ------------------------------------------------------------- sections
+def section_a():
+    out("## (a) GREEDY reaches the continuous optimum")
+    out()
+    out("Paper claim (Azar et al.; Cho & Garcia-Molina; MATH.md Paper 2 (b)): "
+        "the discrete GREEDY policy (`freshness`, true parameters) comes "
+        "within a few tenths of a percent of the continuous Lagrangian "
+        "optimum; target ≥ 98% on 1,000 pages with Δ, μ ~ U(0,1)/day.")
+    out()
+    out("Command: `%s` (R ∈ %s)" % (cmd_line("uniform", "freshness", "R",
+                                              True), A_RATES))
+    out()
+    rows, all_ok, worst = [], True, []
+    for r in A_RATES:
+        js = results(a_runs[r])
+        ratio = [j["freshness"] / j["continuous_optimum"] for j in js]
+        worst.append(min(ratio))
+        m, se = mean_se(ratio)
+        ok = m >= 0.98 and min(ratio) >= 0.98
+        all_ok &= ok
+        rows.append([r, pm([j["freshness"] for j in js]),
+                     pm([j["continuous_optimum"] for j in js]),
+                     "%.4f ± %.4f" % (m, se), "%.4f" % min(ratio),
+                     pm([j["crawls_per_day"] for j in js], 1), verdict(ok)])
+    table(["R/day", "GREEDY freshness", "continuous optimum",
+           "ratio", "worst seed", "crawls/day", "≥ 0.98"], rows)
+    return ("a", "GREEDY ≥ 98% of the continuous optimum", all_ok,
+            "R = %s/day; worst seed %.4f" % (A_RATES, min(worst)))
+
+
+def forced(js):
+    """Share of all crawls chosen because a page's deadline had passed
+    (max_interval floor, learning phase, risk bound) rather than by value."""
+    return pm([j["overdue_crawls"] / j["crawls_total"] for j in js], 1, 100) \
+        + "%"
+
+
+def paired(js1, js2, key="freshness"):
+    return [a[key] - b[key] for a, b in zip(js1, js2)]
+
+
+def section_b():
+    out("## (b) GREEDY-NCIS with noisy change signals")
+    out()
+    out("Paper claim (Busa-Fekete et al. 2025, §5; our reconstruction in "
+        "MATH.md Paper 2 (d): +0.021..0.031 for NCIS over GREEDY, NCIS "
+        "within 0.002 of its continuous optimum, CIS worst): with "
+        "α ~ Beta(0.5,0.5), ν ~ U(0,0.5)/day, GREEDY-NCIS beats GREEDY; "
+        "with pure-noise signals (α = 0) it loses ≤ 0.5%; GREEDY-CIS, which "
+        "trusts every signal, degrades as false positives grow. 1,000 pages, "
+        "R = 100/day (the paper's R/n = 0.1), true parameters.")
+    out()
+    out("Command: `%s`" % cmd_line("noisy", "POLICY", 100, True))
+    out()
+    g = results(b_runs["freshness"])
+    rows = []
+    for p in B_POL:
+        js = results(b_runs[p])
+        rows.append([p, pm([j["freshness"] for j in js]),
+                     pm(paired(js, g)),
+                     pm([j["freshness"] / j["continuous_optimum_ncis"]
+                         for j in js])])
+    out("Setting of the paper (`sim/webs/noisy.toml`):")
+    out()
+    table(["policy", "freshness", "− GREEDY (paired)",
+           "/ NCIS continuous optimum"], rows)
+    ncis = results(b_runs["ncis"])
+    d_m, d_se = mean_se(paired(ncis, g))
+    ok1 = d_m > 0 and d_m - 2 * d_se > 0
+    co = [j["continuous_optimum_ncis"] for j in ncis]
+    out("Continuous optima: Azar %s, NCIS %s." % (
+        pm([j["continuous_optimum"] for j in ncis]), pm(co)))
+    out()
+    gn = results(b_noise["freshness"])
+    rows = []
+    for p in ("freshness", "ncis", "cis"):
+        js = results(b_noise[p])
+        rows.append([p, pm([j["freshness"] for j in js]),
+                     pm([a["freshness"] / b["freshness"]
+                         for a, b in zip(js, gn)])])
+    out("Pure-noise signals (`sim/webs/noise-only.toml`, α = 0, "
+        "ν ~ U(0,0.5)):")
+    out()
+    table(["policy", "freshness", "/ GREEDY (paired)"], rows)
+    ratio = [a["freshness"] / b["freshness"]
+             for a, b in zip(results(b_noise["ncis"]), gn)]
+    r_m, _ = mean_se(ratio)
+    ok2 = r_m >= 0.995
+    rows, cis_gap = [], []
+    labels = {"noisy-nofp": "ν = 0", "noisy-lowfp": "ν ~ U(0, 0.1)",
+              "noisy": "ν ~ U(0, 0.5)"}
+    for w in B_FP:
+        gw = results(b_fp[(w, "freshness")])
+        cw = results(b_fp[(w, "cis")])
+        nw = results(b_fp[(w, "ncis")])
+        cis_gap.append(mean_se(paired(cw, gw))[0])
+        rows.append([labels[w], pm([j["freshness"] for j in gw]),
+                     pm(paired(cw, gw)), pm(paired(nw, gw))])
+    out("False positives (α ~ Beta(0.5,0.5); `sim/webs/noisy-nofp.toml`, "
+        "`noisy-lowfp.toml`, `noisy.toml`):")
+    out()
+    table(["false signals", "GREEDY", "CIS − GREEDY", "NCIS − GREEDY"], rows)
+    ok3 = all(x > y for x, y in zip(cis_gap, cis_gap[1:])) and cis_gap[-1] < 0
+    out("Verdicts: NCIS beats GREEDY (paired difference > 2 stderr): %s. "
+        "NCIS/GREEDY with pure noise ≥ 0.995: %s (%.4f). CIS − GREEDY falls "
+        "as ν grows and is negative at the paper's ν: %s." %
+        (verdict(ok1), verdict(ok2), r_m, verdict(ok3)))
+    out()
+    return [("b1", "NCIS beats GREEDY on noisy signals", ok1,
+             "+%.4f ± %.4f freshness" % (d_m, d_se)),
+            ("b2", "NCIS loses ≤ 0.5% on pure noise", ok2,
+             "ratio %.4f" % r_m),
+            ("b3", "CIS degrades with false positives", ok3,
+             "CIS − GREEDY: " + ", ".join("%+.4f" % x for x in cis_gap))]
+
+
+def interp_rate(points, target):
+    """log-linear interpolation of R where staleness(R) = target."""
+    pts = sorted(points)
+    for (r1, s1), (r2, s2) in zip(pts, pts[1:]):
+        if (s1 - target) * (s2 - target) <= 0 and s1 != s2:
+            x = math.log(r1) + (math.log(r2) - math.log(r1)) * \
+                (s1 - target) / (s1 - s2)
+            return math.exp(x)
+    return None
+
+
+def match_prepare(web, oracle):
+    """Per longevity budget and seed: interpolates the freshness budget with
+    the same fragment staleness and submits one refining run there."""
+    res = {}
+    for r in C_RATES[web]:
+        lj = results(c_long[(web, oracle, r)])
+        per_seed = []
+        for i, s in enumerate(SEED_LIST):
+            pts = [(g, c_grid[(web, oracle, g)][i].result()
+                    ["fragment_staleness"]) for g in C_GRID]
+            target = lj[i]["fragment_staleness"]
+            est = interp_rate(pts, target)
+            fut = R.submit(sim_args(web, "freshness", est, s, oracle)) \
+                if est is not None else None
+            per_seed.append((target, pts, est, fut))
+        res[r] = (lj, per_seed)
+    return res
+
+
+def match_finish(prepared):
+    """-> {R: (longevity results, ratios R/R_F per seed, |Δstaleness| of
+    the refining runs)}."""
+    out_rows = {}
+    for r, (lj, per_seed) in prepared.items():
+        ratios, checks = [], []
+        for target, pts, est, fut in per_seed:
+            if est is None:
+                ratios.append(None)
+                continue
+            j = fut.result()
+            pts2 = pts + [(est, j["fragment_staleness"])]
+            est2 = interp_rate(pts2, target) or est
+            ratios.append(r / est2)
+            checks.append(j["fragment_staleness"] - target)
+        out_rows[r] = (lj, ratios, checks)
+    return out_rows
+
+
+def class_table(web):
+    """Where each policy spends its crawls (oracle, seed means): per class,
+    crawls per day and fragment staleness, longevity at R and freshness at
+    the nearest grid budget to 2R."""
+    names = list(results(c_long[(web, True, C_RATES[web][0])])[0]
+                 ["per_class"].keys())
+    rows = []
+    for r in C_RATES[web]:
+        g = min(C_GRID, key=lambda x: abs(math.log(x / (2 * r))))
+        for label, futs in (("longevity R=%d" % r, c_long[(web, True, r)]),
+                            ("freshness R=%.0f" % g,
+                             c_grid[(web, True, g)])):
+            js = results(futs)
+            row = [label]
+            for c in names:
+                row.append("%.1f / %.3f" % (
+                    mean_se([j["per_class"][c]["crawls_per_day"]
+                             for j in js])[0],
+                    mean_se([j["per_class"][c]["fragment_staleness"]
+                             for j in js])[0]))
+            rows.append(row)
+    out("Per class (oracle; crawls/day / fragment staleness, seed means; "
+        "longevity at R next to freshness at ≈ 2R):")
+    out()
+    table(["run"] + names, rows)
+
+
+def section_c():
+    out("## (c) Longevity vs holistic freshness on scroll-heavy webs")
+    out()
+    out("Paper claim (Olston & Pandey 2008, §5.3, Fig. 11, high-quality "
+        "data set): to reach the same moderate fragment staleness the "
+        "longevity policy needs refresh cost 0.2 where Cho & Garcia-Molina's "
+        "freshness policy needs 0.4 (0.5×); target ≤ 0.6× the crawls. "
+        "The paper also says the gap is small at low cost / high staleness "
+        "and substantial from moderate cost on.")
+    out()
+    out("Method: for each longevity budget R and seed, `freshness` runs on a "
+        "grid of budgets (25·2^(k/2)/day, k = 0..10); the budget R_F at "
+        "which its fragment staleness equals longevity's is interpolated "
+        "(linear in log R), then one more run at R_F refines it (secant "
+        "step). Ratio = R / R_F (crawls are exactly R per day for every "
+        "policy). Both policies with true parameters (`--oracle`: the "
+        "policy comparison of the paper's Fig. 11) and, on `scroll.toml`, "
+        "both estimated from observations (online).")
+    out()
+    out("Commands: `%s`, `%s`" % (
+        cmd_line("scroll", "longevity", "R", True),
+        cmd_line("scroll", "freshness", "R_grid", True)))
+    out()
+    verdicts = []
+    prepared = {(w, o): match_prepare(w, o) for w in C_RATES
+                for o in C_MODES[w]}
+    for web, title in (("scroll", "`sim/webs/scroll.toml` (50% scroll pages "
+                        "with 62% scroll words, 30% churn pages, 20% slow)"),
+                       ("paper", "`sim/webs/scroll-paper.toml` (shaped like "
+                        "the paper's high-quality set: 50% static pages, "
+                        "~90% static fragments, dynamic ones 2/3 churn, "
+                        "1/3 scroll; R = 100/day ≙ the paper's cost 0.2)")):
+        out("### " + title)
+        out()
+        rows = []
+        for oracle in C_MODES[web]:
+            m = match_finish(prepared[(web, oracle)])
+            for r in C_RATES[web]:
+                lj, ratios, checks = m[r]
+                ok_r = [x for x in ratios if x is not None]
+                rm, rse = mean_se(ok_r)
+                fs = [j["fragment_staleness"] for j in lj]
+                ok = len(ok_r) == len(ratios) and rm <= 0.6
+                rows.append(["oracle" if oracle else "estimated", r,
+                             pm(fs), "%.0f" % (r / rm) if ok_r else "n/a",
+                             "%.3f ± %.3f" % (rm, rse) if ok_r else
+                             "not reached", "%.4f" % max(map(abs, checks))
+                             if checks else "", verdict(ok)])
+                verdicts.append((web, oracle, r, ok, rm))
+        for row in rows:
+            row.insert(2, "%.2f" % (row[1] / 500))
+        table(["mode", "longevity R/day", "paper cost", "longevity staleness",
+               "freshness R_F for it", "ratio R/R_F", "refine |Δstaleness|",
+               "≤ 0.6"], rows)
+        class_table(web)
+    held = [(w, r) for w, o, r, ok, _ in verdicts if o and ok]
+    out("Where the claim holds (oracle): %s." % (
+        ", ".join("%s R=%d" % x for x in held) or "nowhere"))
+    out()
+    out("Reading. \"Paper cost\" is the paper's normalized refresh cost "
+        "(1 = every page every 2 days, i.e. R = 500/day for 1,000 pages). "
+        "The paper's Fig. 11 spans cost 0..0.5 and its claim is at 0.2 vs "
+        "0.4, i.e. R = 100 vs 200 here. On `scroll.toml` the per-class table "
+        "shows where longevity's advantage comes from: it moves crawls from "
+        "churn pages "
+        "(their new content is replaced before the next visit, so fetching "
+        "it buys little fragment freshness) to scroll pages (items stay for "
+        "K updates). Once the budget covers the scroll and slow pages, the "
+        "extra crawls go to churn pages for both policies, where longevity "
+        "has no edge, so the ratio rises toward 1 as R grows. "
+        "`scroll-paper.toml` has much less scroll content (about 4%% of all "
+        "fragments against about 28%%), and there longevity's gain is "
+        "smaller at every budget. Its "
+        "proportions are our reading of the paper's §3.3 and §5.3 text, "
+        "not the paper's data, which we do not have. The estimated rows "
+        "include learning: with %d days, of which %d are warm-up, the "
+        "curve fits are still young (item (d))." % (DAYS["scroll"],
+                                                    WARM["scroll"]))
+    out()
+    ok_any = any(ok for w, o, r, ok, _ in verdicts if o and w == "scroll")
+    ok_all = all(ok for w, o, r, ok, _ in verdicts if o and w == "scroll")
+    detail = "; ".join("%s R=%d %.2f×" % (w, r, x)
+                       for w, o, r, ok, x in verdicts if o)
+    return ("c", "longevity ≤ 0.6× the crawls of freshness",
+            "PASS" if ok_all else ("PARTIAL" if ok_any else False), detail)
+
+
+def section_d():
+    out("## (d) Estimated vs oracle, and vs today's baselines")
+    out()
+    out("Target (issue 4): every policy estimated online from observations "
+        "within 5%% of the same policy with true parameters, measured after "
+        "a %d-day warm-up; every informed policy better than `nutch` "
+        "(AdaptiveFetchSchedule defaults) and `uniform` at the same "
+        "budget. `sim/webs/noisy.toml`, R = 100/day, %d days." %
+        (WARM["noisy"], DAYS["noisy"]))
+    out()
+    out("Command: `%s` (and without `--oracle`)" %
+        cmd_line("noisy", "POLICY", 100, True))
+    out()
+    nut = results(d_base["nutch"])
+    uni = results(d_base["uniform"])
+    rows, fails = [], []
+    for p in D_POL:
+        o = results(d_runs[(p, True)])
+        e = results(d_runs[(p, False)])
+        key = "age_days" if p == "age" else "freshness"
+        if p == "age":  # lower is better
+            gap = [(b[key] - a[key]) / a[key] for a, b in zip(o, e)]
+        else:
+            gap = [(a[key] - b[key]) / a[key] for a, b in zip(o, e)]
+        gm, _ = mean_se(gap)
+        ok_gap = gm <= 0.05
+        sign = -1 if p == "age" else 1  # age: lower is better
+        beats = all(sign * mean_se(paired(e, b, key))[0] > 0
+                    for b in (nut, uni))
+        if not ok_gap:
+            fails.append(p)
+        rows.append([p, key, pm([x[key] for x in o]),
+                     pm([x[key] for x in e]), pm(gap, 2, 100) + "%",
+                     verdict(ok_gap), forced(e), pm(paired(e, nut, key)),
+                     pm(paired(e, uni, key)), verdict(beats)])
+    rows.append(["nutch", "freshness", "", pm([x["freshness"] for x in nut]),
+                 "", "", forced(nut), "", pm(paired(nut, uni)), ""])
+    rows.append(["uniform", "freshness", "",
+                 pm([x["freshness"] for x in uni]), "", "", forced(uni), "",
+                 "", ""])
+    table(["policy", "metric", "oracle", "estimated", "gap", "≤ 5%",
+           "forced crawls (est.)", "estimated − nutch", "− uniform",
+           "beats both"], rows)
+    out("Longevity on `sim/webs/scroll.toml`, R = %d/day, fragment "
+        "staleness (lower is better; `longevity-bound` has no model, "
+        "compared with `longevity` oracle):" % D_SCROLL_R)
+    out()
+    lo = results(d_scroll[("longevity", True)])
+    nut_s = results(d_scroll[("nutch", False)])
+    uni_s = results(d_scroll[("uniform", False)])
+    rows = []
+    for p, o in [("longevity", True), ("longevity", False),
+                 ("longevity-bound", False), ("freshness", True),
+                 ("freshness", False), ("nutch", False), ("uniform", False)]:
+        js = results(d_scroll[(p, o)])
+        gap = [(b["fragment_staleness"] - a["fragment_staleness"]) /
+               a["fragment_staleness"] for a, b in zip(lo, js)]
+        is_long = p.startswith("longevity") and not o
+        ok = mean_se(gap)[0] <= 0.05 if is_long else None
+        if is_long and not ok:
+            fails.append(p)
+        rows.append([p, "oracle" if o else "estimated",
+                     pm([j["fragment_staleness"] for j in js]),
+                     pm(gap, 2, 100) + "%" if p != "longevity" or not o
+                     else "", verdict(ok) if ok is not None else "",
+                     forced(js),
+                     pm(paired(js, nut_s, "fragment_staleness")),
+                     pm(paired(js, uni_s, "fragment_staleness"))])
+    table(["policy", "mode", "fragment staleness", "vs longevity oracle",
+           "≤ 5%", "forced crawls", "− nutch", "− uniform"], rows)
+    out("\"Forced crawls\": share of all crawls (warm-up included) that "
+        "went to a page because its deadline had passed (`max_interval` "
+        "floor, the longevity learning phase φ ≤ l·n, the risk bound "
+        "φ ≤ ρT/D_max) instead of by value. Near 100% means the policy's "
+        "value order never decides: the selector degenerates into "
+        "oldest-deadline-first, a round robin like `uniform`.")
+    out()
+    return ("d", "estimated within 5% of oracle", not fails,
+            "over 5%: " + ", ".join(fails) if fails else "all within 5%")
+
+
+def section_e():
+    out("## (e) Budget change mid-run: R → 2R → R")
+    out()
+    out("Claim (issue 4, item 5): changing R at run time needs no "
+        "recomputation; after the change the selector reaches the optimum "
+        "of the new budget. Run: `freshness` on `sim/webs/uniform.toml`, "
+        "%d days, R = %d/day, 2R from day %g, R again from day %g. "
+        "Freshness is measured over the second half of each phase "
+        "(`segment_freshness` in the JSON) and compared with constant-rate "
+        "runs at the phase's rate over the same window, and with the "
+        "continuous optimum at that rate (from run (a)). Verdict: with true "
+        "parameters the changed run is within 1%% (or 2 stderr) of the "
+        "constant-rate run; estimated, not worse by more than that (the "
+        "doubled phase leaves better estimates behind)." %
+        (E_DAYS, E_R, E_CH[0], E_CH[1]))
+    out()
+    out("Command: `%s`" % cmd_line("uniform", "freshness", E_R, False,
+                                   e_extra(E_R, 2 * E_R, E_R), "S", E_DAYS,
+                                   0))
+    out()
+    rows, ok_all, diffs = [], True, {True: [], False: []}
+    for oracle in (True, False):
+        ch = results(e_runs[("change", oracle)])
+        const = {E_R: results(e_runs[("R", oracle)]),
+                 2 * E_R: results(e_runs[("2R", oracle)])}
+        for k, rate in enumerate([E_R, 2 * E_R, E_R]):
+            a = [j["segment_freshness"][k] for j in ch]
+            b = [j["segment_freshness"][k] for j in const[rate]]
+            rel = [(x - y) / y for x, y in zip(a, b)]
+            m, se = mean_se(rel)
+            diffs[oracle].append(m)
+            # Estimated: the doubled phase leaves better estimates behind,
+            # so a later phase may beat the constant run; only losing counts.
+            ok = (abs(m) <= 0.01 or abs(m) <= 2 * se) if oracle else \
+                (m >= -0.01 or m + 2 * se >= 0)
+            ok_all &= ok
+            cpd = [j["segment_crawls_per_day"][k] for j in ch]
+            opt = [j["continuous_optimum"] for j in results(a_runs[rate])] \
+                if rate in a_runs else []
+            rows.append(["oracle" if oracle else "estimated", k + 1, rate,
+                         pm(cpd, 1), pm(a), pm(b),
+                         "%+.2f ± %.2f%%" % (100 * m, 100 * se),
+                         pm(opt) if opt and oracle else "", verdict(ok)])
+    table(["mode", "phase", "R/day", "crawls/day", "changed run",
+           "constant-rate run", "difference", "continuous optimum",
+           "verdict"], rows)
+    return ("e", "budget change reaches the new optimum", ok_all,
+            "vs constant-rate runs, per phase: oracle %s; estimated %s" % (
+                ", ".join("%+.2f%%" % (100 * x) for x in diffs[True]),
+                ", ".join("%+.2f%%" % (100 * x) for x in diffs[False])))
+
+
+def section_floor():
+    out("## The `max_interval` floor: what it costs")
+    out()
+    out("At a tight budget the optimum abandons pages (MATH.md Paper 2 (d): "
+        "about half at R/n = 0.1). `[sched] max_interval` refetches every "
+        "known page at least that often. `freshness` on "
+        "`sim/webs/uniform.toml`, R = %d/day (R/n = 0.05), %d days measured "
+        "after a %d-day warm-up (so every floor is in force)." %
+        (F_R, F_DAYS - F_WARM, F_WARM))
+    out()
+    out("Command: `%s`" % cmd_line("uniform", "freshness", F_R, True,
+                                   ["--max-interval-days", "D"], "S", F_DAYS,
+                                   F_WARM))
+    out()
+    rows = []
+    for o in (True, False):
+        base = results(f_runs[(0, o)])
+        for fl in F_FLOORS:
+            js = results(f_runs[(fl, o)])
+            rows.append(["oracle" if o else "estimated",
+                         "none" if fl == 0 else "%d days" % fl,
+                         pm([j["freshness"] for j in js]),
+                         pm([(b["freshness"] - a["freshness"]) / b["freshness"]
+                             for a, b in zip(js, base)], 2, 100) + "%",
+                         pm([j["overdue_crawls"] / j["crawls_total"]
+                             for j in js], 1, 100) + "%"])
+    table(["mode", "floor", "freshness", "cost vs no floor",
+           "crawls forced by the floor (whole run)"], rows)
+    out("A floor of D days costs up to n/D crawls per day (here n = %d, "
+        "R = %d/day; the default `[sched] max_interval` is 30 days): the "
+        "budget left for the value order shrinks by that much." %
+        (results(f_runs[(0, True)])[0]["pages"], F_R))
+    out()
+
+
+body_start = len(md)
+try:
+    summary = [section_a()]
+    summary += section_b()
+    summary.append(section_c())
+    summary.append(section_d())
+    summary.append(section_e())
+    section_floor()
+except BaseException:
+    R.pool.shutdown(wait=False, cancel_futures=True)
+    raise
+body = md[body_start:]
+md = []
+wall = time.time() - T0
+out("# freshd: results against the papers")
+out()
+out("Generated by `scripts/results.sh -j %d` — do not edit by hand. "
+    "Commit %s, %s UTC. %d `freshd sim` runs, seeds %s, mean ± standard "
+    "error over seeds (differences and ratios paired by seed: a seed fixes "
+    "the web and its change and signal streams). Wall time %.0f s; the "
+    "simulations used %.0f CPU-seconds in all (load average when done: "
+    "%.1f)." %
+    (JOBS, COMMIT, datetime.datetime.utcnow().strftime("%Y-%m-%d %H:%M"),
+     R.count, "1..%d" % SEEDS, wall, R.cpu, os.getloadavg()[0]))
+if QUICK:
+    out()
+    out("**QUICK MODE: short runs, 2 seeds; the numbers are a smoke test, "
+        "not results.**")
+out()
+out("## Setup")
+out()
+out("Webs (`sim/webs/`, format in `sim/README.md`), 1,000 pages each; "
+    "rates per day; metrics averaged over [warm-up, days], weighted by "
+    "importance:")
+out()
+table(["web file", "days", "warm-up"],
+      [[WEBS[k], DAYS[k], WARM[k]] for k in WEBS])
+out("## Summary")
+out()
+rows = []
+for item, claim, ok, detail in summary:
+    v = ok if isinstance(ok, str) else ("PASS" if ok else "FAIL")
+    rows.append(["(%s)" % item, claim, "**%s**" % v, detail])
+table(["item", "claim", "verdict", "measured"], rows)
+md += body
+text = "\n".join(md).rstrip() + "\n"
+os.makedirs(os.path.dirname(os.path.abspath(OUT)), exist_ok=True)
+with open(OUT, "w") as f:
+    f.write(text)
+print("wrote %s (%d runs, %.0f s wall, %.0f CPU-s)" % (OUT, R.count, wall,
+                                                    R.cpu), flush=True)
+R.pool.shutdown()
+PYTHON

@@ -1,0 +1,260 @@
+// The daemon loop end to end on loopback: the simulated web served by
+// sim::TestWebServer, crawled by CrawlLoop (real fetcher, real LevelDB),
+// its status endpoint queried over HTTP, then restarted from its store.
+
+#include "daemon/crawl_loop.h"
+
+#include <gtest/gtest.h>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <chrono>
+#include <filesystem>
+#include <thread>
+
+#include "daemon/http_server.h"
+#include "daemon/seeds.h"
+#include "daemon/status_routes.h"
+#include "sim/test_web.h"
+#include "sim/test_web_server.h"
+
+namespace freshd::daemon {
+namespace {
+
+namespace asio = boost::asio;
+namespace http = boost::beast::http;
+
+constexpr char kWeb[] = R"(
+hosts = 2
+pages_per_host = 15
+[[class]]
+name = "page"
+share = 1.0
+static_words = 50
+[class.churn]
+words = 20
+rate = { dist = "uniform", min = 2.0, max = 8.0 }
+[class.signals]
+recall = 1.0
+false_rate = 0.0
+)";
+
+double UnixNow() {
+  return std::chrono::duration<double>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+class CrawlLoopTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto spec = sim::ParseWebSpec(kWeb, "web.toml");
+    ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+    sim::TestWebOptions o;
+    o.day_seconds = 2;  // pages change ~2-8 times per 2 s
+    o.start_unix = UnixNow();
+    web_ = std::make_shared<const sim::TestWeb>(
+        sim::WebModel::Build(spec.value(), 3), o);
+    auto server = sim::TestWebServer::Start(web_, "127.0.0.1", 0);
+    ASSERT_TRUE(server.ok());
+    server_ = std::move(server).value();
+    dir_ = std::filesystem::path(::testing::TempDir()) /
+           ("crawl_loop_test_" + std::to_string(getpid()));
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+
+    config_.store.path = (dir_ / "db").string();
+    config_.store.warc_dir = (dir_ / "warc").string();
+    std::filesystem::create_directories(config_.store.warc_dir);
+    config_.budget.rate = 20;
+    config_.budget.burst = 5;
+    config_.sched.min_interval_s = 0.05;
+    config_.sched.max_interval_s = 5;
+    config_.politeness.min_delay_s = 0.02;
+    config_.politeness.robots_cache_s = 1;
+    config_.fetch.allow_private_networks = true;
+    config_.fetch.resolve = {{"h0.test", "127.0.0.1"},
+                             {"h1.test", "127.0.0.1"}};
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  std::string Seed(int host) const {
+    return "http://h" + std::to_string(host) +
+           ".test:" + std::to_string(server_->port()) + "/";
+  }
+
+  // Runs `io` for `seconds`, then stops the loop cleanly.
+  void RunFor(asio::io_context& io, CrawlLoop& loop, double seconds) {
+    asio::steady_timer timer(io);
+    timer.expires_after(
+        std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000)));
+    Status stopped = Status::Internal("not stopped");
+    timer.async_wait([&](boost::system::error_code) {
+      loop.Stop(5, [&](Status s) {
+        stopped = s;
+        io.stop();
+      });
+    });
+    loop.Start();
+    io.run();
+    io.restart();
+    EXPECT_TRUE(stopped.ok()) << stopped.ToString();
+  }
+
+  std::shared_ptr<const sim::TestWeb> web_;
+  std::unique_ptr<sim::TestWebServer> server_;
+  std::filesystem::path dir_;
+  Config config_;
+};
+
+TEST_F(CrawlLoopTest, CrawlsTheWebWithinBudgetAndServesStatus) {
+  asio::io_context io;
+  auto loop = CrawlLoop::Create(io, config_);
+  ASSERT_TRUE(loop.ok()) << loop.status().ToString();
+  ASSERT_TRUE(loop.value()->AddSeed(Seed(0), 1).ok());
+  ASSERT_TRUE(loop.value()->AddSeed(Seed(1), 1).ok());
+  EXPECT_FALSE(loop.value()->AddSeed("ftp://h0.test/", 1).ok());
+
+  // The status endpoint on the loop's own thread, queried from another.
+  auto status_server =
+      HttpServer::Listen(io, "127.0.0.1:0", [&](const HttpRequest& r) {
+        return RouteStatusRequest(*loop.value(), r);
+      });
+  ASSERT_TRUE(status_server.ok());
+  uint16_t status_port = status_server.value()->port();
+  std::map<std::string, std::string> replies;
+  std::thread client([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2000));
+    asio::io_context cio;
+    auto ask = [&](http::verb verb, const std::string& target,
+                   const std::string& body) {
+      asio::ip::tcp::socket s(cio);
+      s.connect({asio::ip::make_address("127.0.0.1"), status_port});
+      http::request<http::string_body> req(verb, target, 11);
+      req.set(http::field::host, "127.0.0.1");
+      req.body() = body;
+      req.prepare_payload();
+      http::write(s, req);
+      boost::beast::flat_buffer buf;
+      http::response<http::string_body> res;
+      http::read(s, buf, res);
+      return std::to_string(res.result_int()) + " " + res.body();
+    };
+    replies["status"] = ask(http::verb::get, "/status", "");
+    replies["metrics"] = ask(http::verb::get, "/metrics", "");
+    std::string page =
+        "http://h0.test:" + std::to_string(server_->port()) + "/p/3";
+    replies["page"] = ask(http::verb::get, "/page?url=" + page, "");
+    replies["signal"] = ask(http::verb::post, "/signal",
+                            "{\"urls\": [\"" + page + "\", \"bad url\"]}");
+    replies["bad"] = ask(http::verb::post, "/signal", "not json");
+    replies["missing"] = ask(http::verb::get, "/nope", "");
+  });
+  double start = UnixNow();
+  RunFor(io, *loop.value(), 3.0);
+  double elapsed = UnixNow() - start;
+  client.join();
+
+  CrawlLoop& crawl = *loop.value();
+  nlohmann::json s = crawl.StatusJson();
+  // Every page was discovered (index + links), plus the two host roots.
+  EXPECT_EQ(s["pages_known"], 32);
+  EXPECT_EQ(s["hosts"], 2);
+  // The budget: 20 pages/s with a burst of 5, never more.
+  uint64_t fetched = s["pages_fetched_total"];
+  EXPECT_LE(fetched, 20 * elapsed + 5 + 1);
+  EXPECT_GE(fetched, 20 * 2.0);  // robots.txt first, then at full rate
+  // Pages change every ~0.25-1 s: most refetches found new content; the
+  // unchanged ones were 304s (the web honours If-None-Match).
+  EXPECT_GT(s["signals_total"].get<int>(), 0);  // sitemap lastmod signals
+  EXPECT_TRUE(s["errors"].empty()) << s.dump();
+  for (const char* key :
+       {"version", "uptime_s", "pages_known", "pages_fetched_total",
+        "rate_target", "rate_actual", "hosts", "estimated_freshness", "queue",
+        "errors", "robots_denied_total", "signals_total"}) {
+    EXPECT_TRUE(s.contains(key)) << key;
+  }
+
+  ASSERT_EQ(replies["status"].substr(0, 4), "200 ");
+  auto js = nlohmann::json::parse(replies["status"].substr(4));
+  EXPECT_EQ(js["rate_target"], 20.0);
+  EXPECT_NE(replies["metrics"].find("\nfreshd_pages_fetched_total "),
+            std::string::npos);
+  EXPECT_NE(
+      replies["metrics"].find("freshd_fetch_outcomes_total{class=\"ok\"}"),
+      std::string::npos);
+  ASSERT_EQ(replies["page"].substr(0, 4), "200 ") << replies["page"];
+  auto jp = nlohmann::json::parse(replies["page"].substr(4));
+  EXPECT_GT(jp["fetches"].get<int>(), 0);
+  EXPECT_GT(jp["change_rate_per_day"].get<double>(), 0);
+  ASSERT_EQ(replies["signal"].substr(0, 4), "200 ") << replies["signal"];
+  auto jsig = nlohmann::json::parse(replies["signal"].substr(4));
+  EXPECT_EQ(jsig["signals"], 1);
+  EXPECT_EQ(jsig["ignored"], 1);
+  EXPECT_EQ(replies["bad"].substr(0, 4), "400 ");
+  EXPECT_EQ(replies["missing"].substr(0, 4), "404 ");
+
+  // WARC output was written and closed (no .open file left).
+  int warcs = 0;
+  for (const auto& f : std::filesystem::directory_iterator(dir_ / "warc")) {
+    EXPECT_EQ(f.path().extension(), ".gz") << f.path();
+    ++warcs;
+  }
+  EXPECT_GE(warcs, 1);
+}
+
+TEST_F(CrawlLoopTest, RestartRebuildsEveryPageFromTheStore) {
+  std::map<std::string, int> fetches_before;
+  {
+    asio::io_context io;
+    auto loop = CrawlLoop::Create(io, config_);
+    ASSERT_TRUE(loop.ok()) << loop.status().ToString();
+    ASSERT_TRUE(loop.value()->AddSeed(Seed(0), 2).ok());
+    RunFor(io, *loop.value(), 1.5);
+    const CrawlLoop& c = *loop.value();
+    for (sched::PageId id = 0; id < c.urls().size(); ++id) {
+      fetches_before[c.urls()[id]] = c.scheduler().page(id).fetches;
+    }
+  }
+  ASSERT_GT(fetches_before.size(), 10u);
+  asio::io_context io;
+  auto loop = CrawlLoop::Create(io, config_);
+  ASSERT_TRUE(loop.ok()) << loop.status().ToString();
+  const CrawlLoop& c = *loop.value();
+  EXPECT_EQ(c.recovery().corrupt, 0u);
+  // robots.txt and the gate state came back too: no early robots refetch.
+  EXPECT_GE(c.crawler().robots().size(), 1u);
+  EXPECT_GE(c.crawler().gate().size(), 1u);
+  ASSERT_EQ(c.urls().size(), fetches_before.size());
+  for (sched::PageId id = 0; id < c.urls().size(); ++id) {
+    EXPECT_EQ(c.scheduler().page(id).fetches, fetches_before[c.urls()[id]])
+        << c.urls()[id];
+  }
+  // The seed's host stays in scope after a restart without seeds: new links
+  // found on it are still followed.
+  EXPECT_TRUE(loop.value()->Signal({Seed(0) + "p/1"})["signals"] == 1);
+}
+
+TEST(SeedsTest, ParsesUrlsWeightsAndCommentsWithLineNumbers) {
+  auto seeds = ParseSeeds("# seeds\nhttp://a.test/\n\n  http://b.test/x  2.5\n",
+                          "s.txt");
+  ASSERT_TRUE(seeds.ok());
+  ASSERT_EQ(seeds.value().size(), 2u);
+  EXPECT_EQ(seeds.value()[1].url, "http://b.test/x");
+  EXPECT_EQ(seeds.value()[1].weight, 2.5);
+  EXPECT_EQ(seeds.value()[1].line, 4u);
+  EXPECT_EQ(ParseSeeds("http://a/ 0\n", "s.txt").status().message(),
+            "s.txt:1: weight must be a positive number, got \"0\"");
+  EXPECT_EQ(ParseSeeds("\nhttp://a/ 1 2\n", "s.txt").status().message(),
+            "s.txt:2: expected \"URL [weight]\", got more");
+  EXPECT_FALSE(ParseSeeds("http://a/ nan\n", "s").ok());
+  EXPECT_FALSE(ParseSeeds(std::string(20000, 'x'), "s").ok());
+  EXPECT_EQ(ReadSeedsFile("/nonexistent/seeds").status().code(),
+            Status::Code::kIOError);
+}
+
+}  // namespace
+}  // namespace freshd::daemon

@@ -1,0 +1,475 @@
+// The Scheduler facade (issue 4, item 5): every Select() equals a brute-force
+// argmax of PriorityOf over all eligible pages, for every policy, oracle and
+// estimated, under random observations, signals, closed hosts, in-flight
+// pages and min_interval; budget changes need no recomputation; RestorePage
+// restores equal values; max_pages, unknown ids, failure back-off classes;
+// new pages start from their host's pooled (Δ, α, ν); Last-Modified trust.
+// Randomized tests use fixed seeds, logged with SCOPED_TRACE.
+
+#include "sched/scheduler.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace freshd::sched {
+namespace {
+
+constexpr double kDay = 86400;
+constexpr uint32_t kHosts = 7;
+
+FetchedObs Changed(bool changed) {
+  FetchedObs f;
+  f.changed = changed;
+  return f;
+}
+
+std::unique_ptr<Scheduler> Make(SchedulerOptions o) {
+  auto s = Scheduler::Create(o);
+  EXPECT_TRUE(s.ok()) << o.policy;
+  return std::move(s).value();
+}
+
+bool SameKey(double a, double b) {
+  if (a == b) return true;
+  return std::abs(a - b) <= 1e-9 * std::max(std::abs(a), std::abs(b));
+}
+
+// Drives one scheduler with random events; checks each Select against a
+// brute-force argmax. Returns the number of checked selections.
+int RunExactness(const std::string& policy, bool oracle, uint32_t seed) {
+  SCOPED_TRACE(policy + (oracle ? " oracle" : " estimated") + " seed " +
+               std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(0, 1);
+  SchedulerOptions o;
+  o.policy = policy;
+  o.oracle = oracle;
+  o.rate = 1e6;  // tokens are never the limit here
+  o.burst = 1e9;
+  o.min_interval = 600;
+  o.max_interval = 6 * kDay;  // some pages become overdue
+  o.new_page_value = 0.5 * kDay;
+  auto sched = Make(o);
+  const size_t n = 240;
+  for (size_t i = 0; i < n; ++i) {
+    auto id = sched->AddUrl(static_cast<HostId>(i % kHosts), 0.05 + u(rng));
+    EXPECT_TRUE(id.ok());
+    if (oracle) {
+      PageParams p{(0.05 + 2 * u(rng)) / kDay, sched->page(*id).importance,
+                   u(rng), 0.5 * u(rng) / kDay};
+      DivergenceModel m;
+      m.static_share = 0.3 * u(rng);
+      m.churn_share = (1 - m.static_share) * u(rng);
+      m.churn_rate = (0.1 + u(rng)) / kDay;
+      m.scroll_k = 1 + static_cast<int>(u(rng) * 6);
+      m.scroll_rate = (0.1 + 2 * u(rng)) / kDay;
+      sched->SetTruth(*id, p, m);
+    }
+  }
+  std::vector<PageId> in_flight;
+  double now = 0;
+  int checked = 0;
+  for (int step = 0; step < 260; ++step) {
+    now += u(rng) * 0.3 * kDay;
+    // Signals, rediscoveries and a few unknown ids.
+    for (int k = 0; k < 8; ++k) {
+      PageId p = static_cast<PageId>(u(rng) * n);
+      sched->Observe({p, now, SignalObs{}});
+    }
+    sched->Observe({static_cast<PageId>(n + 3), now, SignalObs{}});
+    for (int k = 0; k < 2; ++k) {  // rediscovered with a higher importance
+      PageId p = static_cast<PageId>(u(rng) * n);
+      DiscoveredObs d;
+      d.importance = sched->page(p).importance * (1 + u(rng));
+      sched->Observe({p, now, d});
+    }
+    // Finish some in-flight fetches: content, 304 or failure.
+    for (size_t k = 0; k < in_flight.size();) {
+      if (u(rng) < 0.5) {
+        ++k;
+        continue;
+      }
+      PageId p = in_flight[k];
+      in_flight.erase(in_flight.begin() + static_cast<long>(k));
+      double r = u(rng);
+      if (r < 0.65) {
+        FetchedObs f;
+        f.changed = u(rng) < 0.6;
+        double d = 0;
+        for (size_t b = 0; b < sched->ProfileBaseTimes(p).size(); ++b) {
+          d = std::min(1.0, d + 0.3 * u(rng));
+          f.base_divergence.push_back(d);
+        }
+        sched->Observe({p, now, std::move(f)});
+      } else if (r < 0.85) {
+        sched->Observe({p, now, NotModifiedObs{}});
+      } else {
+        FailedObs f;
+        f.failure = static_cast<FailureClass>(u(rng) * 9);
+        sched->Observe({p, now, f});
+      }
+    }
+    // A random gate closes some hosts.
+    std::vector<bool> open(kHosts);
+    for (uint32_t h = 0; h < kHosts; ++h) open[h] = u(rng) < 0.7;
+    Scheduler::HostGate gate = [&](HostId h) { return bool(open[h]); };
+    for (int pick = 0; pick < 3; ++pick) {
+      // Brute force: overdue first by earliest deadline, then value.
+      std::optional<PageId> best;
+      Priority best_priority;
+      for (PageId p = 0; p < n; ++p) {
+        if (!sched->Eligible(p, now, gate)) continue;
+        Priority pr = sched->PriorityOf(p, now);
+        if (!best || Better(pr, best_priority)) {
+          best = p;
+          best_priority = pr;
+        }
+      }
+      std::optional<PageId> got = sched->Select(now, gate);
+      EXPECT_EQ(got.has_value(), best.has_value()) << "step " << step;
+      if (!got || !best) break;
+      EXPECT_TRUE(sched->page(*got).in_flight());
+      // The choice's priority, as it was before Select marked it in flight.
+      Priority gp = sched->PriorityOf(*got, now);
+      EXPECT_EQ(gp.overdue, best_priority.overdue) << "step " << step;
+      EXPECT_TRUE(SameKey(gp.key, best_priority.key))
+          << "step " << step << " got " << *got << " key " << gp.key
+          << " brute force " << *best << " key " << best_priority.key;
+      in_flight.push_back(*got);
+      ++checked;
+    }
+  }
+  return checked;
+}
+
+TEST(SchedulerTest, EverySelectionIsTheBruteForceArgmax) {
+  for (const std::string& policy : PolicyNames()) {
+    for (bool oracle : {true, false}) {
+      int checked = RunExactness(policy, oracle, 20261121);
+      EXPECT_GT(checked, 300) << policy;
+    }
+  }
+}
+
+// R -> 2R: twice the selections per unit time; the ranking (and the values
+// evaluated per choice) are untouched: nothing is recomputed.
+TEST(SchedulerTest, SetRateChangesThePaceNotTheChoices) {
+  const uint32_t seed = 7;
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(0, 1);
+  SchedulerOptions o;
+  o.policy = "freshness";
+  o.oracle = true;
+  o.rate = 100 / kDay;
+  o.burst = 1;
+  o.min_interval = 0;
+  o.max_interval = 0;
+  auto a = Make(o), b = Make(o);
+  for (size_t i = 0; i < 500; ++i) {
+    PageParams p{u(rng) / kDay, u(rng), 0, 0};
+    for (auto* s : {a.get(), b.get()}) {
+      PageId id = s->AddUrl(static_cast<HostId>(i % kHosts), p.mu).value();
+      s->SetTruth(id, p, {});
+      s->Observe({id, 0.0, FetchedObs{}});
+    }
+  }
+  auto open = [](HostId) { return true; };
+  auto run = [&](Scheduler& s, double from, double to, size_t* evaluations) {
+    int count = 0;
+    for (double t = s.NextTokenTime(from); t < to; t = s.NextTokenTime(t)) {
+      auto p = s.Select(t, open);
+      if (!p) break;
+      *evaluations += s.last_evaluations();
+      s.Observe({*p, t, Changed(true)});
+      ++count;
+    }
+    return count;
+  };
+  size_t ea = 0, eb = 0;
+  EXPECT_EQ(run(*a, 1, 10 * kDay, &ea), run(*b, 1, 10 * kDay, &eb));
+  EXPECT_EQ(ea, eb);
+  a->SetRate(200 / kDay, 10 * kDay);
+  EXPECT_EQ(a->selections(), b->selections());  // SetRate selects nothing
+  // The next choice (same time, same state) is the same page after the same
+  // number of value evaluations.
+  auto pa = a->Select(10 * kDay + 1000, open);
+  auto pb = b->Select(10 * kDay + 1000, open);
+  ASSERT_TRUE(pa && pb);
+  EXPECT_EQ(*pa, *pb);
+  EXPECT_EQ(a->last_evaluations(), b->last_evaluations());
+  EXPECT_LT(a->last_evaluations(), 500u);  // the bounds still prune
+  a->Observe({*pa, 10 * kDay + 1000, Changed(true)});
+  size_t e2 = 0;
+  int twice = run(*a, 10 * kDay + 1000, 20 * kDay, &e2);
+  EXPECT_NEAR(twice, 2000, 3);
+  a->SetRate(100 / kDay, 20 * kDay);
+  EXPECT_NEAR(run(*a, 20 * kDay, 30 * kDay, &e2), 1000, 3);
+}
+
+// Pages saved from one scheduler and restored into another (host statistics
+// copied first) value and rank exactly as before.
+TEST(SchedulerTest, RestoredPagesValueAsTheOriginals) {
+  for (const std::string& policy : PolicyNames()) {
+    for (bool oracle : {false, true}) {
+      SCOPED_TRACE(policy + (oracle ? " oracle" : " estimated") + " seed 11");
+      std::mt19937_64 rng(11);
+      std::uniform_real_distribution<double> u(0, 1);
+      SchedulerOptions o;
+      o.policy = policy;
+      o.oracle = oracle;
+      o.max_interval = 5 * kDay;
+      auto a = Make(o);
+      std::vector<PageParams> truth;
+      const size_t n = 60;
+      for (size_t i = 0; i < n; ++i) {
+        PageId id = a->AddUrl(static_cast<HostId>(i % 3), 0.1 + u(rng)).value();
+        truth.push_back({u(rng) / kDay, a->page(id).importance, u(rng),
+                         0.3 * u(rng) / kDay});
+        a->SetTruth(id, truth.back(), {0.2, 0.5, 1 / kDay, 3, 0.5 / kDay});
+      }
+      double now = 0;
+      for (int k = 0; k < 600; ++k) {
+        now += 0.01 * kDay * u(rng);
+        PageId p = static_cast<PageId>(u(rng) * n);
+        if (u(rng) < 0.3) {
+          a->Observe({p, now, SignalObs{}});
+          continue;
+        }
+        FetchedObs f;
+        f.changed = u(rng) < 0.5;
+        for (size_t b = 0; b < a->ProfileBaseTimes(p).size(); ++b) {
+          f.base_divergence.push_back(0.8 * u(rng));
+        }
+        a->Observe({p, now, std::move(f)});
+      }
+      auto b = Make(o);
+      b->mutable_hosts() = a->hosts();
+      for (PageId p = 0; p < n; ++p) {
+        std::optional<ProfileSet> profiles;
+        if (a->Profiles(p) != nullptr) profiles = *a->Profiles(p);
+        PageId q = b->RestorePage(a->page(p), profiles).value();
+        ASSERT_EQ(q, p);
+        b->SetTruth(q, truth[p], {0.2, 0.5, 1 / kDay, 3, 0.5 / kDay});
+      }
+      for (double later : {now, now + 0.5 * kDay, now + 9 * kDay}) {
+        for (PageId p = 0; p < n; ++p) {
+          EXPECT_TRUE(SameKey(a->Value(p, later), b->Value(p, later)))
+              << "page " << p << ": " << a->Value(p, later) << " vs "
+              << b->Value(p, later);
+          Priority pa = a->PriorityOf(p, later), pb = b->PriorityOf(p, later);
+          EXPECT_EQ(pa.overdue, pb.overdue);
+          EXPECT_TRUE(SameKey(pa.key, pb.key)) << "page " << p;
+        }
+      }
+    }
+  }
+}
+
+TEST(SchedulerTest, MaxPagesBoundsAddAndRestore) {
+  SchedulerOptions o;
+  o.max_pages = 3;
+  auto s = Make(o);
+  for (int i = 0; i < 3; ++i) EXPECT_TRUE(s->AddUrl(0, 1).ok());
+  auto more = s->AddUrl(0, 1);
+  ASSERT_FALSE(more.ok());
+  EXPECT_EQ(more.status().code(), Status::Code::kResourceExhausted);
+  auto restored = s->RestorePage(PageState{});
+  ASSERT_FALSE(restored.ok());
+  EXPECT_EQ(restored.status().code(), Status::Code::kResourceExhausted);
+  EXPECT_EQ(s->size(), 3u);
+}
+
+TEST(SchedulerTest, UnknownPageIdsAreIgnored) {
+  for (bool oracle : {false, true}) {
+    SchedulerOptions o;
+    o.oracle = oracle;
+    o.policy = "longevity";
+    auto s = Make(o);
+    PageId id = s->AddUrl(0, 1).value();
+    s->Observe({id, 0, FetchedObs{}});
+    const PageState before = s->page(id);
+    for (PageId bad : {id + 1, id + 1000, PageId{0xffffffff}}) {
+      s->Observe({bad, 10, Changed(true)});
+      s->Observe({bad, 10, NotModifiedObs{}});
+      s->Observe({bad, 10, FailedObs{}});
+      s->Observe({bad, 10, SignalObs{}});
+      s->Observe({bad, 10, DiscoveredObs{5}});
+      s->SetTruth(bad, {1, 1, 0, 0}, {});
+      EXPECT_TRUE(s->ProfileBaseTimes(bad).empty());
+    }
+    EXPECT_EQ(s->size(), 1u);
+    EXPECT_EQ(s->page(id).signals, before.signals);
+    EXPECT_EQ(s->page(id).last_fetch, before.last_fetch);
+    EXPECT_EQ(s->page(id).importance, before.importance);
+  }
+}
+
+// robots-denied and 4xx wait max_interval; transient failures back off
+// exponentially from max(min_interval, 60 s), capped at a day; success
+// clears it.
+TEST(SchedulerTest, FailureBackOffDependsOnTheClass) {
+  SchedulerOptions o;
+  o.min_interval = 120;
+  o.max_interval = 3 * kDay;
+  auto s = Make(o);
+  auto open = [](HostId) { return true; };
+  PageId id = s->AddUrl(0, 1).value();
+  ASSERT_EQ(s->Select(0, open), id);
+  s->Observe({id, 0, FailedObs{FailureClass::kRobotsDenied}});
+  EXPECT_DOUBLE_EQ(s->page(id).not_before, 3 * kDay);
+  EXPECT_FALSE(s->Eligible(id, 3 * kDay - 1, open));
+  EXPECT_FALSE(s->Select(3 * kDay - 1, open).has_value());
+  ASSERT_EQ(s->Select(3 * kDay, open), id);
+  s->Observe({id, 3 * kDay, FailedObs{FailureClass::kHttp4xx}});
+  EXPECT_DOUBLE_EQ(s->page(id).not_before, 6 * kDay);
+
+  double t = 6 * kDay;
+  double expected = 120;  // failures 2, 3, ...: 120·2^(f−1)... capped
+  for (int k = 0; k < 14; ++k) {
+    ASSERT_EQ(s->Select(t, open), id) << k;
+    s->Observe({id, t, FailedObs{FailureClass::kHttp5xx}});
+    const int failures = s->page(id).failures;
+    expected = std::min(kDay, 120 * std::ldexp(1.0, failures - 1));
+    EXPECT_DOUBLE_EQ(s->page(id).not_before - t, expected) << failures;
+    t = s->page(id).not_before;
+  }
+  EXPECT_DOUBLE_EQ(expected, kDay);
+  ASSERT_EQ(s->Select(t, open), id);
+  s->Observe({id, t, FetchedObs{}});
+  EXPECT_EQ(s->page(id).failures, 0);
+  EXPECT_EQ(s->page(id).not_before, 0);
+  // Without a max_interval, a 4xx waits 30 days.
+  o.max_interval = 0;
+  auto s2 = Make(o);
+  PageId j = s2->AddUrl(0, 1).value();
+  s2->Observe({j, 5, FailedObs{FailureClass::kHttp4xx}});
+  EXPECT_DOUBLE_EQ(s2->page(j).not_before, 5 + 30 * kDay);
+}
+
+// Feeds host 0 many fetches of fast-changing, signal-rich pages.
+void TeachHost(Scheduler& s, double* now, std::mt19937_64& rng) {
+  std::uniform_real_distribution<double> u(0, 1);
+  std::vector<PageId> ids;
+  for (int i = 0; i < 20; ++i) ids.push_back(s.AddUrl(0, 1).value());
+  for (PageId p : ids) s.Observe({p, *now, FetchedObs{}});
+  for (int round = 0; round < 40; ++round) {
+    *now += 0.25 * kDay;
+    for (PageId p : ids) {
+      if (u(rng) < 0.8) s.Observe({p, *now - 100, SignalObs{}});
+      s.Observe({p, *now, Changed(u(rng) < 0.7)});
+    }
+  }
+}
+
+TEST(SchedulerTest, NewPagesStartFromTheirHostsPooledEstimates) {
+  std::mt19937_64 rng(3);
+  SCOPED_TRACE("seed 3");
+  SchedulerOptions o;
+  o.policy = "ncis";
+  auto s = Make(o);
+  double now = 0;
+  TeachHost(*s, &now, rng);
+  const RatePrior rate = s->hosts().PageRatePrior(0);
+  const SignalPrior sig = s->hosts().PageSignalPrior(0);
+  EXPECT_GT(rate.rate, 2 / kDay);  // learned: far from the 1/day default
+  PageId fresh = s->AddUrl(0, 1).value();
+  EXPECT_FLOAT_EQ(s->page(fresh).rate, static_cast<float>(rate.rate));
+  EXPECT_FLOAT_EQ(s->page(fresh).alpha, static_cast<float>(sig.center.alpha));
+  EXPECT_FLOAT_EQ(s->page(fresh).nu, static_cast<float>(sig.center.nu));
+  EXPECT_GT(s->page(fresh).alpha, 0.3);
+  EXPECT_GT(s->page(fresh).nu, 0);
+  // A page on an unknown host starts from the global estimate.
+  PageId other = s->AddUrl(99, 1).value();
+  EXPECT_FLOAT_EQ(s->page(other).rate,
+                  static_cast<float>(s->hosts().GlobalRate()));
+}
+
+// A page fetched once (e.g. added before its host had statistics) follows
+// its host's pooled estimate as the round-robin re-estimation reaches it.
+TEST(SchedulerTest, PagesWithoutEvidenceFollowTheirHost) {
+  std::mt19937_64 rng(5);
+  SCOPED_TRACE("seed 5");
+  SchedulerOptions o;
+  o.policy = "freshness";
+  auto s = Make(o);
+  PageId lonely = s->AddUrl(0, 1).value();
+  s->Observe({lonely, 0, FetchedObs{}});
+  const float before = s->page(lonely).rate;
+  double now = 0;
+  TeachHost(*s, &now, rng);
+  EXPECT_GT(s->page(lonely).rate, 2 * before);
+  EXPECT_NEAR(s->page(lonely).rate, s->hosts().PageRatePrior(0).rate,
+              0.05 * s->page(lonely).rate);
+  o.reestimate_per_fetch = 0;  // off: the page keeps its first estimate
+  auto frozen = Make(o);
+  PageId f = frozen->AddUrl(0, 1).value();
+  frozen->Observe({f, 0, FetchedObs{}});
+  now = 0;
+  TeachHost(*frozen, &now, rng);
+  EXPECT_EQ(frozen->page(f).rate, before);
+  o.reestimate_per_fetch = -1;
+  EXPECT_FALSE(Scheduler::Create(o).ok());
+}
+
+// Last-Modified moving exactly when the content does makes the host trusted;
+// moving without a content change (or not moving on a change) does not.
+TEST(SchedulerTest, LastModifiedAgreementBuildsTrust) {
+  SchedulerOptions o;
+  o.policy = "freshness";
+  auto s = Make(o);
+  PageId a = s->AddUrl(1, 1).value();
+  PageId b = s->AddUrl(2, 1).value();
+  double lm_a = 1000, lm_b = 1000;
+  FetchedObs first;
+  first.last_modified = 1000;
+  s->Observe({a, 2000, first});
+  s->Observe({b, 2000, first});
+  double t = 2000;
+  for (int k = 0; k < 6; ++k) {
+    t += kDay;
+    const bool changed = k % 2 == 0;
+    FetchedObs fa;
+    fa.changed = changed;
+    fa.previous_last_modified = lm_a;
+    if (changed) lm_a = t - 3600;  // moved with the content
+    fa.last_modified = lm_a;
+    s->Observe({a, t, fa});
+    FetchedObs fb;
+    fb.changed = changed;
+    fb.previous_last_modified = lm_b;
+    lm_b = t - 3600;  // moves every time: disagrees when unchanged
+    fb.last_modified = lm_b;
+    s->Observe({b, t, fb});
+  }
+  EXPECT_TRUE(s->hosts().TrustLastModified(1));
+  EXPECT_FALSE(s->hosts().TrustLastModified(2));
+  // Without the previous validator nothing is checked.
+  FetchedObs none;
+  none.changed = true;
+  none.last_modified = t;
+  PageId c = s->AddUrl(3, 1).value();
+  for (int k = 0; k < 8; ++k) s->Observe({c, t + k * kDay, none});
+  EXPECT_FALSE(s->hosts().TrustLastModified(3));
+  // Once trusted, a change an hour before the fetch is timed evidence: the
+  // page's rate is estimated from the quiet time, not the bit alone.
+  const float before = s->page(a).rate;
+  for (int k = 1; k <= 4; ++k) {
+    FetchedObs f;
+    f.changed = true;
+    f.previous_last_modified = lm_a;
+    lm_a = t + k * 10 * kDay - 3600;
+    f.last_modified = lm_a;
+    s->Observe({a, t + k * 10 * kDay, f});
+  }
+  EXPECT_GT(s->page(a).rate, 2 * before);
+}
+
+}  // namespace
+}  // namespace freshd::sched

@@ -1,0 +1,404 @@
+// sched/state_codec.h: round trips of PageState, ProfileSet and HostStats,
+// the documented byte layout (checked against the public estimators, so a
+// layout mirror that drifted from the class would fail here), every
+// truncation, every single-bit flip, bad versions, random bytes, and
+// HostPool::Restore. Fixed, logged seeds.
+#include "sched/state_codec.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <iostream>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace freshd::sched {
+namespace {
+
+constexpr uint64_t kSeed = 20261121;
+
+float F32At(const std::string& s, size_t offset) {
+  uint32_t bits = 0;
+  for (int i = 0; i < 4; ++i) {
+    bits |= static_cast<uint32_t>(static_cast<uint8_t>(s[offset + i]))
+            << (8 * i);
+  }
+  return std::bit_cast<float>(bits);
+}
+
+size_t VarintLength(const std::string& s, size_t offset) {
+  size_t n = 1;
+  while (static_cast<uint8_t>(s[offset + n - 1]) & 0x80) ++n;
+  return n;
+}
+
+PageState RandomPageState(std::mt19937_64& rng, int observations) {
+  std::uniform_real_distribution<double> u(0, 1);
+  PageState s;
+  for (int i = 0; i < observations; ++i) {
+    double interval = 100 + 86400 * u(rng);
+    bool changed = u(rng) < 0.4;
+    double since = changed && u(rng) < 0.3 ? interval * u(rng) : -1;
+    s.rate_stats.Observe(interval, changed, since);
+    s.signal_stats.Observe({interval, static_cast<int>(u(rng) * 3), changed},
+                           {1e-5, 0.6, 1e-6});
+  }
+  s.last_fetch = observations > 0 ? 1.7e9 + u(rng) * 1e6 : kNever;
+  s.not_before = u(rng) < 0.5 ? 0 : 1.7e9 + 300;
+  s.importance = static_cast<float>(0.5 + u(rng));
+  s.rate = static_cast<float>(u(rng) * 1e-4);
+  s.alpha = static_cast<float>(u(rng));
+  s.nu = static_cast<float>(u(rng) * 1e-6);
+  s.interval = static_cast<float>(u(rng) * 1e5);
+  s.forced = u(rng) < 0.5 ? 0.0f : 3600.0f;
+  s.host = 7;
+  s.signals = static_cast<uint16_t>(u(rng) * 10);
+  s.fetches = static_cast<uint16_t>(observations);
+  s.failures = static_cast<uint8_t>(u(rng) * 3);
+  s.flags = PageState::kInFlight;
+  return s;
+}
+
+void ExpectSameRateStats(const ChangeRateStats& a, const ChangeRateStats& b) {
+  EXPECT_EQ(a.observations(), b.observations());
+  EXPECT_EQ(a.changes(), b.changes());
+  EXPECT_EQ(a.exposure(), b.exposure());
+  for (RatePrior prior : {RatePrior{1e-5, 1}, RatePrior{1e-3, 0.5}}) {
+    EXPECT_EQ(a.Estimate(prior), b.Estimate(prior));
+  }
+}
+
+TEST(StateCodecTest, PageStateRoundTripKeepsEveryPersistentField) {
+  std::cout << "seed " << kSeed << "\n";
+  std::mt19937_64 rng(kSeed);
+  for (int n : {0, 1, 5, 8, 9, 40, 300}) {
+    PageState s = RandomPageState(rng, n);
+    std::string bytes = EncodePageState(s);
+    Result<PageState> d = DecodePageState(bytes);
+    ASSERT_TRUE(d.ok()) << d.status().ToString();
+    EXPECT_EQ(d->last_fetch, s.last_fetch);
+    EXPECT_EQ(d->not_before, s.not_before);
+    ExpectSameRateStats(d->rate_stats, s.rate_stats);
+    EXPECT_EQ(d->signal_stats.signalled_changes(),
+              s.signal_stats.signalled_changes());
+    EXPECT_EQ(d->signal_stats.exposure(), s.signal_stats.exposure());
+    EXPECT_EQ(d->importance, s.importance);
+    EXPECT_EQ(d->rate, s.rate);
+    EXPECT_EQ(d->alpha, s.alpha);
+    EXPECT_EQ(d->nu, s.nu);
+    EXPECT_EQ(d->interval, s.interval);
+    EXPECT_EQ(d->forced, s.forced);
+    EXPECT_EQ(d->signals, s.signals);
+    EXPECT_EQ(d->fetches, s.fetches);
+    EXPECT_EQ(d->failures, s.failures);
+    EXPECT_FALSE(d->in_flight());  // not persisted
+    EXPECT_EQ(d->host, 0u);        // process-local, not persisted
+    EXPECT_EQ(EncodePageState(*d), bytes);
+  }
+}
+
+// The layout in state_codec.cc, read back independently: the rate and
+// signal statistics' fields must be where the public getters say.
+TEST(StateCodecTest, PageStateLayoutMatchesTheEstimators) {
+  std::mt19937_64 rng(kSeed + 1);
+  for (int n : {3, 8, 20}) {
+    PageState s = RandomPageState(rng, n);
+    std::string b = EncodePageState(s);
+    size_t o = 1 + 8 + 8;
+    double ring_sum = 0;
+    for (int i = 0; i < 8; ++i) ring_sum += F32At(b, o + 4 * i);
+    o += 32;
+    int ring_size = static_cast<uint8_t>(b[o]);
+    o += 2;
+    o += VarintLength(b, o);
+    float agg[6];
+    for (int i = 0; i < 6; ++i) agg[i] = F32At(b, o + 4 * i);
+    o += 24;
+    EXPECT_EQ(ring_size, std::min(n, 8));
+    EXPECT_FLOAT_EQ(s.rate_stats.observations(),
+                    ring_size + agg[0] + agg[2] + agg[4]);
+    EXPECT_NEAR(s.rate_stats.exposure(), ring_sum + agg[1] + agg[3] + agg[5],
+                1e-6 * s.rate_stats.exposure());
+    EXPECT_EQ(F32At(b, o), s.signal_stats.signalled_changes());
+    EXPECT_EQ(F32At(b, o + 4), s.signal_stats.unsignalled_changes());
+    EXPECT_EQ(F32At(b, o + 8), s.signal_stats.false_signals());
+    EXPECT_EQ(F32At(b, o + 12), s.signal_stats.exposure());
+    EXPECT_EQ(F32At(b, o + 16), s.importance);
+  }
+}
+
+// Every strict prefix fails; every bit flip fails or decodes to a state
+// that encodes and decodes again (no crash, no over-read under ASan).
+template <typename Decode>
+void ExpectRobust(const std::string& valid, Decode decode) {
+  for (size_t n = 0; n < valid.size(); ++n) {
+    auto r = decode(std::string_view(valid.data(), n));
+    EXPECT_FALSE(r.ok()) << "prefix " << n;
+    if (!r.ok()) {
+      EXPECT_EQ(r.status().code(), Status::Code::kCorruption);
+    }
+  }
+  EXPECT_FALSE(decode(valid + '\0').ok()) << "trailing byte";
+  for (size_t i = 0; i < valid.size() * 8; ++i) {
+    std::string flipped = valid;
+    flipped[i / 8] = static_cast<char>(flipped[i / 8] ^ (1 << (i % 8)));
+    auto r = decode(flipped);
+    if (!r.ok()) {
+      EXPECT_EQ(r.status().code(), Status::Code::kCorruption);
+    }
+  }
+  for (uint8_t version : {0, 2, 255}) {
+    std::string bad = valid;
+    bad[0] = static_cast<char>(version);
+    auto r = decode(bad);
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.status().message().find("version"), std::string::npos);
+  }
+}
+
+TEST(StateCodecTest, PageStateRejectsTruncationsFlipsAndBadVersions) {
+  std::mt19937_64 rng(kSeed + 2);
+  ExpectRobust(EncodePageState(RandomPageState(rng, 30)), DecodePageState);
+}
+
+TEST(StateCodecTest, PageStateRejectsOutOfRangeValues) {
+  PageState s;
+  s.last_fetch = 1e9;
+  std::string good = EncodePageState(s);
+  ASSERT_TRUE(DecodePageState(good).ok());
+  auto with_f64 = [&](size_t offset, double v) {
+    std::string b = good;
+    uint64_t bits = std::bit_cast<uint64_t>(v);
+    for (int i = 0; i < 8; ++i)
+      b[offset + i] = static_cast<char>(bits >> 8 * i);
+    return b;
+  };
+  EXPECT_FALSE(DecodePageState(with_f64(1, std::nan(""))).ok());
+  EXPECT_FALSE(DecodePageState(with_f64(1, HUGE_VAL)).ok());  // +inf
+  EXPECT_TRUE(DecodePageState(with_f64(1, kNever)).ok());     // never fetched
+  EXPECT_FALSE(DecodePageState(with_f64(9, -HUGE_VAL)).ok());
+  std::string bad_ring = good;
+  bad_ring[49] = 9;  // ring_size > kRing
+  EXPECT_FALSE(DecodePageState(bad_ring).ok());
+  std::string negative = good;
+  negative[17 + 3] = static_cast<char>(0x80);  // ring[0] = -0.0 → sign bit
+  negative[17] = 1;                            // -1e-45
+  EXPECT_FALSE(DecodePageState(negative).ok());
+}
+
+TEST(StateCodecTest, RandomBytesNeverCrash) {
+  std::mt19937_64 rng(kSeed + 3);
+  int accepted = 0;
+  for (int i = 0; i < 20000; ++i) {
+    std::string b(rng() % 200, '\0');
+    for (char& c : b) c = static_cast<char>(rng());
+    if (!b.empty() && rng() % 2) b[0] = kStateCodecVersion;
+    accepted += DecodePageState(b).ok() + DecodeProfileSet(b).ok() +
+                DecodeHostStats(b).ok() + DecodeSavedPage(b).ok() +
+                DecodeSavedGlobals(b).ok();
+  }
+  std::cout << "random inputs accepted: " << accepted << "\n";
+}
+
+ProfileSet RandomProfileSet(std::mt19937_64& rng, int history, int fetches) {
+  std::uniform_real_distribution<double> u(0, 1);
+  ProfileSet set(history);
+  double t = 1.7e9;
+  for (int i = 0; i < fetches; ++i) {
+    t += u(rng) < 0.1 ? 0 : 3600 * (0.5 + u(rng));  // some repeated times
+    std::vector<double> div(set.profiles().size());
+    for (double& d : div) d = u(rng);
+    std::vector<uint64_t> hashes(20);
+    for (uint64_t& h : hashes) h = rng();
+    std::sort(hashes.begin(), hashes.end());
+    set.OnFetch(t, div, parse::Sketch(hashes, 16));
+  }
+  return set;
+}
+
+void ExpectSameProfiles(const ProfileSet& a, const ProfileSet& b) {
+  ASSERT_EQ(a.profiles().size(), b.profiles().size());
+  EXPECT_EQ(a.profiles().history(), b.profiles().history());
+  EXPECT_EQ(a.profiles().refreshes(), b.profiles().refreshes());
+  EXPECT_EQ(a.BaseTimes(), b.BaseTimes());
+  for (int i = 0; i < a.profiles().size(); ++i) {
+    const CompactProfile& x = a.profiles().profile(i);
+    const CompactProfile& y = b.profiles().profile(i);
+    ASSERT_EQ(x.size, y.size);
+    for (int j = 0; j < x.size; ++j) {
+      EXPECT_EQ(x.dt[j], y.dt[j]);
+      EXPECT_EQ(x.d[j], y.d[j]);
+    }
+  }
+}
+
+// Base sketches survive the round trip once ProfileSet exposes them
+// (`const parse::BottomSketch* BaseSketch(int i) const`, which the encoder
+// uses when present); until then a decoded set has none, so divergences
+// against a new version start again with the profiles started after it.
+template <typename Set>
+void ExpectSameSketches(const Set& a, const Set& b,
+                        const parse::BottomSketch& probe) {
+  if constexpr (requires(const Set& s) { s.BaseSketch(0); }) {
+    EXPECT_EQ(a.DivergencesFrom(probe), b.DivergencesFrom(probe));
+  } else {
+    EXPECT_TRUE(b.DivergencesFrom(probe).empty());
+  }
+}
+
+TEST(StateCodecTest, ProfileSetRoundTrip) {
+  std::mt19937_64 rng(kSeed + 4);
+  for (int history : {1, 2, 4, 8}) {
+    for (int fetches : {0, 1, 3, 8, 9, 50}) {
+      ProfileSet set = RandomProfileSet(rng, history, fetches);
+      std::string bytes = EncodeProfileSet(set);
+      Result<ProfileSet> d = DecodeProfileSet(bytes);
+      ASSERT_TRUE(d.ok()) << history << " " << fetches << " "
+                          << d.status().ToString();
+      ExpectSameProfiles(set, *d);
+      ExpectSameSketches(set, *d, parse::Sketch({1, 5, 9, rng() | 16}, 16));
+      EXPECT_EQ(EncodeProfileSet(*d), bytes);
+    }
+  }
+}
+
+// A hand-written v1 blob with base sketches: the decoder restores them, so
+// divergences against a new version come from the restored bases.
+TEST(StateCodecTest, ProfileSetDecodesBaseSketches) {
+  std::mt19937_64 rng(kSeed + 5);
+  std::vector<parse::BottomSketch> sketches;
+  for (int i = 0; i < 2; ++i) {
+    std::vector<uint64_t> h(30);
+    for (uint64_t& x : h) x = rng() >> 1;
+    std::sort(h.begin(), h.end());
+    sketches.push_back(parse::Sketch(h, 8));  // encodes in < 128 bytes
+  }
+  std::string b;
+  b.push_back(1);  // version
+  b.push_back(4);  // history
+  b.push_back(2);  // refreshes
+  b.push_back(2);  // count
+  auto put_f64 = [&](double v) {
+    uint64_t bits = std::bit_cast<uint64_t>(v);
+    for (int i = 0; i < 8; ++i) b.push_back(static_cast<char>(bits >> 8 * i));
+  };
+  auto put_f32 = [&](float v) {
+    uint32_t bits = std::bit_cast<uint32_t>(v);
+    for (int i = 0; i < 4; ++i) b.push_back(static_cast<char>(bits >> 8 * i));
+  };
+  auto put_sketch = [&](const parse::BottomSketch& s) {
+    std::string enc = parse::EncodeSketch(s);
+    b.push_back(1);
+    b.push_back(static_cast<char>(enc.size()));  // < 128 bytes
+    b += enc;
+  };
+  put_f64(1000);  // profile 0: one point (dt 500, d 1000)
+  b.push_back(1);
+  put_f32(500);
+  b.push_back(static_cast<char>(0xe8));  // varint 1000
+  b.push_back(7);
+  put_sketch(sketches[0]);
+  put_f64(1500);  // profile 1: no point yet
+  b.push_back(0);
+  put_sketch(sketches[1]);
+  Result<ProfileSet> d = DecodeProfileSet(b);
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  EXPECT_EQ(d->BaseTimes(), (std::vector<double>{1000, 1500}));
+  EXPECT_EQ(d->profiles().profile(0).d[0], 1000);
+  std::vector<double> got = d->DivergencesFrom(sketches[1]);
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[0], parse::SketchDivergence(sketches[0], sketches[1]));
+  EXPECT_EQ(got[1], 0.0);
+
+  // The same blob with a dt the base times cannot produce.
+  std::string wrong_dt = b;
+  size_t dt_offset = 4 + 8 + 1;
+  wrong_dt[dt_offset + 3] ^= 0x01;
+  EXPECT_FALSE(DecodeProfileSet(wrong_dt).ok());
+  ExpectRobust(b, DecodeProfileSet);
+}
+
+TEST(StateCodecTest, ProfileSetRejectsInconsistentCounts) {
+  std::mt19937_64 rng(kSeed + 6);
+  std::string b = EncodeProfileSet(RandomProfileSet(rng, 4, 3));
+  std::string more = b;
+  more[2] = 5;  // refreshes 5 but only 3 profiles with h = 4
+  EXPECT_FALSE(DecodeProfileSet(more).ok());
+  ExpectRobust(EncodeProfileSet(RandomProfileSet(rng, 4, 12)),
+               DecodeProfileSet);
+}
+
+TEST(StateCodecTest, HostStatsRoundTripAndPoolRestore) {
+  std::mt19937_64 rng(kSeed + 7);
+  std::uniform_real_distribution<double> u(0, 1);
+  HostPoolOptions options;
+  HostPool pool(options);
+  for (int i = 0; i < 2000; ++i) {
+    uint32_t host = static_cast<uint32_t>(rng() % 5);
+    double interval = 600 + 86400 * u(rng);
+    bool changed = u(rng) < 0.3;
+    pool.AddPage(host);
+    pool.ObserveChange(host, interval, changed,
+                       changed && u(rng) < 0.2 ? interval * u(rng) : -1);
+    pool.ObserveSignals(host, {interval, static_cast<int>(u(rng) * 2), changed},
+                        {1e-5, 0.5, 1e-6});
+    pool.ObserveLastModifiedAgreement(host, u(rng) < 0.95);
+  }
+  HostPool restored(options);
+  Result<HostStats> global = DecodeHostStats(EncodeHostStats(pool.global()));
+  ASSERT_TRUE(global.ok()) << global.status().ToString();
+  restored.RestoreGlobal(*global);
+  for (uint32_t h = 0; h < 5; ++h) {
+    std::string bytes = EncodeHostStats(*pool.Find(h));
+    Result<HostStats> d = DecodeHostStats(bytes);
+    ASSERT_TRUE(d.ok()) << d.status().ToString();
+    EXPECT_EQ(d->pages(), 0u);  // recounted by AddPage on restore
+    EXPECT_EQ(d->observations(), pool.Find(h)->observations());
+    EXPECT_EQ(EncodeHostStats(*d), bytes);
+    restored.Restore(h, *d);
+  }
+  EXPECT_EQ(restored.GlobalRate(), pool.GlobalRate());
+  for (uint32_t h = 0; h < 6; ++h) {  // 5: unknown host, global prior
+    EXPECT_EQ(restored.HostRate(h), pool.HostRate(h));
+    EXPECT_EQ(restored.TrustLastModified(h), pool.TrustLastModified(h));
+    SignalPrior a = restored.PageSignalPrior(h), b = pool.PageSignalPrior(h);
+    EXPECT_EQ(a.center.alpha, b.center.alpha);
+    EXPECT_EQ(a.center.nu, b.center.nu);
+    EXPECT_EQ(a.exposure_weight, b.exposure_weight);
+  }
+  ExpectRobust(EncodeHostStats(*pool.Find(2)), DecodeHostStats);
+
+  std::string globals = EncodeSavedGlobals(pool.global(), 123.25);
+  Result<SavedGlobals> g = DecodeSavedGlobals(globals);
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  EXPECT_EQ(g->threshold, 123.25);
+  EXPECT_EQ(EncodeHostStats(g->stats), EncodeHostStats(*global));
+  ExpectRobust(globals, DecodeSavedGlobals);
+  // A non-finite threshold is written as 0 (never read back as NaN).
+  EXPECT_EQ(
+      DecodeSavedGlobals(EncodeSavedGlobals(pool.global(), NAN))->threshold,
+      0.0);
+}
+
+TEST(StateCodecTest, SavedPageRoundTripWithAndWithoutProfiles) {
+  std::mt19937_64 rng(kSeed + 8);
+  PageState s = RandomPageState(rng, 12);
+  ProfileSet set = RandomProfileSet(rng, 4, 10);
+  const ProfileSet* cases[] = {nullptr, &set};
+  for (const ProfileSet* p : cases) {
+    std::string bytes = EncodeSavedPage(s, p);
+    Result<SavedPage> d = DecodeSavedPage(bytes);
+    ASSERT_TRUE(d.ok()) << d.status().ToString();
+    EXPECT_EQ(EncodePageState(d->state), EncodePageState(s));
+    ASSERT_EQ(d->profiles.has_value(), p != nullptr);
+    if (p != nullptr) ExpectSameProfiles(*p, *d->profiles);
+    ExpectRobust(bytes, DecodeSavedPage);
+  }
+}
+
+}  // namespace
+}  // namespace freshd::sched
