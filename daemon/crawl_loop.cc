@@ -338,8 +338,10 @@ void CrawlLoop::OnFetched(sched::PageId page, fetch::FetchResult r) {
       parse::FingerprintOptions fo;
       fo.k = config_.sched.shingle_k;
       fo.m = static_cast<size_t>(config_.sched.sketch_m);
+      fo.seed = store_->hash_secret();
       auto fp = parse::FingerprintHtml(r.body, r.content_type, r.final_url, fo);
-      hash = fp.ok() ? fp.value().text.text_hash : parse::TextHash(r.body, 0);
+      hash = fp.ok() ? fp.value().text.text_hash
+                     : parse::TextHash(r.body, store_->hash_secret());
       if (fp.ok()) {
         obs.sketch = fp.value().text.sketch;
         record.sketch = parse::EncodeSketch(obs.sketch);
@@ -352,7 +354,7 @@ void CrawlLoop::OnFetched(sched::PageId page, fetch::FetchResult r) {
         }
       }
     } else {
-      hash = parse::TextHash(r.body, 0);
+      hash = parse::TextHash(r.body, store_->hash_secret());
     }
     obs.changed = !first && hash != record.content_hash;
     obs.last_modified = ParseHttpDate(r.last_modified);

@@ -2,6 +2,7 @@
 // with a one-byte type prefix so record kinds occupy disjoint ranges:
 //   'V'                                  schema version
 //   'N'                                  next signal sequence number
+//   'K'                                  installation hash secret (fixed64)
 //   'P' be64(url_key) url                page record
 //   'H' host                             host record
 //   'S' be64(time_us) be64(seq)          signal log entry
@@ -19,6 +20,7 @@ namespace freshd::store {
 
 inline constexpr char kSchemaKey[] = "V";
 inline constexpr char kSignalSeqKey[] = "N";
+inline constexpr char kHashSecretKey[] = "K";
 inline constexpr char kPagePrefix = 'P';
 inline constexpr char kHostPrefix = 'H';
 inline constexpr char kSignalPrefix = 'S';

@@ -8,6 +8,7 @@
 #include <leveldb/write_batch.h>
 
 #include <mutex>
+#include <random>
 #include <shared_mutex>
 #include <utility>
 
@@ -157,7 +158,8 @@ Status PageStore::CheckSchema() {
     PutVarint64(&v, kSchemaVersion);
     leveldb::WriteOptions wo;
     wo.sync = true;
-    return FromLevelDb(db_->Put(wo, kSchemaKey, v), "write schema version");
+    Status w = FromLevelDb(db_->Put(wo, kSchemaKey, v), "write schema version");
+    return w.ok() ? LoadHashSecret() : w;
   }
   if (!s.ok()) return FromLevelDb(s, "read schema version");
   Decoder d(value);
@@ -169,6 +171,7 @@ Status PageStore::CheckSchema() {
         "store schema version " + std::to_string(version) +
         " is newer than this freshd supports (" +
         std::to_string(kSchemaVersion) + "); use a newer freshd");
+  if (Status k = LoadHashSecret(); !k.ok()) return k;
   value.clear();
   s = db_->Get(leveldb::ReadOptions(), kSignalSeqKey, &value);
   if (s.ok()) {
@@ -179,6 +182,25 @@ Status PageStore::CheckSchema() {
     return FromLevelDb(s, "read signal sequence");
   }
   return Status::OK();
+}
+
+Status PageStore::LoadHashSecret() {
+  std::string value;
+  leveldb::Status s = db_->Get(leveldb::ReadOptions(), kHashSecretKey, &value);
+  if (s.ok()) {
+    Decoder d(value);
+    if (!d.GetFixed64(&hash_secret_) || !d.done())
+      return Status::Corruption("hash secret key is malformed");
+    return Status::OK();
+  }
+  if (!s.IsNotFound()) return FromLevelDb(s, "read hash secret");
+  std::random_device entropy;  // the kernel's CSPRNG on Linux
+  hash_secret_ = (uint64_t{entropy()} << 32) ^ entropy();
+  std::string v;
+  PutFixed64(&v, hash_secret_);
+  leveldb::WriteOptions wo;
+  wo.sync = true;
+  return FromLevelDb(db_->Put(wo, kHashSecretKey, v), "write hash secret");
 }
 
 PageStore::~PageStore() { (void)Close(); }

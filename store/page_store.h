@@ -94,6 +94,12 @@ class PageStore {
   // regardless. *synced tells whether a sync happened.
   Status MaybeSync(double now, bool force = false, bool* synced = nullptr);
 
+  // This installation's hash secret: 64 random bits drawn when the store was
+  // created (or first opened by a freshd that knows it) and kept in the
+  // store, so text hashes and shingle sketches stay comparable across
+  // restarts but cannot be predicted (or collided on purpose) by a site.
+  uint64_t hash_secret() const { return hash_secret_; }
+
   // Point reads. NotFound if absent; Corruption if the stored value fails to
   // decode; IOError from LevelDB; Unavailable after Close() (as for every
   // method below).
@@ -137,11 +143,13 @@ class PageStore {
  private:
   PageStore() = default;
   Status CheckSchema();
+  Status LoadHashSecret();
 
   // Shared by reads and scans, exclusive for commits, syncs and Close().
   mutable std::shared_mutex mu_;
   // Constant after Open.
   double sync_interval_s_ = 1.0;
+  uint64_t hash_secret_ = 0;
   std::unique_ptr<leveldb::Cache> cache_;
   std::unique_ptr<const leveldb::FilterPolicy> filter_;
   std::unique_ptr<leveldb::DB> db_;

@@ -84,6 +84,25 @@ TEST_F(PageStoreTest, PutGetAndContains) {
             Status::Code::kNotFound);
 }
 
+// The installation secret is drawn once, kept across reopenings, and is
+// not shared by two stores (64 random bits: equal by chance with p = 2^-64).
+TEST_F(PageStoreTest, HashSecretIsRandomPerStoreAndStable) {
+  uint64_t first;
+  {
+    auto store = OpenOrDie();
+    ASSERT_NE(store, nullptr);
+    first = store->hash_secret();
+  }
+  auto again = OpenOrDie();
+  ASSERT_NE(again, nullptr);
+  EXPECT_EQ(again->hash_secret(), first);
+  StoreConfig other = Config();
+  other.path = dir_.Sub("other");
+  auto second = PageStore::Open(other);
+  ASSERT_TRUE(second.ok());
+  EXPECT_NE(second.value()->hash_secret(), first);
+}
+
 TEST_F(PageStoreTest, UrlKeyCollisionsKeepBothPages) {
   auto store = OpenOrDie();
   PageRecord a = Page(1), b = Page(2);
