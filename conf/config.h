@@ -93,7 +93,7 @@ struct SchedConfig {
   double risk_rho = 2.0;         // longevity: phi <= rho * T / D_max
   double learning_l = 1.0;       // longevity: phi <= l * refreshes so far
   double min_interval_s = 60.0;  // never refetch sooner than this
-  double max_interval_s = 30 * 86400.0;  // never leave a page longer
+  double max_interval_s = 90 * 86400.0;  // never leave a page longer
 
   bool operator==(const SchedConfig&) const = default;
 };

@@ -41,7 +41,7 @@ struct SchedulerOptions {
   double burst = 10;                   // token bucket depth B
   double new_page_value = 86400;       // value of a never-fetched URL
   double min_interval = 60;            // s; never refetch sooner
-  double max_interval = 30 * 86400.0;  // s; floor; <= 0 or inf: none
+  double max_interval = 90 * 86400.0;  // s; floor; <= 0 or inf: none
   int history = 4;                     // change profiles kept (longevity)
   int refit_every = 1;  // longevity: refit the curve every n fetches
   // Estimated mode: after each fetch outcome this many other pages (round

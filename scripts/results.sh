@@ -717,7 +717,8 @@ def section_floor():
     table(["mode", "floor", "freshness", "cost vs no floor",
            "crawls forced by the floor (whole run)"], rows)
     out("A floor of D days costs up to n/D crawls per day (here n = %d, "
-        "R = %d/day; the default `[sched] max_interval` is 30 days): the "
+        "R = %d/day; the default `[sched] max_interval` is 90 days, raised "
+        "from 30 on these figures): the "
         "budget left for the value order shrinks by that much." %
         (results(f_runs[(0, True)])[0]["pages"], F_R))
     out()
