@@ -14,6 +14,7 @@
 #include "parse/shingle.h"
 #include "parse/sitemap.h"
 #include "parse/url.h"
+#include "spdlog/spdlog.h"
 
 namespace freshd::daemon {
 namespace {
@@ -323,6 +324,10 @@ void CrawlLoop::OnFetched(sched::PageId page, fetch::FetchResult r) {
   auto node = in_flight_.extract(page);
   InFlight f = node.empty() ? InFlight{} : std::move(node.mapped());
   CountOutcome(fetch::OutcomeName(r.outcome));
+  spdlog::debug("fetch {} -> {} {} {} bytes {:.0f} ms{}{}", urls_[page],
+                fetch::OutcomeName(r.outcome), r.status, r.bytes,
+                r.total_elapsed_s * 1000, r.detail.empty() ? "" : ": ",
+                r.detail);
   if (warc_ && !ArchiveFetch(*warc_, r, f.started_unix).ok()) ++store_errors_;
   store::PageRecord record = f.previous;
   record.last_status = r.status;
@@ -375,7 +380,10 @@ void CrawlLoop::OnFetched(sched::PageId page, fetch::FetchResult r) {
     if (r.outcome == fetch::OutcomeClass::kRobotsDenied) ++robots_denied_total_;
     sched_->Observe({page, now, sched::FailedObs{ToFailure(r)}});
   }
-  if (!Persist(page, std::move(record), now).ok()) ++store_errors_;
+  if (Status s = Persist(page, std::move(record), now); !s.ok()) {
+    ++store_errors_;
+    spdlog::error("store: {}: {}", urls_[page], s.ToString());
+  }
 }
 
 Status CrawlLoop::Persist(sched::PageId page, store::PageRecord record,

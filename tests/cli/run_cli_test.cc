@@ -131,7 +131,8 @@ class RunCliTest : public ::testing::Test {
       << "resolve = { \"h0.test\" = \"127.0.0.1\", \"h1.test\" = "
          "\"127.0.0.1\" }\n"
       << "[store]\npath = \"" << (dir_ / "db").string() << "\"\n"
-      << "[status]\nlisten = \"127.0.0.1:" << status_port_ << "\"\n";
+      << "[status]\nlisten = \"127.0.0.1:" << status_port_ << "\"\n"
+      << "[log]\nlevel = \"debug\"\n";
     std::ofstream seeds(dir_ / "seeds.txt");
     seeds << "# two hosts of the test web\n"
           << "http://h0.test:" << web_port_ << "/ 2\n"
@@ -184,6 +185,8 @@ TEST_F(RunCliTest, CrawlsReloadsStopsAndRestartsFromItsStore) {
   ASSERT_EQ(kill(run.pid, SIGTERM), 0);
   EXPECT_EQ(Wait(run), 0) << Slurp(err);
   EXPECT_NE(Slurp(err).find("SIGHUP: budget now 25"), std::string::npos);
+  // [log] level = "debug": one line per fetch, with its outcome.
+  EXPECT_NE(Slurp(err).find(" debug fetch http://h0.test:"), std::string::npos);
 
   // Restart on the same store: every known page comes back.
   Child again = Spawn({"run", "--config", config}, err);
