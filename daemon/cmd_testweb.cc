@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "daemon/clock.h"
 #include "daemon/commands.h"
 #include "sim/test_web.h"
 #include "sim/test_web_server.h"
@@ -26,11 +27,7 @@ struct TestwebArgs {
   int threads = 1;
 };
 
-double UnixNow() {
-  return std::chrono::duration<double>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
+using daemon::UnixNow;
 
 int RunTestweb(const TestwebArgs& a) {
   auto spec = sim::LoadWebSpec(a.web);

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <limits>
 
+#include "daemon/clock.h"
 #include "daemon/fetch_state.h"
 #include "daemon/warc_archive.h"
 #include "parse/html_fingerprint.h"
@@ -22,12 +23,6 @@ namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr int kMaxSitemapDepth = 1;  // an index, then its children
 constexpr int kMaxDispatchPerTick = 1000;
-
-double UnixNow() {
-  return std::chrono::duration<double>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 bool IsHtml(const std::string& type) {
   return type == "text/html" || type == "application/xhtml+xml";
@@ -206,7 +201,10 @@ Status CrawlLoop::AddSeed(std::string_view url, double weight) {
     return Status::InvalidArgument("seed is not http(s): " + std::string(url));
   }
   scope_hosts_.insert(std::string(parse::UrlAuthority(normalized.value())));
-  if (!AddUrl(normalized.value(), weight, true)) {
+  store::StoreBatch batch;
+  bool added = AddUrl(normalized.value(), weight, true, &batch).has_value();
+  Commit(&batch, UnixNow());
+  if (!added) {
     return Status::ResourceExhausted("seed not added (URL limits): " +
                                      std::string(url));
   }
@@ -236,7 +234,8 @@ bool CrawlLoop::InScope(const std::string& url) const {
 }
 
 std::optional<sched::PageId> CrawlLoop::AddUrl(const std::string& url,
-                                               double importance, bool seed) {
+                                               double importance, bool seed,
+                                               store::StoreBatch* batch) {
   auto known = ids_.find(url);
   double now = UnixNow();
   if (known != ids_.end()) {
@@ -260,8 +259,7 @@ std::optional<sched::PageId> CrawlLoop::AddUrl(const std::string& url,
   urls_.push_back(url);
   last_signal_lastmod_.push_back(-kInf);
   ids_.emplace(url, id.value());
-  store::PageRecord record;
-  if (!Persist(id.value(), record, now).ok()) ++store_errors_;
+  if (!PersistPage(*sched_, id.value(), url, {}, batch).ok()) ++store_errors_;
   return id.value();
 }
 
@@ -329,6 +327,7 @@ void CrawlLoop::OnFetched(sched::PageId page, fetch::FetchResult r) {
                 r.total_elapsed_s * 1000, r.detail.empty() ? "" : ": ",
                 r.detail);
   if (warc_ && !ArchiveFetch(*warc_, r, f.started_unix).ok()) ++store_errors_;
+  store::StoreBatch batch;  // this observation, and pages it discovered
   store::PageRecord record = f.previous;
   record.last_status = r.status;
   record.last_outcome = std::string(fetch::OutcomeName(r.outcome));
@@ -354,7 +353,7 @@ void CrawlLoop::OnFetched(sched::PageId page, fetch::FetchResult r) {
           for (const auto& link : fp.value().page.links) {
             if (link.kind != parse::LinkKind::kAnchor || link.nofollow)
               continue;
-            AddUrl(link.url, 1.0, false);
+            AddUrl(link.url, 1.0, false, &batch);
           }
         }
       }
@@ -380,26 +379,33 @@ void CrawlLoop::OnFetched(sched::PageId page, fetch::FetchResult r) {
     if (r.outcome == fetch::OutcomeClass::kRobotsDenied) ++robots_denied_total_;
     sched_->Observe({page, now, sched::FailedObs{ToFailure(r)}});
   }
-  if (Status s = Persist(page, std::move(record), now); !s.ok()) {
+  if (Status s = Persist(page, std::move(record), now, &batch); !s.ok()) {
     ++store_errors_;
     spdlog::error("store: {}: {}", urls_[page], s.ToString());
   }
 }
 
 Status CrawlLoop::Persist(sched::PageId page, store::PageRecord record,
-                          double now) {
-  store::StoreBatch batch;
-  Status s = PersistPage(*sched_, page, urls_[page], std::move(record), &batch);
+                          double now, store::StoreBatch* batch) {
+  Status s = PersistPage(*sched_, page, urls_[page], std::move(record), batch);
   if (s.ok()) {
     sched::HostId host = sched_->page(page).host;
     store::HostRecord base;
     if (host < host_fetch_state_.size()) {
       base.fetch_state = host_fetch_state_[host];
     }
-    s = PersistHost(*sched_, hosts_, host, std::move(base), &batch);
+    s = PersistHost(*sched_, hosts_, host, std::move(base), batch);
   }
-  if (s.ok()) s = store_->Commit(batch, now);
+  if (s.ok()) s = store_->Commit(*batch, now);
   return s;
+}
+
+void CrawlLoop::Commit(store::StoreBatch* batch, double now) {
+  if (batch->empty()) return;
+  if (Status s = store_->Commit(*batch, now); !s.ok()) {
+    ++store_errors_;
+    spdlog::error("store: {}", s.ToString());
+  }
 }
 
 void CrawlLoop::OnSitemaps(const std::string& origin,
@@ -430,13 +436,14 @@ void CrawlLoop::OnSitemap(fetch::FetchResult r, int depth) {
   auto parsed = parse::ParseSitemap(r.body, o);
   if (!parsed.ok()) return;
   double now = UnixNow();
+  store::StoreBatch batch;  // the new pages this sitemap named
   for (const auto& e : parsed.value().entries) {
     if (e.kind == parse::SitemapEntry::Kind::kSitemap) {
       if (depth < kMaxSitemapDepth) FetchSitemap(e.loc, depth + 1);
       continue;
     }
     bool known = ids_.count(e.loc) > 0;
-    std::optional<sched::PageId> page = AddUrl(e.loc, 1.0, false);
+    std::optional<sched::PageId> page = AddUrl(e.loc, 1.0, false, &batch);
     if (!page || !known || !e.lastmod) continue;
     // A lastmod is a signal once: when it is newer than both our copy and
     // the last lastmod we took as a signal for this page.
@@ -448,6 +455,7 @@ void CrawlLoop::OnSitemap(fetch::FetchResult r, int depth) {
       SignalPage(*page, now, sched::SignalSource::kSitemapLastmod);
     }
   }
+  Commit(&batch, now);
 }
 
 void CrawlLoop::SignalPage(sched::PageId page, double now,
@@ -459,6 +467,7 @@ void CrawlLoop::SignalPage(sched::PageId page, double now,
 nlohmann::json CrawlLoop::Signal(const std::vector<std::string>& urls) {
   double now = UnixNow();
   uint64_t signals = 0, added = 0, ignored = 0;
+  store::StoreBatch batch;
   for (const auto& raw : urls) {
     auto normalized = parse::NormalizeUrl(raw);
     if (!normalized.ok()) {
@@ -469,12 +478,13 @@ nlohmann::json CrawlLoop::Signal(const std::vector<std::string>& urls) {
     if (it != ids_.end()) {
       SignalPage(it->second, now, sched::SignalSource::kPushedHint);
       ++signals;
-    } else if (AddUrl(normalized.value(), 1.0, false)) {
+    } else if (AddUrl(normalized.value(), 1.0, false, &batch)) {
       ++added;
     } else {
       ++ignored;
     }
   }
+  Commit(&batch, now);
   return {{"signals", signals}, {"added", added}, {"ignored", ignored}};
 }
 

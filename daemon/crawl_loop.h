@@ -99,12 +99,17 @@ class CrawlLoop {
                   const std::vector<std::string>& sitemaps);
   void FetchSitemap(const std::string& url, int depth);
   void OnSitemap(fetch::FetchResult result, int depth);
-  // The id of `url` (normalized), adding it when new and in scope.
+  // The id of `url` (normalized), adding it when new and in scope; a new
+  // page's record goes into `batch` (the caller commits it).
   std::optional<sched::PageId> AddUrl(const std::string& url, double importance,
-                                      bool seed);
+                                      bool seed, store::StoreBatch* batch);
   bool InScope(const std::string& url) const;
   void SignalPage(sched::PageId page, double now, sched::SignalSource source);
-  Status Persist(sched::PageId page, store::PageRecord record, double now);
+  // Adds the page's and its host's records to `batch` and commits it: one
+  // LevelDB batch per observation, new pages found by it included.
+  Status Persist(sched::PageId page, store::PageRecord record, double now,
+                 store::StoreBatch* batch);
+  void Commit(store::StoreBatch* batch, double now);  // counts failures
   void CountOutcome(std::string_view name);
   double EstimatedFreshness(double now) const;
 

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "daemon/clock.h"
 #include "daemon/crawl_loop.h"
 #include "parse/url.h"
 
@@ -14,12 +15,6 @@ namespace freshd::daemon {
 namespace {
 
 constexpr double kDay = 86400;
-
-double UnixNow() {
-  return std::chrono::duration<double>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 }  // namespace
 

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "daemon/clock.h"
 #include "daemon/crawl_loop.h"
 #include "daemon/http_server.h"
 #include "daemon/status_routes.h"
@@ -59,12 +60,6 @@ rate = { dist = "loguniform", min = 0.01, max = 0.2 }
 )";
 
 namespace {
-
-double UnixNow() {
-  return std::chrono::duration<double>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 // Importance-weighted share of the web's pages whose copy is current: the
 // page was fetched and has not changed since (ground truth).
