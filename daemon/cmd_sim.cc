@@ -59,6 +59,9 @@ void AddSimCommand(CLI::App& app, int* exit_code) {
       ->check(CLI::Range(1e-3, 1e6));
   sub->add_option("--seed", a->seed, "web and event seed");
   sub->add_flag("--oracle", o.oracle, "value functions see the true model");
+  sub->add_flag("--oracle-rate", o.oracle_rate,
+                "estimated, but with each page's true change rate "
+                "(diagnostic: the rate-estimation error alone)");
   sub->add_option("--warmup-days", o.warmup_days,
                   "excluded from metrics (default 10% of --days)");
   sub->add_option("--max-interval-days", o.max_interval_days,

@@ -33,6 +33,10 @@ void RateRange(const std::vector<ProfilePoint>& pts,
     t_min = std::min(t_min, p.t);
     t_max = std::max(t_max, p.t);
   }
+  if (o.event_rate > 0 && std::isfinite(o.event_rate)) {
+    *lo = *hi = o.event_rate;
+    return;
+  }
   *lo = std::max(o.rate_min, 0.01 / t_max);
   *hi = std::min(o.rate_max, 100 / t_min);
   if (!(*lo < *hi)) {
@@ -41,10 +45,26 @@ void RateRange(const std::vector<ProfilePoint>& pts,
   }
 }
 
+// The saturation pseudo-point of the options, sanitized (weight 0: none).
+struct SaturationPrior {
+  double d = 0;
+  double weight = 0;
+};
+
+SaturationPrior PriorOf(const DivergenceFitOptions& o) {
+  if (!(o.saturation_weight > 0) || !std::isfinite(o.saturation_weight) ||
+      !std::isfinite(o.saturation_prior)) {
+    return {};
+  }
+  return {std::clamp(o.saturation_prior, 0.0, 1.0),
+          std::min(o.saturation_weight, 1e6)};
+}
+
 // Churn SSE at rate λ with the best a (closed form); *a_out gets a.
+// With the saturation pseudo-point (d0, w): a = (Σφd + w·d0)/(Σφ² + w).
 double ChurnSse(const std::vector<ProfilePoint>& pts, double rate,
-                double* a_out) {
-  double sfd = 0, sff = 0;
+                double* a_out, double d0 = 0, double w = 0) {
+  double sfd = w * d0, sff = w;
   for (const ProfilePoint& p : pts) {
     double f = -std::expm1(-rate * p.t);
     sfd += f * p.d;
@@ -56,6 +76,7 @@ double ChurnSse(const std::vector<ProfilePoint>& pts, double rate,
     double r = p.d - a * -std::expm1(-rate * p.t);
     sse += r * r;
   }
+  sse += w * (d0 - a) * (d0 - a);
   if (a_out != nullptr) *a_out = a;
   return sse;
 }
@@ -209,26 +230,34 @@ DivergenceFit FitChurnClean(const std::vector<ProfilePoint>& pts,
   fit.scroll_sse = kInf;
   fit.model = NeverChanges();
   if (pts.empty()) return fit;
+  const SaturationPrior prior = PriorOf(o);
+  auto sse_at = [&](double rate, double* a) {
+    return ChurnSse(pts, rate, a, prior.d, prior.weight);
+  };
   double lo, hi;
   RateRange(pts, o, &lo, &hi);
-  const int grid = std::clamp(o.grid, 3, 1000);
-  const double llo = std::log(lo), lhi = std::log(hi);
-  const double step = (lhi - llo) / (grid - 1);
-  int best = 0;
-  double best_sse = kInf;
-  for (int i = 0; i < grid; ++i) {
-    double sse = ChurnSse(pts, std::exp(llo + i * step), nullptr);
-    if (sse < best_sse) best_sse = sse, best = i;
+  double rate = lo;
+  if (lo < hi) {
+    const int grid = std::clamp(o.grid, 3, 1000);
+    const double llo = std::log(lo), lhi = std::log(hi);
+    const double step = (lhi - llo) / (grid - 1);
+    int best = 0;
+    double best_sse = kInf;
+    for (int i = 0; i < grid; ++i) {
+      double sse = sse_at(std::exp(llo + i * step), nullptr);
+      if (sse < best_sse) best_sse = sse, best = i;
+    }
+    double a0 = llo + std::max(0, best - 1) * step;
+    double b0 = llo + std::min(grid - 1, best + 1) * step;
+    double sse = best_sse;
+    double log_rate =
+        BrentMin([&](double lr) { return sse_at(std::exp(lr), nullptr); }, a0,
+                 b0, 1e-10, 200, &sse);
+    if (!(sse <= best_sse)) log_rate = llo + best * step;
+    rate = std::exp(log_rate);
   }
-  double a0 = llo + std::max(0, best - 1) * step;
-  double b0 = llo + std::min(grid - 1, best + 1) * step;
-  double sse = best_sse;
-  double log_rate =
-      BrentMin([&](double lr) { return ChurnSse(pts, std::exp(lr), nullptr); },
-               a0, b0, 1e-10, 200, &sse);
-  if (!(sse <= best_sse)) log_rate = llo + best * step, sse = best_sse;
-  double a = 0, rate = std::exp(log_rate);
-  sse = ChurnSse(pts, rate, &a);
+  double a = 0;
+  double sse = sse_at(rate, &a);
   const double c = a / (2 - a);  // g(c) = a
   fit.model.static_share = 1 - c;
   fit.model.churn_share = c;
@@ -246,6 +275,7 @@ DivergenceFit FitScrollClean(const std::vector<ProfilePoint>& pts,
   fit.sse = fit.scroll_sse = kInf;
   fit.model = NeverChanges();
   if (pts.empty()) return fit;
+  const SaturationPrior prior = PriorOf(o);
   double lo, hi;
   RateRange(pts, o, &lo, &hi);
   std::vector<double> ts;
@@ -269,7 +299,8 @@ DivergenceFit FitScrollClean(const std::vector<ProfilePoint>& pts,
       for (int j = 0; j < k; ++j) {
         dg[j] = G((1 - s) * (j + 1) / k) - G((1 - s) * j / k);
       }
-      return ScrollSse(pts, dg, k, rate);
+      double miss = prior.d - G(1 - s);  // the pseudo-point at t = ∞
+      return ScrollSse(pts, dg, k, rate) + prior.weight * miss * miss;
     };
     double k_best = kInf;
     std::array<double, 2> k_best_x = {0, 0};

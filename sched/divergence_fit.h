@@ -36,6 +36,19 @@ struct DivergenceFitOptions {
   // both give the same fits; the fast one is ~4-8x cheaper.
   bool warm_start = true;  // K > 2: 2 starts (K−1's best, rescaled; center)
   int patience = 3;        // stop after this many K without improvement
+  // Prior knowledge for young pages (both 0: MATH's plain least squares).
+  // event_rate > 0 fixes both families' rate λ to it, so only the shape is
+  // fitted: under either model every event changes the page, so the page's
+  // change rate estimated from changed bits (sched/change_rate_estimator.h,
+  // with its prior) is λ; points already saturated cannot pin λ down, and
+  // least squares then drifts to the fastest rate searched.
+  double event_rate = 0;
+  // A pseudo-point (t = ∞, d = saturation_prior) of weight saturation_weight
+  // in both fits: pulls the saturation level D(∞) (churn: a; scroll:
+  // g(1 − s)) toward it, so a page never yet seen changing is not "static
+  // forever" (the host's typical level is the scheduler's choice).
+  double saturation_prior = 0;
+  double saturation_weight = 0;
 };
 
 struct DivergenceFit {
@@ -51,6 +64,7 @@ struct DivergenceFit {
 // values are skipped (d is clamped to [0, 1]). No usable point: the model
 // is "never changes" (static_share 1) with sse 0 and points 0. With fewer
 // than 3 points only the churn family is fitted (scroll is over-parameterized).
+// sse includes the saturation pseudo-point's term when it has weight.
 DivergenceFit FitDivergence(std::span<const ProfilePoint> points,
                             const DivergenceFitOptions& options = {});
 // The same for (t, d) pairs (e.g. ProfileSet::Pooled() of page_state.h).

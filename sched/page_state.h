@@ -14,11 +14,13 @@
 
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <vector>
 
 #include "parse/sketch.h"
 #include "sched/change_profile.h"
 #include "sched/change_rate_estimator.h"
+#include "sched/divergence_model.h"
 #include "sched/observation.h"
 #include "sched/signal_estimator.h"
 
@@ -82,9 +84,17 @@ class ProfileSet {
 
   const ChangeProfiles& profiles() const { return profiles_; }
 
+  // The divergence curve the scheduler uses for the page in estimated mode
+  // (the last fit, or the host prior's model while there are no points),
+  // kept here so that it is saved and restored with the profiles: a refit
+  // after a restart would see other priors. nullopt before the first fetch.
+  const std::optional<DivergenceModel>& fitted() const { return fitted_; }
+  void set_fitted(const DivergenceModel& model) { fitted_ = model; }
+
  private:
   ChangeProfiles profiles_;
   std::vector<parse::BottomSketch> sketches_;  // by profile slot
+  std::optional<DivergenceModel> fitted_;
 };
 
 }  // namespace freshd::sched

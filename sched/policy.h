@@ -31,6 +31,8 @@ struct PolicyInput {
   const DivergenceModel* model = nullptr;  // longevity (fitted or true)
   const ProfileSet* profiles = nullptr;    // longevity-bound
   bool oracle = false;  // params/model are the truth: no learning clamps
+  // Pages / budget rate: the mean refresh interval (s; +inf at rate 0).
+  double mean_interval = 0;
 };
 
 // Tunables shared by the policies (seconds).
@@ -40,9 +42,16 @@ struct PolicyOptions {
   double nutch_dec = 0.2;                        // ...adaptive.dec_rate
   double nutch_min_interval = 60;                // ...adaptive.min_interval
   double nutch_max_interval = 365 * 86400.0;     // ...adaptive.max_interval
-  double learning_l = 86400;  // longevity: φ <= l·n (seconds per refresh)
-  double risk_rho = 2;        // longevity: φ <= ρ·T/D_max
+  // Longevity learning phase φ <= l·n, l in seconds per refresh; 0: auto,
+  // l = kAutoLearningShare × the mean refresh interval, so learning costs a
+  // fixed share of the budget whatever its size (Olston & Pandey §5.1 tune
+  // l "such that the investment in learning is proportional to the refresh
+  // cost"; docs/RESULTS.md has the measurements behind the share).
+  double learning_l = 0;
+  double risk_rho = 10;  // longevity: φ <= ρ·T/D_max (the paper's §5.1 ρ)
 };
+
+inline constexpr double kAutoLearningShare = 0.5;
 
 class Policy {
  public:

@@ -7,8 +7,9 @@
 // per-page period policy searches for U(τ) = T; under a shared budget the
 // selector compares values directly, so we use the bounds' midpoint as the
 // value estimate (stated in docs/RESULTS.md).
-// Both: learning phase φ <= l·n and risk bound φ <= ρ·T/D_max (T = implied
-// threshold / μ, D_max = 1) become the page's forced deadline.
+// Both: learning phase φ <= l·n (l auto-scaled to the budget unless set)
+// and risk bound φ <= ρ·T/D_max (T = implied threshold / μ, D_max = 1)
+// become the page's forced deadline.
 
 #include <algorithm>
 #include <cmath>
@@ -25,7 +26,9 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 float ForcedInterval(const PolicyInput& in, const PageState& state,
                      double threshold, const PolicyOptions& o) {
   if (in.oracle) return 0;
-  double limit = o.learning_l * std::max<int>(1, state.fetches);
+  double l =
+      o.learning_l > 0 ? o.learning_l : kAutoLearningShare * in.mean_interval;
+  double limit = l * std::max<int>(1, state.fetches);
   double mu = in.params.mu;
   if (threshold > 0 && mu > 0)
     limit = std::min(limit, o.risk_rho * threshold / mu);

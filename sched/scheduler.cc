@@ -69,7 +69,7 @@ Result<PageId> Scheduler::AddUrl(HostId host, double importance) {
   hosts_.AddPage(host);
   pages_.push_back(s);
   RefreshEstimates(id);  // no evidence yet: the host's pooled (Δ, α, ν)
-  if (options_.oracle) truth_.push_back(PageParams{0, s.importance, 0, 0});
+  if (KeepsTruth()) truth_.push_back(PageParams{0, s.importance, 0, 0});
   if (policy_->uses_profiles()) {
     models_.emplace_back();
     profiles_.emplace_back(options_.history);
@@ -91,22 +91,27 @@ Result<PageId> Scheduler::RestorePage(const PageState& state,
       1e-6, 1e6));
   hosts_.AddPage(s.host);
   pages_.push_back(s);
-  if (options_.oracle) truth_.push_back(PageParams{0, s.importance, 0, 0});
+  if (KeepsTruth()) truth_.push_back(PageParams{0, s.importance, 0, 0});
   if (policy_->uses_profiles()) {
     models_.emplace_back();
     profiles_.push_back(profiles ? std::move(*profiles)
                                  : ProfileSet(options_.history));
-    if (!options_.oracle && s.fetches > 1) {
-      DivergenceFitOptions fo;
-      fo.k_max = 8;
-      fo.max_evaluations = 150;
-      models_[id] = FitDivergence(profiles_[id].profiles().Pooled(), fo).model;
-    }
   }
   // The saved estimates are kept (so the page values as before); a state
   // without one starts from its host's pooled prior.
   if (!options_.oracle && !(s.rate > 0 && std::isfinite(s.rate))) {
     RefreshEstimates(id);
+  }
+  if (policy_->uses_profiles() && !options_.oracle) {
+    const ProfileSet& ps = profiles_[id];
+    if (ps.fitted()) {  // as saved; it also teaches the host prior again
+      models_[id] = *ps.fitted();
+      if (ps.profiles().Pooled().size() >= 3) {
+        divergence_prior_.Observe(s.host, models_[id]);
+      }
+    } else if (s.fetched()) {
+      Refit(id);
+    }
   }
   Reindex(id);
   return id;
@@ -114,8 +119,13 @@ Result<PageId> Scheduler::RestorePage(const PageState& state,
 
 void Scheduler::SetTruth(PageId page, const PageParams& params,
                          const DivergenceModel& model) {
-  if (!options_.oracle || page >= pages_.size()) return;
+  if (!KeepsTruth() || page >= pages_.size()) return;
   truth_[page] = params;
+  if (!options_.oracle) {  // oracle_rate: only Δ is taken from the truth
+    RefreshEstimates(page);
+    Reindex(page);
+    return;
+  }
   if (policy_->uses_profiles()) models_[page] = model;
   Reindex(page);
 }
@@ -144,6 +154,9 @@ PolicyInput Scheduler::Input(PageId page) const {
     in.profiles = &profiles_[page];
   }
   in.oracle = options_.oracle;
+  const double rate = bucket_.rate();
+  in.mean_interval =
+      rate > 0 ? static_cast<double>(pages_.size()) / rate : kInf;
   return in;
 }
 
@@ -209,14 +222,27 @@ std::optional<PageId> Scheduler::Select(double now, const HostGate& host_open) {
       now, [&](PageId p) { return Eligible(p, now, host_open); },
       [&](PageId p) { return Value(p, now); });
   if (!choice) return std::nullopt;
+  // The implied threshold is the value a token buys at the margin. When a
+  // deadline decides, the margin is the best page by value (else a policy
+  // whose clamps scale with the threshold, longevity's risk bound, would
+  // freeze it at whatever it was when deadlines took over).
+  std::optional<double> marginal;
+  if (!choice->priority.overdue) {
+    if (pages_[choice->page].fetched()) marginal = choice->priority.key;
+  } else if (auto best = selector_.BestByValue(
+                 [&](PageId p) {
+                   return pages_[p].fetched() && Eligible(p, now, host_open);
+                 },
+                 [&](PageId p) { return Value(p, now); })) {
+    marginal = best->priority.key;
+  }
   bucket_.TryTake(now);
   PageState& s = pages_[choice->page];
   s.flags |= PageState::kInFlight;
   ++selections_;
-  if (choice->priority.overdue) {
-    ++overdue_selections_;
-  } else if (s.fetched()) {
-    double v = choice->priority.key;
+  if (choice->priority.overdue) ++overdue_selections_;
+  if (marginal) {
+    double v = *marginal;
     threshold_ = threshold_ > 0 ? 0.99 * threshold_ + 0.01 * v : v;
   }
   return choice->page;
@@ -255,6 +281,9 @@ void Scheduler::RefreshEstimates(PageId page) {
   PageState& s = pages_[page];
   s.rate =
       static_cast<float>(s.rate_stats.Estimate(hosts_.PageRatePrior(s.host)));
+  if (options_.oracle_rate && page < truth_.size() && truth_[page].delta > 0) {
+    s.rate = static_cast<float>(truth_[page].delta);
+  }
   if (policy_->uses_signals()) {
     SignalParams e =
         s.signal_stats.Estimate(hosts_.PageSignalPrior(s.host), s.rate);
@@ -308,12 +337,8 @@ void Scheduler::OnContent(PageId page, double now, const FetchedObs* fetched) {
       // (ProfileSet::OnFetch fills each profile's last d.)
     }
     ps.OnFetch(now, std::move(div), std::move(sketch));
-    if (!options_.oracle && !first && s.fetches % options_.refit_every == 0) {
-      std::vector<ProfilePoint> pts = ps.profiles().Pooled();
-      DivergenceFitOptions fo;
-      fo.k_max = 8;
-      fo.max_evaluations = 150;
-      models_[page] = FitDivergence(pts, fo).model;
+    if (!options_.oracle && (first || s.fetches % options_.refit_every == 0)) {
+      Refit(page);
     }
   }
   s.last_fetch = now;
@@ -322,6 +347,20 @@ void Scheduler::OnContent(PageId page, double now, const FetchedObs* fetched) {
   policy_->OnFetched(Input(page), s, changed, tau, threshold_);
   Reindex(page);
   if (!options_.oracle) Sweep(page);
+}
+
+void Scheduler::Refit(PageId page) {
+  const PageState& s = pages_[page];
+  const double rate = s.rate;
+  DivergenceFit fit = FitDivergence(profiles_[page].profiles().Pooled(),
+                                    divergence_prior_.FitOptions(s.host, rate));
+  if (fit.points == 0) {
+    models_[page] = divergence_prior_.Model(s.host, rate);
+  } else {
+    if (fit.points >= 3) divergence_prior_.Observe(s.host, fit.model);
+    models_[page] = fit.model;
+  }
+  profiles_[page].set_fitted(models_[page]);
 }
 
 void Scheduler::Sweep(PageId skip) {

@@ -25,6 +25,7 @@
 
 #include "conf/config.h"
 #include "conf/status.h"
+#include "sched/divergence_prior.h"
 #include "sched/host_pool.h"
 #include "sched/observation.h"
 #include "sched/page_state.h"
@@ -36,7 +37,11 @@ namespace freshd::sched {
 
 struct SchedulerOptions {
   std::string policy = "ncis";
-  bool oracle = false;                 // values from SetTruth(), not estimates
+  bool oracle = false;  // values from SetTruth(), not estimates
+  // Diagnostic (simulator): estimated mode, but every page's change rate Δ
+  // is its SetTruth() value; α, ν and the curves are still estimated (given
+  // Δ). Separates the change-rate error from the rest (docs/RESULTS.md).
+  bool oracle_rate = false;
   double rate = 1;                     // budget R, pages per second
   double burst = 10;                   // token bucket depth B
   double new_page_value = 86400;       // value of a never-fetched URL
@@ -55,7 +60,7 @@ struct SchedulerOptions {
 };
 
 // Options from the daemon's config. [sched] new_page_value is read in
-// importance x days (x 86400 here); learning_l in days per refresh.
+// importance x days (x 86400 here); learning_l in days per refresh (0: auto).
 SchedulerOptions OptionsFromConfig(const Config& config);
 
 class Scheduler {
@@ -71,15 +76,17 @@ class Scheduler {
   // Recovery: appends a page with a previously saved state (in-flight flag
   // cleared; importance clamped as in AddUrl; its cached estimates kept, or
   // its host's prior when it has none) and, for longevity policies, its
-  // change profiles (the divergence curve is refit from them in estimated
-  // mode). Host statistics are not replayed: restore them through
-  // mutable_hosts() first so the page's prior is its host's. Ids continue
-  // densely; ResourceExhausted past max_pages. Oracle mode: call SetTruth.
+  // change profiles (in estimated mode the divergence curve saved with them,
+  // ProfileSet::fitted(), or a refit when there is none). Host statistics are
+  // not replayed: restore them through mutable_hosts() first so the page's
+  // prior is its host's. Ids continue densely; ResourceExhausted past
+  // max_pages. Oracle mode: call SetTruth.
   Result<PageId> RestorePage(const PageState& state,
                              std::optional<ProfileSet> profiles = {});
 
   // Oracle mode: the page's true parameters (rates per second) and
-  // divergence model (rates per second).
+  // divergence model (rates per second). oracle_rate: only params.delta is
+  // used. Otherwise ignored.
   void SetTruth(PageId page, const PageParams& params,
                 const DivergenceModel& model);
 
@@ -147,12 +154,17 @@ class Scheduler {
   void OnFailure(PageId page, double now, FailureClass failure);
   void RefreshEstimates(PageId page);
   void Sweep(PageId skip);
+  bool KeepsTruth() const { return options_.oracle || options_.oracle_rate; }
+  // Longevity, estimated mode: models_[page] from the page's change profiles
+  // under the host prior (sched/divergence_prior.h).
+  void Refit(PageId page);
 
   SchedulerOptions options_;
   std::unique_ptr<Policy> policy_;
   std::vector<PageState> pages_;
-  std::vector<PageParams> truth_;        // oracle only
+  std::vector<PageParams> truth_;        // oracle and oracle_rate only
   std::vector<DivergenceModel> models_;  // longevity (truth or fit)
+  DivergencePrior divergence_prior_;     // longevity, estimated mode
   std::vector<ProfileSet> profiles_;     // longevity only
   HostPool hosts_;
   Selector selector_;

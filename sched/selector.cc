@@ -69,6 +69,11 @@ std::optional<Selector::Choice> Selector::Select(double now,
                                                  const ValueFn& value) {
   last_evaluations_ = 0;
   if (auto overdue = SelectOverdue(now, eligible)) return overdue;
+  return BestByValue(eligible, value);
+}
+
+std::optional<Selector::Choice> Selector::BestByValue(
+    const EligibleFn& eligible, const ValueFn& value) {
   std::optional<Choice> best;
   for (const auto& [bound, page] : by_bound_) {
     if (best && !(bound > best->priority.key)) break;

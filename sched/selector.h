@@ -57,6 +57,12 @@ class Selector {
   std::optional<Choice> Select(double now, const EligibleFn& eligible,
                                const ValueFn& value);
 
+  // The eligible page of highest value with deadlines ignored: what a token
+  // would buy by value alone (the scheduler's implied threshold when
+  // deadlines decide). Same contract for `value` and `eligible` as Select.
+  std::optional<Choice> BestByValue(const EligibleFn& eligible,
+                                    const ValueFn& value);
+
   size_t pages() const { return bound_.size(); }
   // Values evaluated by the last Select (for benchmarks and tests).
   size_t last_evaluations() const { return last_evaluations_; }

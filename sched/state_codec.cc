@@ -10,7 +10,10 @@
 //   varint signals | varint fetches | u8 failures | u8 flags (no in-flight)
 // ProfileSet: u8 version | u8 history | varint refreshes | u8 count |
 //   count × { f64 base_time | u8 size | size × { f32 dt | varint d } |
-//             u8 has_sketch | [str sketch (parse/sketch.h)] }, oldest first
+//             u8 has_sketch | [str sketch (parse/sketch.h)] }, oldest first |
+//   u8 has_fitted | [f64 static_share | f64 churn_share | f64 churn_rate |
+//   varint scroll_k | f64 scroll_rate]. ProfileSet blobs carry version
+//   kProfileSetVersion (2); version 1 (no has_fitted) still decodes.
 // HostStats: u8 version | varint mask of non-zero bins |
 //   per set bit (ascending) { f32 count | f32 time } |
 //   4 × f32 (unchanged count/time, timed changes/exposure) |
@@ -31,6 +34,7 @@
 #include <concepts>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -179,6 +183,18 @@ Status Bad(std::string_view what, std::string_view field) {
 }
 
 bool NonNegativeFinite(float v) { return std::isfinite(v) && v >= 0; }
+
+// divergence_model.h's validity: shares in [0, 1] with s + c ≤ 1, rates
+// finite and ≥ 0, 1 ≤ K ≤ kMaxScrollItems.
+bool ValidModel(const DivergenceModel& m) {
+  auto share = [](double x) { return x >= 0 && x <= 1; };  // NaN: false
+  auto rate = [](double x) { return std::isfinite(x) && x >= 0; };
+  return share(m.static_share) && share(m.churn_share) &&
+         m.static_share + m.churn_share <= 1 + 1e-12 && rate(m.churn_rate) &&
+         rate(m.scroll_rate) && m.scroll_k >= 1 &&
+         m.scroll_k <= kMaxScrollItems;
+}
+
 bool NonNegative(float v) { return v >= 0; }  // +inf allowed; NaN not
 
 // Reads `n` floats that must satisfy `ok`.
@@ -366,7 +382,7 @@ Result<PageState> DecodePageState(std::string_view in) {
 std::string EncodeProfileSet(const ProfileSet& set) {
   const ChangeProfiles& p = set.profiles();
   std::string out;
-  PutByte(&out, kStateCodecVersion);
+  PutByte(&out, kProfileSetVersion);
   PutByte(&out, static_cast<uint8_t>(p.history()));
   PutVarint(&out, p.refreshes());
   PutByte(&out, static_cast<uint8_t>(p.size()));
@@ -386,13 +402,28 @@ std::string EncodeProfileSet(const ProfileSet& set) {
       PutByte(&out, 0);
     }
   }
+  if (const std::optional<DivergenceModel>& m = set.fitted()) {
+    PutByte(&out, 1);
+    PutF64(&out, m->static_share);
+    PutF64(&out, m->churn_share);
+    PutF64(&out, m->churn_rate);
+    PutVarint(&out, static_cast<uint64_t>(m->scroll_k));
+    PutF64(&out, m->scroll_rate);
+  } else {
+    PutByte(&out, 0);
+  }
   return out;
 }
 
 Result<ProfileSet> DecodeProfileSet(std::string_view in) {
   constexpr std::string_view kWhat = "profile set";
   Reader r(in);
-  if (Status st = CheckVersion(r, kWhat); !st.ok()) return st;
+  uint8_t version;
+  if (!r.Byte(&version)) return Bad(kWhat, "version");
+  if (version != kStateCodecVersion && version != kProfileSetVersion) {
+    return Status::Corruption(std::string(kWhat) + ": unknown version " +
+                              std::to_string(version));
+  }
   uint8_t history, count;
   uint64_t refreshes;
   if (!r.Byte(&history) || history < 1 || history > kMaxHistory) {
@@ -429,6 +460,23 @@ Result<ProfileSet> DecodeProfileSet(std::string_view in) {
       p.sketch = std::move(sketch).value();
     }
   }
+  std::optional<DivergenceModel> fitted;
+  if (version == kProfileSetVersion) {  // version 1 blobs end here
+    uint8_t has_fitted;
+    if (!r.Byte(&has_fitted) || has_fitted > 1) return Bad(kWhat, "fitted");
+    if (has_fitted == 1) {
+      DivergenceModel m;
+      uint64_t k;
+      if (!r.F64(&m.static_share) || !r.F64(&m.churn_share) ||
+          !r.F64(&m.churn_rate) || !r.VarintAtMost(kMaxScrollItems, &k) ||
+          !r.F64(&m.scroll_rate)) {
+        return Bad(kWhat, "fitted");
+      }
+      m.scroll_k = static_cast<int>(k);
+      if (!ValidModel(m)) return Bad(kWhat, "fitted (invalid model)");
+      fitted = m;
+    }
+  }
   if (!r.done()) return Bad(kWhat, "length (trailing bytes)");
   const auto restored = static_cast<uint32_t>(
       std::min<uint64_t>(refreshes, kMaxRestoredRefreshes));
@@ -436,6 +484,7 @@ Result<ProfileSet> DecodeProfileSet(std::string_view in) {
   if (!Replay(history, std::max<uint32_t>(restored, count), decoded, &set)) {
     return Bad(kWhat, "points (not reachable from the base times)");
   }
+  if (fitted) set.set_fitted(*fitted);
   return set;
 }
 

@@ -30,6 +30,9 @@
 namespace freshd::sched {
 
 inline constexpr uint8_t kStateCodecVersion = 1;
+// ProfileSet blobs since they carry the fitted divergence model; version-1
+// profile sets (without it) still decode.
+inline constexpr uint8_t kProfileSetVersion = 2;
 
 // Refresh counts above this are restored as this (ChangeProfiles keeps no
 // setter, so the count is rebuilt by replay; the scheduler itself reads
@@ -42,9 +45,10 @@ std::string EncodePageState(const PageState& state);
 Result<PageState> DecodePageState(std::string_view in);
 
 // ProfileSet: history, refresh count, each profile's base time and points,
-// and its base sketch (parse/sketch.h encoding). ProfileSet keeps sketches
-// private: they are written once it offers `const parse::BottomSketch*
-// BaseSketch(int i) const`, and as absent until then (decoding reads both).
+// its base sketch (parse/sketch.h encoding) and the fitted model, if any.
+// ProfileSet keeps sketches private: they are written once it offers `const
+// parse::BottomSketch* BaseSketch(int i) const`, and as absent until then
+// (decoding reads both).
 std::string EncodeProfileSet(const ProfileSet& set);
 // Rebuilds the set by replaying its refreshes; Corruption if the points are
 // not the ones those refreshes produce (so any accepted input is a state the

@@ -317,6 +317,7 @@ Result<SimResult> RunSimulation(const WebModel& model,
   sched::SchedulerOptions so;
   so.policy = options.policy;
   so.oracle = options.oracle;
+  so.oracle_rate = options.oracle_rate && !options.oracle;
   so.rate = options.rate_per_day / kDay;
   so.burst = std::max(1.0, options.burst);
   so.new_page_value = options.new_page_value;
@@ -348,6 +349,7 @@ std::string SimResultToJson(const WebModel& model, const SimOptions& options,
   j["web"] = model.spec.name;
   j["policy"] = options.policy;
   j["oracle"] = options.oracle;
+  j["oracle_rate"] = options.oracle_rate && !options.oracle;
   j["seed"] = model.seed;
   j["rate_per_day"] = options.rate_per_day;
   j["days"] = options.days;

@@ -29,6 +29,7 @@ struct RateChange {
 struct SimOptions {
   std::string policy = "freshness";
   bool oracle = false;
+  bool oracle_rate = false;   // estimated, but with the true Δ (diagnostic)
   double rate_per_day = 100;  // budget R
   double burst = 1;           // token bucket depth
   double days = 100;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "sched/divergence_model.h"
+#include "sched/divergence_prior.h"
 
 namespace freshd::sched {
 namespace {
@@ -190,6 +191,42 @@ TEST(DivergenceFitTest, FitIsCheapEnoughPerRefresh) {
               << ")\n";
     EXPECT_LT(us[runs / 2], 500000);  // generous: sanitizer builds are slow
   }
+}
+
+// event_rate fixes λ in both families (only the shape is fitted), and the
+// saturation pseudo-point keeps a page never seen changing from being fitted
+// as static forever; with weight 0 the fit is the plain one.
+TEST(DivergenceFitTest, PriorFixesTheRateAndTheSaturationLevel) {
+  const DivergenceModel churn{0.8, 0.2, 1.0, 1, 0};
+  std::vector<ProfilePoint> pts = ProfilePoints(churn, 8, 0.0, 41, 5, 9);
+  DivergenceFitOptions plain;
+  DivergenceFitOptions fixed;
+  fixed.event_rate = 0.7;
+  DivergenceFit f = FitDivergence(pts, fixed);
+  EXPECT_DOUBLE_EQ(f.scroll ? f.model.scroll_rate : f.model.churn_rate, 0.7);
+  DivergenceFit churn_only = FitChurn(pts, fixed);
+  EXPECT_DOUBLE_EQ(churn_only.model.churn_rate, 0.7);
+
+  std::vector<ProfilePoint> zeros = {{1, 0}, {2, 0}, {3, 0}, {5, 0}};
+  DivergenceFit none = FitDivergence(zeros, plain);
+  EXPECT_EQ(Utility(none.model, 100), 0);  // static: never refetched
+  DivergenceFitOptions prior;
+  prior.event_rate = 0.01;
+  prior.saturation_prior = 0.6;
+  prior.saturation_weight = 1;
+  DivergenceFit young = FitDivergence(zeros, prior);
+  EXPECT_GT(Utility(young.model, 100), 0);
+  EXPECT_LT(SaturationLevel(young.model), 0.6);  // the points pull it down
+  EXPECT_GT(SaturationLevel(young.model), 0.05);
+
+  DivergenceFitOptions no_weight;
+  no_weight.saturation_prior = 0.6;  // weight 0: ignored
+  const DivergenceModel scroll{0.3, 0, 0, 6, 0.8};
+  std::vector<ProfilePoint> sp = ProfilePoints(scroll, 12, 0.01, 42);
+  DivergenceFit a = FitDivergence(sp, plain), b = FitDivergence(sp, no_weight);
+  EXPECT_EQ(a.sse, b.sse);
+  EXPECT_EQ(a.model.scroll_k, b.model.scroll_k);
+  EXPECT_EQ(a.model.static_share, b.model.static_share);
 }
 
 }  // namespace

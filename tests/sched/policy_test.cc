@@ -135,5 +135,27 @@ TEST(PolicyTest, LongevityLearningPhaseAndRiskBoundForceDeadlines) {
   EXPECT_FLOAT_EQ(s.forced, 0.f);  // oracle: no learning needed
 }
 
+// learning_l = 0: l is kAutoLearningShare of the mean refresh interval the
+// scheduler passes (pages / rate), so learning scales with the budget.
+TEST(PolicyTest, AutoLearningPhaseFollowsTheMeanInterval) {
+  PolicyOptions o;  // defaults: learning_l = 0 (auto), risk_rho = 10
+  ASSERT_EQ(o.learning_l, 0);
+  EXPECT_EQ(o.risk_rho, 10);
+  auto p = MakePolicy("longevity", o);
+  ASSERT_TRUE(p.ok());
+  PageState s;
+  s.fetches = 3;
+  DivergenceModel m;
+  PolicyInput in{&s, PageParams{1, 1, 0, 0}, &m, nullptr, false};
+  in.mean_interval = 1000;
+  (*p)->OnFetched(in, s, true, 1, 0);
+  EXPECT_FLOAT_EQ(s.forced, kAutoLearningShare * 1000 * 3);
+  in.mean_interval = 4000;  // half the budget: twice the learning interval
+  (*p)->OnFetched(in, s, true, 1, 0);
+  EXPECT_FLOAT_EQ(s.forced, kAutoLearningShare * 4000 * 3);
+  (*p)->OnFetched(in, s, true, 1, 30);  // ρ·T/D_max = 10·30 binds
+  EXPECT_FLOAT_EQ(s.forced, 300.f);
+}
+
 }  // namespace
 }  // namespace freshd::sched

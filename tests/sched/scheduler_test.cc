@@ -272,6 +272,62 @@ TEST(SchedulerTest, RestoredPagesValueAsTheOriginals) {
   }
 }
 
+// When deadlines decide every choice, the implied threshold still follows
+// the margin: the best value a token could have bought (it used to freeze,
+// and longevity's risk bound ρ·T then forced every crawl).
+TEST(SchedulerTest, ThresholdTracksTheMarginWhenDeadlinesDecide) {
+  SchedulerOptions o;
+  o.policy = "freshness";
+  o.rate = 1e6;
+  o.burst = 1e9;
+  o.max_interval = 1 * kDay;
+  auto sched = Make(o);
+  std::mt19937_64 rng(5);
+  std::uniform_real_distribution<double> u(0, 1);
+  const PageId n = 50;
+  for (PageId p = 0; p < n; ++p) {
+    ASSERT_TRUE(sched->AddUrl(p % 5, 0.1 + u(rng)).ok());
+    sched->Observe({p, 0, Changed(false)});
+  }
+  Scheduler::HostGate open = [](HostId) { return true; };
+  double now = 3 * kDay, expected = 0;
+  for (int k = 0; k < 20; ++k) {
+    now += 60;
+    double best = 0;
+    for (PageId p = 0; p < n; ++p) {
+      if (sched->Eligible(p, now, open)) {
+        best = std::max(best, sched->Value(p, now));
+      }
+    }
+    std::optional<PageId> got = sched->Select(now, open);
+    ASSERT_TRUE(got.has_value());
+    EXPECT_TRUE(sched->PriorityOf(*got, now).overdue);
+    expected = expected > 0 ? 0.99 * expected + 0.01 * best : best;
+    EXPECT_TRUE(SameKey(sched->threshold(), expected))
+        << k << ": " << sched->threshold() << " vs " << expected;
+  }
+  EXPECT_GT(sched->threshold(), 0);
+}
+
+// Estimated longevity: a page whose profiles never showed a change keeps a
+// positive value (the host prior's curve at its estimated rate), not the
+// "static forever" fit that left it unfetched; its model is saved with the
+// profiles.
+TEST(SchedulerTest, YoungLongevityPagesAreNotAbandoned) {
+  SchedulerOptions o;
+  o.policy = "longevity";
+  auto sched = Make(o);
+  PageId p = sched->AddUrl(0, 1).value();
+  for (int k = 0; k < 5; ++k) {
+    FetchedObs f;
+    f.base_divergence.assign(sched->ProfileBaseTimes(p).size(), 0.0);
+    sched->Observe({p, k * kDay, std::move(f)});
+    EXPECT_GT(sched->Value(p, (k + 30) * kDay), 0) << k;
+    ASSERT_NE(sched->Profiles(p), nullptr);
+    EXPECT_TRUE(sched->Profiles(p)->fitted().has_value());
+  }
+}
+
 TEST(SchedulerTest, MaxPagesBoundsAddAndRestore) {
   SchedulerOptions o;
   o.max_pages = 3;

@@ -1,0 +1,64 @@
+#include "sched/divergence_prior.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace freshd::sched {
+
+double SaturationLevel(const DivergenceModel& model) {
+  double changing = 0;  // share of fragments that ever change
+  if (model.churn_rate > 0) changing += model.churn_share;
+  if (model.scroll_rate > 0) {
+    changing += 1 - model.static_share - model.churn_share;
+  }
+  changing = std::clamp(std::isfinite(changing) ? changing : 0.0, 0.0, 1.0);
+  return 2 * changing / (1 + changing);  // g(u) = 2u / (1 + u)
+}
+
+void DivergencePrior::Add(Level& level, double value) {
+  level.sum = static_cast<float>(kDecay * level.sum + value);
+  level.weight = static_cast<float>(kDecay * level.weight + 1);
+}
+
+double DivergencePrior::Mean(const Level& level, double fallback) {
+  return level.weight > 0 ? std::clamp(level.sum / level.weight, 0.0f, 1.0f)
+                          : fallback;
+}
+
+double DivergencePrior::Saturation(HostId host) const {
+  const double global = Mean(global_, kDefaultSaturation);
+  return host < hosts_.size() ? Mean(hosts_[host], global) : global;
+}
+
+void DivergencePrior::Observe(HostId host, const DivergenceModel& fitted) {
+  const double level = SaturationLevel(fitted);
+  if (!std::isfinite(level)) return;
+  Add(global_, level);
+  if (host >= kMaxHosts) return;
+  if (host >= hosts_.size()) hosts_.resize(static_cast<size_t>(host) + 1);
+  Add(hosts_[host], level);
+}
+
+DivergenceFitOptions DivergencePrior::FitOptions(HostId host,
+                                                 double rate) const {
+  DivergenceFitOptions o;
+  o.k_max = 8;
+  o.max_evaluations = 150;
+  o.event_rate = rate > 0 && std::isfinite(rate) ? rate : 0;
+  o.saturation_prior = Saturation(host);
+  o.saturation_weight = kPseudoPoints;
+  return o;
+}
+
+DivergenceModel DivergencePrior::Model(HostId host, double rate) const {
+  DivergenceModel m;  // static unless the rate is usable
+  if (!(rate > 0) || !std::isfinite(rate)) return m;
+  const double a = Saturation(host);
+  const double c = a / (2 - a);  // g(c) = a
+  m.static_share = 1 - c;
+  m.churn_share = c;
+  m.churn_rate = rate;
+  return m;
+}
+
+}  // namespace freshd::sched
