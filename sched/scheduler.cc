@@ -226,15 +226,17 @@ std::optional<PageId> Scheduler::Select(double now, const HostGate& host_open) {
   // deadline decides, the margin is the best page by value (else a policy
   // whose clamps scale with the threshold, longevity's risk bound, would
   // freeze it at whatever it was when deadlines took over).
+  // As for value choices, a never-fetched page at the margin (discovery)
+  // leaves the refresh threshold alone.
+  std::optional<Selector::Choice> margin = choice;
+  if (choice->priority.overdue) {
+    margin = selector_.BestByValue(
+        [&](PageId p) { return Eligible(p, now, host_open); },
+        [&](PageId p) { return Value(p, now); });
+  }
   std::optional<double> marginal;
-  if (!choice->priority.overdue) {
-    if (pages_[choice->page].fetched()) marginal = choice->priority.key;
-  } else if (auto best = selector_.BestByValue(
-                 [&](PageId p) {
-                   return pages_[p].fetched() && Eligible(p, now, host_open);
-                 },
-                 [&](PageId p) { return Value(p, now); })) {
-    marginal = best->priority.key;
+  if (margin && pages_[margin->page].fetched()) {
+    marginal = margin->priority.key;
   }
   bucket_.TryTake(now);
   PageState& s = pages_[choice->page];

@@ -44,8 +44,9 @@ fi
 if [[ $quick == 1 && $seeds == 5 ]]; then seeds=2; fi
 
 commit="$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)"
-if [[ -n "$(git -C "$root" status --porcelain --untracked-files=no \
-      2>/dev/null)" ]]; then
+# The output itself does not count as a change to the code measured.
+if [[ -n "$(git -C "$root" status --porcelain --untracked-files=no -- . \
+      ":(exclude)docs/RESULTS.md" 2>/dev/null)" ]]; then
   commit="$commit (with uncommitted changes)"
 fi
 
