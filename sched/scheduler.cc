@@ -225,9 +225,8 @@ std::optional<PageId> Scheduler::Select(double now, const HostGate& host_open) {
   // The implied threshold is the value a token buys at the margin. When a
   // deadline decides, the margin is the best page by value (else a policy
   // whose clamps scale with the threshold, longevity's risk bound, would
-  // freeze it at whatever it was when deadlines took over).
-  // As for value choices, a never-fetched page at the margin (discovery)
-  // leaves the refresh threshold alone.
+  // freeze it at whatever it was when deadlines took over). A never-fetched
+  // page at the margin (discovery) leaves the refresh threshold alone.
   std::optional<Selector::Choice> margin = choice;
   if (choice->priority.overdue) {
     margin = selector_.BestByValue(
