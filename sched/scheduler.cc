@@ -12,6 +12,7 @@ namespace freshd::sched {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr DivergenceModel kNeverChanges{};  // before a first fetch
 constexpr double kDay = 86400;
 
 }  // namespace
@@ -71,7 +72,7 @@ Result<PageId> Scheduler::AddUrl(HostId host, double importance) {
   RefreshEstimates(id);  // no evidence yet: the host's pooled (Δ, α, ν)
   if (KeepsTruth()) truth_.push_back(PageParams{0, s.importance, 0, 0});
   if (policy_->uses_profiles()) {
-    models_.emplace_back();
+    if (options_.oracle) truth_models_.emplace_back();
     profiles_.emplace_back(options_.history);
   }
   Reindex(id);
@@ -93,7 +94,7 @@ Result<PageId> Scheduler::RestorePage(const PageState& state,
   pages_.push_back(s);
   if (KeepsTruth()) truth_.push_back(PageParams{0, s.importance, 0, 0});
   if (policy_->uses_profiles()) {
-    models_.emplace_back();
+    if (options_.oracle) truth_models_.emplace_back();
     profiles_.push_back(profiles ? std::move(*profiles)
                                  : ProfileSet(options_.history));
   }
@@ -105,9 +106,8 @@ Result<PageId> Scheduler::RestorePage(const PageState& state,
   if (policy_->uses_profiles() && !options_.oracle) {
     const ProfileSet& ps = profiles_[id];
     if (ps.fitted()) {  // as saved; it also teaches the host prior again
-      models_[id] = *ps.fitted();
       if (ps.profiles().Pooled().size() >= 3) {
-        divergence_prior_.Observe(s.host, models_[id]);
+        divergence_prior_.Observe(s.host, *ps.fitted());
       }
     } else if (s.fetched()) {
       Refit(id);
@@ -126,7 +126,7 @@ void Scheduler::SetTruth(PageId page, const PageParams& params,
     Reindex(page);
     return;
   }
-  if (policy_->uses_profiles()) models_[page] = model;
+  if (policy_->uses_profiles()) truth_models_[page] = model;
   Reindex(page);
 }
 
@@ -137,7 +137,10 @@ PageParams Scheduler::Params(PageId page) const {
 }
 
 const DivergenceModel* Scheduler::Model(PageId page) const {
-  return policy_->uses_profiles() ? &models_[page] : nullptr;
+  if (!policy_->uses_profiles()) return nullptr;
+  if (options_.oracle) return &truth_models_[page];
+  const std::optional<DivergenceModel>& fitted = profiles_[page].fitted();
+  return fitted ? &*fitted : &kNeverChanges;
 }
 
 std::vector<double> Scheduler::ProfileBaseTimes(PageId page) const {
@@ -150,7 +153,7 @@ PolicyInput Scheduler::Input(PageId page) const {
   in.state = &pages_[page];
   in.params = Params(page);
   if (policy_->uses_profiles()) {
-    in.model = &models_[page];
+    in.model = Model(page);
     in.profiles = &profiles_[page];
   }
   in.oracle = options_.oracle;
@@ -356,12 +359,11 @@ void Scheduler::Refit(PageId page) {
   DivergenceFit fit = FitDivergence(profiles_[page].profiles().Pooled(),
                                     divergence_prior_.FitOptions(s.host, rate));
   if (fit.points == 0) {
-    models_[page] = divergence_prior_.Model(s.host, rate);
-  } else {
-    if (fit.points >= 3) divergence_prior_.Observe(s.host, fit.model);
-    models_[page] = fit.model;
+    profiles_[page].set_fitted(divergence_prior_.Model(s.host, rate));
+    return;
   }
-  profiles_[page].set_fitted(models_[page]);
+  if (fit.points >= 3) divergence_prior_.Observe(s.host, fit.model);
+  profiles_[page].set_fitted(fit.model);
 }
 
 void Scheduler::Sweep(PageId skip) {

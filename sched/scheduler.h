@@ -118,7 +118,8 @@ class Scheduler {
   PageParams Params(PageId page) const;
   // Base times of the page's change profiles, oldest first (longevity).
   std::vector<double> ProfileBaseTimes(PageId page) const;
-  // The fitted (or true) divergence model; nullptr if none.
+  // The page's divergence curve (true in oracle mode, else fitted; "never
+  // changes" before the first fetch); nullptr for policies without curves.
   const DivergenceModel* Model(PageId page) const;
 
   const PageState& page(PageId id) const { return pages_[id]; }
@@ -155,17 +156,19 @@ class Scheduler {
   void RefreshEstimates(PageId page);
   void Sweep(PageId skip);
   bool KeepsTruth() const { return options_.oracle || options_.oracle_rate; }
-  // Longevity, estimated mode: models_[page] from the page's change profiles
-  // under the host prior (sched/divergence_prior.h).
+  // Longevity, estimated mode: the page's curve (ProfileSet::fitted()) from
+  // its change profiles under the host prior (sched/divergence_prior.h).
   void Refit(PageId page);
 
   SchedulerOptions options_;
   std::unique_ptr<Policy> policy_;
   std::vector<PageState> pages_;
-  std::vector<PageParams> truth_;        // oracle and oracle_rate only
-  std::vector<DivergenceModel> models_;  // longevity (truth or fit)
-  DivergencePrior divergence_prior_;     // longevity, estimated mode
-  std::vector<ProfileSet> profiles_;     // longevity only
+  std::vector<PageParams> truth_;  // oracle and oracle_rate only
+  // Longevity: the true curves in oracle mode; estimated curves live in
+  // ProfileSet::fitted() (saved with the profiles).
+  std::vector<DivergenceModel> truth_models_;
+  DivergencePrior divergence_prior_;  // longevity, estimated mode
+  std::vector<ProfileSet> profiles_;  // longevity only
   HostPool hosts_;
   Selector selector_;
   TokenBucket bucket_;
