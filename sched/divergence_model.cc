@@ -28,7 +28,9 @@ using Row = boost::container::small_vector<double, 33>;
 
 double G(double u) { return 2 * u / (1 + u); }
 
-bool Valid(const DivergenceModel& m) {
+}  // namespace
+
+bool IsValid(const DivergenceModel& m) {
   const auto share = [](double x) { return x >= 0 && x <= 1; };
   const auto rate = [](double x) { return x >= 0 && std::isfinite(x); };
   return share(m.static_share) && share(m.churn_share) &&
@@ -36,6 +38,8 @@ bool Valid(const DivergenceModel& m) {
          rate(m.scroll_rate) && m.scroll_k >= 1 &&
          m.scroll_k <= kMaxScrollItems;
 }
+
+namespace {
 
 // The model's coefficients with zero-rate regions folded into the static share.
 struct Coefficients {
@@ -97,7 +101,7 @@ Row GammaRow(int n, double y) {
 }  // namespace
 
 double Divergence(const DivergenceModel& m, double t) {
-  if (!Valid(m) || !(t >= 0)) return kNaN;
+  if (!IsValid(m) || !(t >= 0)) return kNaN;
   if (t == 0) return 0;
   const Coefficients co = Prepare(m);
   const double e = co.c > 0 ? std::exp(-m.churn_rate * t) : 1;
@@ -110,7 +114,7 @@ double Divergence(const DivergenceModel& m, double t) {
 }
 
 double Utility(const DivergenceModel& m, double t) {
-  if (!Valid(m) || !(t >= 0)) return kNaN;
+  if (!IsValid(m) || !(t >= 0)) return kNaN;
   if (t == 0) return 0;
   if (std::isinf(t)) return SupUtility(m);
   const Coefficients co = Prepare(m);
@@ -136,8 +140,15 @@ double Utility(const DivergenceModel& m, double t) {
   return u;
 }
 
+double SaturationDivergence(const DivergenceModel& m) {
+  if (!IsValid(m)) return kNaN;
+  const double scroll = std::fmax(0.0, 1 - m.static_share - m.churn_share);
+  return G((m.churn_rate > 0 ? m.churn_share : 0) +
+           (m.scroll_rate > 0 ? scroll : 0));
+}
+
 double SupUtility(const DivergenceModel& m) {
-  if (!Valid(m)) return kNaN;
+  if (!IsValid(m)) return kNaN;
   const Coefficients co = Prepare(m);
   double u = 0;
   const double a = m.churn_rate, b = m.scroll_rate;
@@ -156,7 +167,7 @@ double SupUtility(const DivergenceModel& m) {
 }
 
 double UtilityInverse(const DivergenceModel& m, double target) {
-  if (!Valid(m) || std::isnan(target)) return kNaN;
+  if (!IsValid(m) || std::isnan(target)) return kNaN;
   if (target <= 0) return 0;
   if (!(SupUtility(m) > target)) return kInf;
   const double rate = std::fmax(m.churn_rate, m.scroll_rate);

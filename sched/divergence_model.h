@@ -25,8 +25,14 @@ struct DivergenceModel {
 // and finite, 1 ≤ K ≤ kMaxScrollItems; otherwise every function returns NaN. A
 // region whose rate is 0 never changes (counts as static).
 
+// True when the model is valid (above).
+bool IsValid(const DivergenceModel& m);
+
 // D*(t), t ≥ 0: expected divergence. 0 at t = 0, nondecreasing, limit g(1 − s).
 double Divergence(const DivergenceModel& m, double t);
+
+// lim_{t→∞} D(t) = g(share of fragments that ever change).
+double SaturationDivergence(const DivergenceModel& m);
 
 // U(t) = t·D(t) − ∫₀ᵗ D(x)dx (closed form). Nondecreasing since U′ = t·D′.
 double Utility(const DivergenceModel& m, double t);

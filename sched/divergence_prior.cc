@@ -5,16 +5,6 @@
 
 namespace freshd::sched {
 
-double SaturationLevel(const DivergenceModel& model) {
-  double changing = 0;  // share of fragments that ever change
-  if (model.churn_rate > 0) changing += model.churn_share;
-  if (model.scroll_rate > 0) {
-    changing += 1 - model.static_share - model.churn_share;
-  }
-  changing = std::clamp(std::isfinite(changing) ? changing : 0.0, 0.0, 1.0);
-  return 2 * changing / (1 + changing);  // g(u) = 2u / (1 + u)
-}
-
 void DivergencePrior::Add(Level& level, double value) {
   level.sum = static_cast<float>(kDecay * level.sum + value);
   level.weight = static_cast<float>(kDecay * level.weight + 1);
@@ -31,7 +21,7 @@ double DivergencePrior::Saturation(HostId host) const {
 }
 
 void DivergencePrior::Observe(HostId host, const DivergenceModel& fitted) {
-  const double level = SaturationLevel(fitted);
+  const double level = SaturationDivergence(fitted);
   if (!std::isfinite(level)) return;
   Add(global_, level);
   if (host >= kMaxHosts) return;

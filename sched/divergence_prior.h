@@ -55,9 +55,6 @@ class DivergencePrior {
   std::vector<Level> hosts_;  // by host id, grown on demand
 };
 
-// lim_{t→∞} D(t) of a valid model: g(1 − s) (regions with rate 0 static).
-double SaturationLevel(const DivergenceModel& model);
-
 }  // namespace freshd::sched
 
 #endif  // FRESHD_SCHED_DIVERGENCE_PRIOR_H_

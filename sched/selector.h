@@ -64,7 +64,8 @@ class Selector {
                                     const ValueFn& value);
 
   size_t pages() const { return bound_.size(); }
-  // Values evaluated by the last Select (for benchmarks and tests).
+  // Values evaluated by the last Select and any BestByValue after it (for
+  // benchmarks and tests).
   size_t last_evaluations() const { return last_evaluations_; }
 
  private:

@@ -39,6 +39,8 @@
 #include <utility>
 #include <vector>
 
+#include "sched/divergence_model.h"
+
 namespace freshd::sched {
 namespace {
 
@@ -183,17 +185,6 @@ Status Bad(std::string_view what, std::string_view field) {
 }
 
 bool NonNegativeFinite(float v) { return std::isfinite(v) && v >= 0; }
-
-// divergence_model.h's validity: shares in [0, 1] with s + c ≤ 1, rates
-// finite and ≥ 0, 1 ≤ K ≤ kMaxScrollItems.
-bool ValidModel(const DivergenceModel& m) {
-  auto share = [](double x) { return x >= 0 && x <= 1; };  // NaN: false
-  auto rate = [](double x) { return std::isfinite(x) && x >= 0; };
-  return share(m.static_share) && share(m.churn_share) &&
-         m.static_share + m.churn_share <= 1 + 1e-12 && rate(m.churn_rate) &&
-         rate(m.scroll_rate) && m.scroll_k >= 1 &&
-         m.scroll_k <= kMaxScrollItems;
-}
 
 bool NonNegative(float v) { return v >= 0; }  // +inf allowed; NaN not
 
@@ -473,7 +464,7 @@ Result<ProfileSet> DecodeProfileSet(std::string_view in) {
         return Bad(kWhat, "fitted");
       }
       m.scroll_k = static_cast<int>(k);
-      if (!ValidModel(m)) return Bad(kWhat, "fitted (invalid model)");
+      if (!IsValid(m)) return Bad(kWhat, "fitted (invalid model)");
       fitted = m;
     }
   }

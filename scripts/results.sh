@@ -663,7 +663,7 @@ def section_d_split():
          cmd_line("noisy", "POLICY", 100, True, (), "S", D_LONG_DAYS,
                   D_LONG_WARM)))
     out()
-    rows = []
+    rows, closed = [], []
     for p in D_SPLIT:
         o = results(d_runs[(p, True)])
         e = results(d_runs[(p, False)])
@@ -672,6 +672,8 @@ def section_d_split():
                for a, b in zip(o, e)]
         gap_t = [(a["freshness"] - b["freshness"]) / a["freshness"]
                  for a, b in zip(o, t)]
+        closed.append("%s %.1f%% → %.1f%%" % (p, 100 * mean_se(gap)[0],
+                                             100 * mean_se(gap_t)[0]))
         row = [p, pm([x["freshness"] for x in o]),
                pm([x["freshness"] for x in e]), pm(gap, 2, 100) + "%",
                pm([x["freshness"] for x in t]), pm(gap_t, 2, 100) + "%"]
@@ -695,14 +697,6 @@ def section_d_split():
                     100) + "%", ""])
     table(["policy", "oracle", "estimated", "gap", "estimated, true Δ",
            "gap, true Δ", "gap after %d days" % D_LONG_WARM], rows)
-    closed = []
-    for p in D_SPLIT:
-        o = results(d_runs[(p, True)])
-        g = mean_se([(a["freshness"] - b["freshness"]) / a["freshness"]
-                     for a, b in zip(o, results(d_runs[(p, False)]))])[0]
-        gt = mean_se([(a["freshness"] - b["freshness"]) / a["freshness"]
-                      for a, b in zip(o, results(d_true_rate[p]))])[0]
-        closed.append("%s %.1f%% → %.1f%%" % (p, 100 * g, 100 * gt))
     out("Reading. Gap to the oracle, estimated → estimated with the true Δ: "
         "%s. What the true Δ leaves is the cost of estimating α, ν (and, "
         "for longevity, the curves and the learning phase); the rest is the "

@@ -216,8 +216,8 @@ TEST(DivergenceFitTest, PriorFixesTheRateAndTheSaturationLevel) {
   prior.saturation_weight = 1;
   DivergenceFit young = FitDivergence(zeros, prior);
   EXPECT_GT(Utility(young.model, 100), 0);
-  EXPECT_LT(SaturationLevel(young.model), 0.6);  // the points pull it down
-  EXPECT_GT(SaturationLevel(young.model), 0.05);
+  EXPECT_LT(SaturationDivergence(young.model), 0.6);  // the points pull it down
+  EXPECT_GT(SaturationDivergence(young.model), 0.05);
 
   DivergenceFitOptions no_weight;
   no_weight.saturation_prior = 0.6;  // weight 0: ignored

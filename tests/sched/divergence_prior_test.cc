@@ -18,14 +18,14 @@ DivergenceModel Churn(double a, double rate) {
   return {1 - c, c, rate, 1, 0};
 }
 
-TEST(DivergencePriorTest, SaturationLevelIsTheLimitOfTheCurve) {
+TEST(DivergencePriorTest, SaturationDivergenceIsTheLimitOfTheCurve) {
   for (const DivergenceModel& m :
        {Churn(0.3, 2.0), DivergenceModel{0.4, 0, 0, 5, 1.5},
         DivergenceModel{0.2, 0.3, 0.5, 4, 2.0}}) {
-    EXPECT_NEAR(SaturationLevel(m), Divergence(m, 1e6), 1e-9);
+    EXPECT_NEAR(SaturationDivergence(m), Divergence(m, 1e6), 1e-9);
   }
-  EXPECT_EQ(SaturationLevel(Churn(0.3, 0)), 0);  // rate 0: static
-  EXPECT_EQ(SaturationLevel(DivergenceModel{}), 0);
+  EXPECT_EQ(SaturationDivergence(Churn(0.3, 0)), 0);  // rate 0: static
+  EXPECT_EQ(SaturationDivergence(DivergenceModel{}), 0);
 }
 
 TEST(DivergencePriorTest, PoolsLevelsPerHostThenGlobally) {
@@ -64,7 +64,7 @@ TEST(DivergencePriorTest, FitOptionsAndModelForYoungPages) {
       0);
   DivergenceModel m = prior.Model(4, 2e-5);
   EXPECT_EQ(m.churn_rate, 2e-5);
-  EXPECT_NEAR(SaturationLevel(m), 0.4, 1e-6);
+  EXPECT_NEAR(SaturationDivergence(m), 0.4, 1e-6);
   EXPECT_GT(Utility(m, 86400), 0);  // a young page is worth refetching
   EXPECT_EQ(Utility(prior.Model(4, 0), 86400), 0);
 }
