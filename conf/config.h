@@ -90,7 +90,7 @@ struct SchedConfig {
   int sketch_m = 64;             // bottom-m min-hash sketch size
   int history = 4;               // change profiles kept (Olston & Pandey h)
   double new_page_value = 1.0;   // crawl value of a never-fetched URL
-  double risk_rho = 10.0;        // longevity: phi <= rho * T / D_max
+  double risk_rho = 0.0;         // longevity: phi <= rho * T / D_max; 0 auto
   double learning_l = 0.0;       // longevity: phi <= l * refreshes so far
                                  // (days; 0: half the mean refresh interval)
   double min_interval_s = 60.0;  // never refetch sooner than this

@@ -14,14 +14,27 @@ constexpr int kMaxK = 64;
 
 double G(double u) { return 2 * u / (1 + u); }  // Jaccard distance of u.
 
-std::vector<ProfilePoint> Clean(std::span<const ProfilePoint> points) {
+bool GivenChange(const DivergenceFitOptions& o) {
+  return o.given_change && o.event_rate > 0 && std::isfinite(o.event_rate);
+}
+
+// Usable points (under given_change: only those that changed).
+std::vector<ProfilePoint> Clean(std::span<const ProfilePoint> points,
+                                const DivergenceFitOptions& o) {
+  const bool changed_only = GivenChange(o);
   std::vector<ProfilePoint> out;
   out.reserve(points.size());
   for (const ProfilePoint& p : points) {
     if (!(p.t > 0) || !std::isfinite(p.t) || !std::isfinite(p.d)) continue;
+    if (changed_only && !(p.d > 0)) continue;
     out.push_back({p.t, std::clamp(p.d, 0.0, 1.0)});
   }
   return out;
+}
+
+// P(≥1 event by t) for the conditional fit, 1 when not conditioning.
+double EventShare(bool given_change, double rate, double t) {
+  return given_change ? -std::expm1(-rate * t) : 1;
 }
 
 // Range of λ worth searching for these points: from the linear regime of
@@ -45,35 +58,50 @@ void RateRange(const std::vector<ProfilePoint>& pts,
   }
 }
 
-// The saturation pseudo-point of the options, sanitized (weight 0: none).
+// The saturation pseudo-point of the options for one family, sanitized
+// (weight 0: none).
 struct SaturationPrior {
   double d = 0;
   double weight = 0;
 };
 
-SaturationPrior PriorOf(const DivergenceFitOptions& o) {
+SaturationPrior PriorOf(const DivergenceFitOptions& o, bool scroll) {
+  const double d = scroll && o.scroll_saturation_prior >= 0
+                       ? o.scroll_saturation_prior
+                       : o.saturation_prior;
   if (!(o.saturation_weight > 0) || !std::isfinite(o.saturation_weight) ||
-      !std::isfinite(o.saturation_prior)) {
+      !std::isfinite(d)) {
     return {};
   }
-  return {std::clamp(o.saturation_prior, 0.0, 1.0),
-          std::min(o.saturation_weight, 1e6)};
+  return {std::clamp(d, 0.0, 1.0), std::min(o.saturation_weight, 1e6)};
+}
+
+// The pseudo-point's share of a fit's SSE.
+double PriorTerm(const DivergenceFit& fit, const DivergenceFitOptions& o) {
+  const SaturationPrior prior = PriorOf(o, fit.scroll);
+  if (prior.weight == 0) return 0;
+  const double miss = prior.d - SaturationDivergence(fit.model);
+  return std::isfinite(miss) ? prior.weight * miss * miss : 0;
 }
 
 // Churn SSE at rate λ with the best a (closed form); *a_out gets a.
 // With the saturation pseudo-point (d0, w): a = (Σφd + w·d0)/(Σφ² + w).
+// Given change, every point predicts a itself (φ = 1).
 double ChurnSse(const std::vector<ProfilePoint>& pts, double rate,
-                double* a_out, double d0 = 0, double w = 0) {
+                bool given_change, double* a_out, double d0 = 0, double w = 0) {
+  auto phi = [&](double t) {
+    return given_change ? 1.0 : -std::expm1(-rate * t);
+  };
   double sfd = w * d0, sff = w;
   for (const ProfilePoint& p : pts) {
-    double f = -std::expm1(-rate * p.t);
+    double f = phi(p.t);
     sfd += f * p.d;
     sff += f * f;
   }
   double a = sff > 0 ? std::clamp(sfd / sff, 0.0, 1.0) : 0;
   double sse = 0;
   for (const ProfilePoint& p : pts) {
-    double r = p.d - a * -std::expm1(-rate * p.t);
+    double r = p.d - a * phi(p.t);
     sse += r * r;
   }
   sse += w * (d0 - a) * (d0 - a);
@@ -134,7 +162,7 @@ double BrentMin(F f, double a, double b, double tol, int max_iter,
 
 // Scroll SSE for (s, K, λ); g_j precomputed by the caller.
 double ScrollSse(const std::vector<ProfilePoint>& pts, const double* dg, int k,
-                 double rate) {
+                 double rate, bool given_change) {
   double sse = 0;
   for (const ProfilePoint& p : pts) {
     double x = rate * p.t;
@@ -144,7 +172,8 @@ double ScrollSse(const std::vector<ProfilePoint>& pts, const double* dg, int k,
       term *= x / (j + 1);
       cum += term;
     }
-    double r = p.d - d;
+    double share = EventShare(given_change, rate, p.t);
+    double r = p.d - (share > 0 ? d / share : 0);
     sse += r * r;
   }
   return sse;
@@ -230,9 +259,9 @@ DivergenceFit FitChurnClean(const std::vector<ProfilePoint>& pts,
   fit.scroll_sse = kInf;
   fit.model = NeverChanges();
   if (pts.empty()) return fit;
-  const SaturationPrior prior = PriorOf(o);
+  const SaturationPrior prior = PriorOf(o, false);
   auto sse_at = [&](double rate, double* a) {
-    return ChurnSse(pts, rate, a, prior.d, prior.weight);
+    return ChurnSse(pts, rate, GivenChange(o), a, prior.d, prior.weight);
   };
   double lo, hi;
   RateRange(pts, o, &lo, &hi);
@@ -275,7 +304,7 @@ DivergenceFit FitScrollClean(const std::vector<ProfilePoint>& pts,
   fit.sse = fit.scroll_sse = kInf;
   fit.model = NeverChanges();
   if (pts.empty()) return fit;
-  const SaturationPrior prior = PriorOf(o);
+  const SaturationPrior prior = PriorOf(o, true);
   double lo, hi;
   RateRange(pts, o, &lo, &hi);
   std::vector<double> ts;
@@ -300,7 +329,8 @@ DivergenceFit FitScrollClean(const std::vector<ProfilePoint>& pts,
         dg[j] = G((1 - s) * (j + 1) / k) - G((1 - s) * j / k);
       }
       double miss = prior.d - G(1 - s);  // the pseudo-point at t = ∞
-      return ScrollSse(pts, dg, k, rate) + prior.weight * miss * miss;
+      return ScrollSse(pts, dg, k, rate, GivenChange(o)) +
+             prior.weight * miss * miss;
     };
     double k_best = kInf;
     std::array<double, 2> k_best_x = {0, 0};
@@ -356,21 +386,26 @@ double ScrollDivergence(double s, int k, double rate, double t) {
 
 DivergenceFit FitChurn(std::span<const ProfilePoint> points,
                        const DivergenceFitOptions& options) {
-  return FitChurnClean(Clean(points), options);
+  return FitChurnClean(Clean(points, options), options);
 }
 
 DivergenceFit FitScroll(std::span<const ProfilePoint> points,
                         const DivergenceFitOptions& options) {
-  return FitScrollClean(Clean(points), options);
+  return FitScrollClean(Clean(points, options), options);
 }
 
 DivergenceFit FitDivergence(std::span<const ProfilePoint> points,
                             const DivergenceFitOptions& options) {
-  std::vector<ProfilePoint> pts = Clean(points);
+  std::vector<ProfilePoint> pts = Clean(points, options);
   DivergenceFit churn = FitChurnClean(pts, options);
   if (pts.size() < 3) return churn;
   DivergenceFit scroll = FitScrollClean(pts, options);
-  DivergenceFit& best = scroll.scroll_sse < churn.churn_sse ? scroll : churn;
+  // The family is chosen by the points alone: the pseudo-point regularizes
+  // each family's parameters but must not vote (scroll, with more shape
+  // freedom, could otherwise win by bending toward the prior level).
+  const double churn_data = churn.churn_sse - PriorTerm(churn, options);
+  const double scroll_data = scroll.scroll_sse - PriorTerm(scroll, options);
+  DivergenceFit& best = scroll_data < churn_data ? scroll : churn;
   best.churn_sse = churn.churn_sse;
   best.scroll_sse = scroll.scroll_sse;
   return best;

@@ -49,6 +49,18 @@ struct DivergenceFitOptions {
   // forever" (the host's typical level is the scheduler's choice).
   double saturation_prior = 0;
   double saturation_weight = 0;
+  // The scroll family's pseudo-point level when ≥ 0 (else saturation_prior):
+  // scroll pages saturate at their own typical level, not at one shared with
+  // churn pages.
+  double scroll_saturation_prior = -1;
+  // With event_rate > 0: fit the shape to the points that changed (d > 0)
+  // only, against E[D | ≥ 1 event by t] = D(t)/(1 − e^{−λt}); under churn
+  // every such point is the level a, under scroll it rises with t. A point
+  // with d = 0 says only "no event yet", which λ already accounts for. Plain
+  // least squares fits one realization (few points) to the expected curve:
+  // a slow page that happened to change early fits "a = 1", a churn page that
+  // changed every time fits a slowly saturating scroll.
+  bool given_change = false;
 };
 
 struct DivergenceFit {
@@ -57,14 +69,16 @@ struct DivergenceFit {
   double churn_sse = 0;   // of the best churn fit.
   double scroll_sse = 0;  // of the best scroll fit (+∞ if not tried).
   bool scroll = false;    // true when the scroll fit won.
-  int points = 0;         // points used (t > 0 and finite).
+  int points = 0;         // points used (see FitDivergence).
 };
 
-// Fits both families and keeps the better. Points with t ≤ 0 or non-finite
-// values are skipped (d is clamped to [0, 1]). No usable point: the model
-// is "never changes" (static_share 1) with sse 0 and points 0. With fewer
-// than 3 points only the churn family is fitted (scroll is over-parameterized).
-// sse includes the saturation pseudo-point's term when it has weight.
+// Fits both families and keeps the one whose SSE over the points is smaller
+// (the saturation pseudo-point's term is left out of that comparison, but
+// included in sse). Points with t ≤ 0 or non-finite values are skipped (d
+// is clamped to [0, 1]), under given_change also those with d = 0. No usable
+// point: the model is "never changes" (static_share 1) with sse 0 and points
+// 0. With fewer than 3 points only the churn family is fitted (scroll is
+// over-parameterized).
 DivergenceFit FitDivergence(std::span<const ProfilePoint> points,
                             const DivergenceFitOptions& options = {});
 // The same for (t, d) pairs (e.g. ProfileSet::Pooled() of page_state.h).

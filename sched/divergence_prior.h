@@ -6,8 +6,12 @@
 // So a page's fit gets (1) its rate fixed to the page's change rate as
 // estimated from changed bits (which carries its own host prior), and (2) a
 // pseudo-point pulling the saturation level D(∞) toward the level typical of
-// its host's fitted pages (kDefaultSaturation before any). A page without a
-// fit uses Model(): churn at its change rate, saturating at the host's level.
+// its host's fitted pages (kDefaultSaturation before any; the scroll family
+// toward the level of the host's scroll fits, which saturate higher than
+// churn: a whole list of items turns over, not one block), and (3) only its
+// changed points shape the curve (DivergenceFitOptions::given_change). A page
+// without a fit uses Model(): churn at its change rate, saturating at the
+// host's level.
 // In memory only: after a restart the levels are re-learned from refits.
 // Not thread-safe (the scheduler's owner thread).
 #ifndef FRESHD_SCHED_DIVERGENCE_PRIOR_H_
@@ -31,6 +35,9 @@ class DivergencePrior {
 
   // Typical saturation level D(∞) of the host's fitted pages, in [0, 1].
   double Saturation(HostId host) const;
+  // The same over the host's scroll fits only (falls back to the global
+  // scroll level, then to Saturation(host)).
+  double ScrollSaturation(HostId host) const;
 
   // Records the fit of one of the host's pages (only fits from ≥ 3 points
   // are informative; the caller decides).
@@ -51,8 +58,13 @@ class DivergencePrior {
   static void Add(Level& level, double value);
   static double Mean(const Level& level, double fallback);
 
-  Level global_;
-  std::vector<Level> hosts_;  // by host id, grown on demand
+  struct Levels {
+    Level all;     // every fit
+    Level scroll;  // scroll fits
+  };
+
+  Levels global_;
+  std::vector<Levels> hosts_;  // by host id, grown on demand
 };
 
 }  // namespace freshd::sched

@@ -23,15 +23,19 @@ namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
 // Forced interval after a fetch: learning phase and risk bound.
+// auto_rho: the policy's ρ when o.risk_rho is 0 (auto).
 float ForcedInterval(const PolicyInput& in, const PageState& state,
-                     double threshold, const PolicyOptions& o) {
+                     double threshold, const PolicyOptions& o,
+                     double auto_rho) {
   if (in.oracle) return 0;
   double l =
       o.learning_l > 0 ? o.learning_l : kAutoLearningShare * in.mean_interval;
   double limit = l * std::max<int>(1, state.fetches);
   double mu = in.params.mu;
-  if (threshold > 0 && mu > 0)
-    limit = std::min(limit, o.risk_rho * threshold / mu);
+  if (threshold > 0 && mu > 0) {
+    double rho = o.risk_rho > 0 ? o.risk_rho : auto_rho;
+    limit = std::min(limit, rho * threshold / mu);
+  }
   return static_cast<float>(std::max(limit, 1.0));
 }
 
@@ -52,7 +56,8 @@ class LongevityPolicy final : public Policy {
   bool uses_profiles() const override { return true; }
   void OnFetched(const PolicyInput& in, PageState& state, bool, double,
                  double threshold) const override {
-    state.forced = ForcedInterval(in, state, threshold, o_);
+    state.forced =
+        ForcedInterval(in, state, threshold, o_, kAutoRiskRhoCurveFit);
   }
 
  private:
@@ -74,7 +79,7 @@ class LongevityBoundPolicy final : public Policy {
   bool uses_profiles() const override { return true; }
   void OnFetched(const PolicyInput& in, PageState& state, bool, double,
                  double threshold) const override {
-    state.forced = ForcedInterval(in, state, threshold, o_);
+    state.forced = ForcedInterval(in, state, threshold, o_, kAutoRiskRhoBound);
   }
 
  private:

@@ -229,5 +229,72 @@ TEST(DivergenceFitTest, PriorFixesTheRateAndTheSaturationLevel) {
   EXPECT_EQ(a.model.static_share, b.model.static_share);
 }
 
+// Profile points of a slow churn page (λ = 0.0195/day, 50% churn words, so
+// D jumps to g(0.5) = 2/3) that happened to change within 7 days, as
+// sim/webs/scroll.toml produced them. Least squares on the expected curve
+// a(1 − e^{−λt}) must push the level far up to reach the jumps; given change
+// every changed point is the level itself.
+TEST(DivergenceFitTest, GivenChangeFitsTheLevelNotTheLuck) {
+  const std::vector<ProfilePoint> pts = {{6.555, 0},       {6.615, 0},
+                                         {6.72, 2. / 3},   {13.275, 2. / 3},
+                                         {13.335, 2. / 3}, {19.89, 2. / 3}};
+  DivergenceFitOptions o;
+  o.event_rate = 0.0195;
+  o.saturation_prior = 0.5;
+  o.saturation_weight = 1;
+  DivergenceFit plain = FitDivergence(pts, o);
+  EXPECT_GT(SaturationDivergence(plain.model), 0.8);  // every point says 2/3
+  o.given_change = true;
+  DivergenceFit given = FitDivergence(pts, o);
+  EXPECT_FALSE(given.scroll);
+  EXPECT_EQ(given.points, 4);  // the unchanged points are left out
+  // a = (Σd + w·d0)/(n + w) = (4·2/3 + 0.5)/5.
+  EXPECT_NEAR(SaturationDivergence(given.model), (4 * 2. / 3 + 0.5) / 5, 1e-9);
+  EXPECT_EQ(given.model.churn_rate, 0.0195);
+  // Scroll points given change: the conditional curve is fitted, so the
+  // true model fits exactly and scroll is recognized.
+  const DivergenceModel scroll{0.375, 0, 0, 6, 0.8};
+  std::vector<ProfilePoint> sp;
+  for (double t : {0.5, 1.0, 2.0, 3.5, 5.0, 8.0}) {
+    sp.push_back({t, Divergence(scroll, t) / -std::expm1(-0.8 * t)});
+  }
+  DivergenceFitOptions so;
+  so.event_rate = 0.8;
+  so.given_change = true;
+  DivergenceFit f = FitDivergence(sp, so);
+  EXPECT_TRUE(f.scroll);
+  EXPECT_EQ(f.model.scroll_k, 6);
+  EXPECT_NEAR(f.model.static_share, 0.375, 1e-3);
+  EXPECT_LT(f.sse, 1e-8);
+  so.event_rate = 0;  // no rate to condition on: plain least squares
+  EXPECT_EQ(FitDivergence(sp, so).points, 6);
+}
+
+// A churn page (a = 1/3) whose every fetch showed a change, on a host whose
+// typical level is 0.5. With the prior in the vote, scroll wins by bending
+// toward 0.5 between the points and t = ∞; on the points alone churn fits
+// exactly and must win.
+TEST(DivergenceFitTest, ThePriorDoesNotVoteForTheFamily) {
+  std::vector<ProfilePoint> pts;
+  for (double t : {5.19, 5.285, 6.225, 10.475, 11.51, 16.7}) {
+    pts.push_back({t, 1. / 3});
+  }
+  DivergenceFitOptions o;
+  o.event_rate = 0.5177;
+  o.saturation_prior = 0.5;
+  o.saturation_weight = 1;
+  o.given_change = true;
+  DivergenceFit f = FitDivergence(pts, o);
+  EXPECT_FALSE(f.scroll);
+  EXPECT_LT(f.scroll_sse, f.churn_sse);  // it would have won with the prior
+  EXPECT_NEAR(SaturationDivergence(f.model), (6. / 3 + 0.5) / 7, 1e-9);
+  // The scroll family's own level: used by scroll fits only.
+  o.scroll_saturation_prior = 0.9;
+  DivergenceFit g = FitDivergence(pts, o);
+  EXPECT_FALSE(g.scroll);
+  EXPECT_DOUBLE_EQ(g.churn_sse, f.churn_sse);
+  EXPECT_NE(g.scroll_sse, f.scroll_sse);
+}
+
 }  // namespace
 }  // namespace freshd::sched

@@ -1,6 +1,7 @@
 // The host-pooled prior of young pages' divergence curves: saturation
-// levels pooled per host (falling back to the global level, then 0.5), and
-// the fit options and prior model it hands the scheduler.
+// levels pooled per host (falling back to the global level, then 0.5), the
+// scroll fits' own level, and the fit options and prior model it hands the
+// scheduler.
 #include "sched/divergence_prior.h"
 
 #include <gtest/gtest.h>
@@ -67,6 +68,30 @@ TEST(DivergencePriorTest, FitOptionsAndModelForYoungPages) {
   EXPECT_NEAR(SaturationDivergence(m), 0.4, 1e-6);
   EXPECT_GT(Utility(m, 86400), 0);  // a young page is worth refetching
   EXPECT_EQ(Utility(prior.Model(4, 0), 86400), 0);
+}
+
+// Scroll pages saturate higher than churn pages on the same host (a whole
+// list turns over, not one block): their fits get their own level, and
+// every fit is told to shape the curve from changed points only.
+TEST(DivergencePriorTest, ScrollFitsHaveTheirOwnLevel) {
+  DivergencePrior prior;
+  EXPECT_EQ(prior.ScrollSaturation(1), DivergencePrior::kDefaultSaturation);
+  for (int i = 0; i < 30; ++i) prior.Observe(1, Churn(0.3, 1));
+  EXPECT_NEAR(prior.ScrollSaturation(1), 0.3, 1e-6);  // no scroll fit yet
+  const DivergenceModel scroll{0.375, 0, 0, 8, 1.0};
+  const double level = SaturationDivergence(scroll);  // g(0.625) ≈ 0.77
+  for (int i = 0; i < 30; ++i) {
+    prior.Observe(1, scroll);
+    prior.Observe(1, Churn(0.3, 1));
+  }
+  EXPECT_NEAR(prior.ScrollSaturation(1), level, 1e-5);
+  EXPECT_GT(prior.Saturation(1), 0.3);  // every fit counts for the host
+  EXPECT_LT(prior.Saturation(1), 0.6);
+  EXPECT_NEAR(prior.ScrollSaturation(9), level, 1e-5);  // unseen: global
+  DivergenceFitOptions o = prior.FitOptions(1, 1e-5);
+  EXPECT_NEAR(o.scroll_saturation_prior, level, 1e-5);
+  EXPECT_NEAR(o.saturation_prior, prior.Saturation(1), 1e-12);
+  EXPECT_TRUE(o.given_change);
 }
 
 }  // namespace

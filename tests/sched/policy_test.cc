@@ -138,9 +138,9 @@ TEST(PolicyTest, LongevityLearningPhaseAndRiskBoundForceDeadlines) {
 // learning_l = 0: l is kAutoLearningShare of the mean refresh interval the
 // scheduler passes (pages / rate), so learning scales with the budget.
 TEST(PolicyTest, AutoLearningPhaseFollowsTheMeanInterval) {
-  PolicyOptions o;  // defaults: learning_l = 0 (auto), risk_rho = 10
+  PolicyOptions o;  // defaults: learning_l = 0 (auto), risk_rho = 0 (auto)
   ASSERT_EQ(o.learning_l, 0);
-  EXPECT_EQ(o.risk_rho, 10);
+  EXPECT_EQ(o.risk_rho, 0);
   auto p = MakePolicy("longevity", o);
   ASSERT_TRUE(p.ok());
   PageState s;
@@ -153,8 +153,29 @@ TEST(PolicyTest, AutoLearningPhaseFollowsTheMeanInterval) {
   in.mean_interval = 4000;  // half the budget: twice the learning interval
   (*p)->OnFetched(in, s, true, 1, 0);
   EXPECT_FLOAT_EQ(s.forced, kAutoLearningShare * 4000 * 3);
-  (*p)->OnFetched(in, s, true, 1, 30);  // ρ·T/D_max = 10·30 binds
-  EXPECT_FLOAT_EQ(s.forced, 300.f);
+  (*p)->OnFetched(in, s, true, 1, 30);  // auto ρ·T/D_max = 30·30 binds
+  EXPECT_FLOAT_EQ(s.forced, kAutoRiskRhoCurveFit * 30);
+}
+
+// risk_rho = 0: each longevity policy uses its own ρ (the paper's 10 for the
+// bound-based one); a configured ρ applies to both.
+TEST(PolicyTest, AutoRiskBoundIsPerPolicy) {
+  PageState s;
+  s.fetches = 1000;  // learning phase long over
+  DivergenceModel m;
+  PolicyInput in{&s, PageParams{1, 2, 0, 0}, &m, nullptr, false};
+  in.mean_interval = 1e6;
+  for (double rho : {0.0, 4.0}) {
+    PolicyOptions o;
+    o.risk_rho = rho;
+    auto fit = MakePolicy("longevity", o);
+    auto bound = MakePolicy("longevity-bound", o);
+    ASSERT_TRUE(fit.ok() && bound.ok());
+    (*fit)->OnFetched(in, s, true, 1, 50);  // T = 50/μ = 25
+    EXPECT_FLOAT_EQ(s.forced, (rho > 0 ? rho : kAutoRiskRhoCurveFit) * 25);
+    (*bound)->OnFetched(in, s, true, 1, 50);
+    EXPECT_FLOAT_EQ(s.forced, (rho > 0 ? rho : kAutoRiskRhoBound) * 25);
+  }
 }
 
 }  // namespace
