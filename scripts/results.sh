@@ -716,7 +716,11 @@ def section_d_split():
         "with the true rate, so %s. Its estimated runs still spend a share "
         "of the budget on the learning phase (\"forced crawls\" above), "
         "and a curve fitted to the few points of a page's last h profiles "
-        "(h = 4: at most 6 distinct lags) is noisy." %
+        "(h = 4: at most 6 distinct lags) is noisy: the points of a fast "
+        "scroll page are all saturated, so how long an item stays (K/λ) is "
+        "not pinned down, and with λ fixed at its true value the fit's K "
+        "(at most 8; these pages have 10 items) makes items leave too "
+        "soon." %
         (100 * lg, 100 * lgt,
          "the rate is not what it lacks: the curve shapes are"
          if lgt >= lg else "part of it is the rate"))
