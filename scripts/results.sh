@@ -612,7 +612,10 @@ def section_d():
            "beats both"], rows)
     out("Longevity on `sim/webs/scroll.toml`, R = %d/day, fragment "
         "staleness (lower is better; `longevity-bound` has no model, "
-        "compared with `longevity` oracle):" % D_SCROLL_R)
+        "compared with `longevity` oracle; its value sits between the "
+        "profiles' utility bounds where the page's estimated change rate "
+        "puts the jumps, `UpperShare` in `sched/policy_longevity.cc`):" %
+        D_SCROLL_R)
     out()
     lo = results(d_scroll[("longevity", True)])
     nut_s = results(d_scroll[("nutch", False)])
