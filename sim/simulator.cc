@@ -42,6 +42,8 @@ struct PageSim {
   double seg_start = 0;
   double stale_since = -1;
   std::deque<std::pair<double, Version>> fetches;  // recent (time, version)
+  double last_change = 0;     // time of the latest region event (0: none yet)
+  double copy_modified = -1;  // Last-Modified served with our copy
 };
 
 class Run {
@@ -110,6 +112,7 @@ void Run::OnChange(uint32_t p, Region r, double now) {
   es.Advance();
   Push(es.next(), p, r == kChurn ? kChurnEvent : kScrollEvent);
   if (s.stale_since < 0) s.stale_since = now;
+  s.last_change = now;
   ++r_.changes;
   if (m_.pages[p].recall > 0) {
     SignalDraw d = TrueSignal(m_, p, r, index);
@@ -132,6 +135,11 @@ void Run::Crawl(uint32_t p, double now) {
         }
       }
     }
+  }
+  if (m_.pages[p].last_modified) {  // exact, as a well-behaved server's
+    f.last_modified = s.last_change;
+    f.previous_last_modified = s.copy_modified;
+    s.copy_modified = s.last_change;
   }
   sched_.Observe({p, now, std::move(f)});
   s.copy = s.live;
@@ -161,7 +169,11 @@ Result<SimResult> Run::Go() {
     auto id = sched_.AddUrl(m_.pages[p].host, m_.pages[p].importance);
     if (!id.ok()) return id.status();
     sched_.SetTruth(p, m_.TrueParams(p), m_.TrueModel(p));
-    sched_.Observe({p, 0.0, sched::FetchedObs{}});  // start fetched, fresh
+    sched::FetchedObs first;  // start fetched, fresh
+    if (m_.pages[p].last_modified) {
+      first.last_modified = pages_[p].copy_modified = 0;
+    }
+    sched_.Observe({p, 0.0, std::move(first)});
     pages_[p].fetches.emplace_back(0.0, Version{});
     churn_.emplace_back(m_, p, kChurn);
     scroll_.emplace_back(m_, p, kScroll);
@@ -296,6 +308,23 @@ void ContinuousOptima(const WebModel& m, double rate_per_day, SimResult& r) {
   }
 }
 
+// Median over changing pages of |ln(Δ̂/Δ)| at the end of the run (a page
+// with no estimate counts as infinitely wrong).
+double RateLogError(const WebModel& model, const sched::Scheduler& sched) {
+  std::vector<double> errors;
+  for (uint32_t p = 0; p < model.pages.size(); ++p) {
+    const double truth = model.TrueParams(p).delta;
+    if (!(truth > 0)) continue;
+    const double estimate = sched.page(p).rate;
+    errors.push_back(estimate > 0 ? std::abs(std::log(estimate / truth))
+                                  : kInf);
+  }
+  if (errors.empty()) return -1;
+  auto mid = errors.begin() + errors.size() / 2;
+  std::nth_element(errors.begin(), mid, errors.end());
+  return *mid;
+}
+
 }  // namespace
 
 Result<SimResult> RunSimulation(const WebModel& model,
@@ -330,6 +359,8 @@ Result<SimResult> RunSimulation(const WebModel& model,
   Run run(model, options, **scheduler);
   auto result = run.Go();
   if (!result.ok()) return result;
+  if (!options.oracle)
+    result->rate_log_error = RateLogError(model, **scheduler);
   ContinuousOptima(model, options.rate_per_day, *result);
   return result;
 }
@@ -374,6 +405,7 @@ std::string SimResultToJson(const WebModel& model, const SimOptions& options,
   }
   j["per_class"] = classes;
   j["selector_evaluations_per_selection"] = r.mean_evaluations;
+  if (r.rate_log_error >= 0) j["rate_log_error"] = r.rate_log_error;
   j["cpu_seconds"] = r.cpu_seconds;
   return j.dump();
 }

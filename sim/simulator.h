@@ -65,6 +65,10 @@ struct SimResult {
   std::vector<double> window_freshness;
   std::vector<double> window_crawls_per_day;
   double mean_evaluations = 0;  // selector values evaluated per selection
+  // Median over pages that change of |ln(Δ̂/Δ)| at the end: how far the
+  // scheduler's change-rate estimates are from the truth (0.1 ≈ 10%).
+  // -1 in oracle mode.
+  double rate_log_error = -1;
   double cpu_seconds = 0;
 };
 

@@ -82,7 +82,7 @@ int Count(const Table& t, const char* key, int lo, int hi) {
 PageClass ParseClass(const Table& t) {
   CheckKeys(t,
             {"name", "share", "importance", "static_words", "churn", "scroll",
-             "signals"},
+             "signals", "last_modified"},
             "[[class]]");
   PageClass c;
   if (t.contains("name")) c.name = toml::find<std::string>(t, "name");
@@ -92,6 +92,11 @@ PageClass ParseClass(const Table& t) {
     c.importance = ParseDist(t.at("importance"), "importance");
   }
   c.static_words = Count(t, "static_words", 0, 100000);
+  if (t.contains("last_modified")) {
+    const Table& v = t.at("last_modified");
+    if (!v.is_boolean()) Fail(v, "last_modified: expected true or false");
+    c.last_modified = v.as_boolean();
+  }
   if (t.contains("churn")) {
     const Table& r = t.at("churn");
     CheckKeys(r, {"words", "rate"}, "[class.churn]");
@@ -211,6 +216,7 @@ WebModel WebModel::Build(const WebSpec& spec, uint64_t seed) {
     s.scroll_rate = c.scroll_items * c.item_words > 0 ? sr : 0;
     s.recall = std::clamp(c.recall.Sample(rng), 0.0, 1.0);
     s.false_rate = std::max(0.0, c.false_rate.Sample(rng));
+    s.last_modified = c.last_modified;
   }
   return m;
 }
