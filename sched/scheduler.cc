@@ -14,6 +14,15 @@ namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr DivergenceModel kNeverChanges{};  // before a first fetch
 constexpr double kDay = 86400;
+// A page's fit teaches its host's divergence prior once this many changed
+// points shaped it (the fit's `points` under given_change).
+constexpr int kPriorMinPoints = 3;
+
+int ChangedPoints(const ProfileSet& ps) {
+  int n = 0;
+  for (const ProfilePoint& p : ps.profiles().Pooled()) n += p.t > 0 && p.d > 0;
+  return n;
+}
 
 }  // namespace
 
@@ -106,7 +115,7 @@ Result<PageId> Scheduler::RestorePage(const PageState& state,
   if (policy_->uses_profiles() && !options_.oracle) {
     const ProfileSet& ps = profiles_[id];
     if (ps.fitted()) {  // as saved; it also teaches the host prior again
-      if (ps.profiles().Pooled().size() >= 3) {
+      if (ChangedPoints(ps) >= kPriorMinPoints) {
         divergence_prior_.Observe(s.host, *ps.fitted());
       }
     } else if (s.fetched()) {
@@ -362,7 +371,9 @@ void Scheduler::Refit(PageId page) {
     profiles_[page].set_fitted(divergence_prior_.Model(s.host, rate));
     return;
   }
-  if (fit.points >= 3) divergence_prior_.Observe(s.host, fit.model);
+  if (fit.points >= kPriorMinPoints) {
+    divergence_prior_.Observe(s.host, fit.model);
+  }
   profiles_[page].set_fitted(fit.model);
 }
 
