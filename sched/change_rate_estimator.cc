@@ -86,6 +86,19 @@ Score PriorScore(const RatePrior& prior) {
 
 }  // namespace
 
+double StaticPosterior(const RatePrior& prior, double exposure) {
+  if (!(prior.static_share > 0) || !(prior.weight > 0) || !(prior.rate > 0)) {
+    return 0;  // (false for NaN too)
+  }
+  const double pi0 = std::min(prior.static_share, 1 - 1e-9);
+  const double w = std::min(prior.weight, kMaxWeight);
+  const double rate = std::clamp(prior.rate, kMinRate, kMaxRate);
+  const double e = exposure > 0 ? std::min(exposure, kMaxSum) : 0;
+  const double no_change = std::exp(-w * std::log1p(e * rate / w));
+  // < 1 so that the estimate stays > 0 (a static page may yet change).
+  return std::min(pi0 / (pi0 + (1 - pi0) * no_change), 1 - 1e-12);
+}
+
 void ChangeRateStats::Fold(Kind kind, float value) {
   switch (kind) {
     case kUnchanged:
@@ -139,7 +152,13 @@ void ChangeRateStats::Observe(double interval, bool changed,
                             (static_cast<unsigned>(kind) << (2 * slot)));
 }
 
+double ChangeRateStats::StaticPosterior(const RatePrior& prior) const {
+  if (changes() > 0 || observations() <= 0) return 0;
+  return sched::StaticPosterior(prior, exposure());
+}
+
 double ChangeRateStats::Estimate(const RatePrior& prior) const {
+  const double dynamic = 1 - StaticPosterior(prior);
   Score s = PriorScore(prior);
   s.events += timed_changes_;
   s.exposure += unchanged_time_ + timed_exposure_;
@@ -159,7 +178,7 @@ double ChangeRateStats::Estimate(const RatePrior& prior) const {
         break;
     }
   }
-  return SolveRate(s, changed_weight, [&](auto&& visit) {
+  const double rate = SolveRate(s, changed_weight, [&](auto&& visit) {
     if (changed_count_ > 0) {
       visit(changed_count_, changed_time_ / changed_count_);
     }
@@ -169,6 +188,7 @@ double ChangeRateStats::Estimate(const RatePrior& prior) const {
         visit(1.0, ring_[slot]);
     }
   });
+  return dynamic * rate;
 }
 
 double ChangeRateStats::observations() const {
@@ -222,7 +242,10 @@ double SolveChangeRate(std::span<const WeightedInterval> changed, double events,
   for (const WeightedInterval& w : changed) {
     if (usable(w)) changed_weight += std::min(w.weight, kMaxWeight);
   }
-  return SolveRate(s, changed_weight, [&](auto&& visit) {
+  const double dynamic = changed_weight > 0 || events > 0
+                             ? 1
+                             : 1 - StaticPosterior(prior, exposure);
+  const double rate = SolveRate(s, changed_weight, [&](auto&& visit) {
     for (const WeightedInterval& w : changed) {
       if (usable(w)) {
         visit(std::min(w.weight, kMaxWeight),
@@ -230,6 +253,7 @@ double SolveChangeRate(std::span<const WeightedInterval> changed, double events,
       }
     }
   });
+  return dynamic * rate;
 }
 
 double NaiveChangeRate(std::span<const ChangeObservation> observations) {

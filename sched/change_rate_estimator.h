@@ -8,7 +8,8 @@
 // changed interval contribute λe^{−λs_i} (a change seen at a known time, then
 // s_i quiet). The estimate is the posterior mode under a Gamma prior of
 // `weight` pseudo-changes observed in weight/rate time, so one unchanged crawl
-// does not give λ = 0 and one changed crawl does not give ∞. ChangeRateStats is
+// does not give λ = 0 and one changed crawl does not give ∞; optionally with
+// a point mass at λ = 0 for pages that never change. ChangeRateStats is
 // a compact (60-byte) online state: a ring of the newest observations kept
 // exactly plus exponentially decayed aggregates of older ones, so the estimate
 // follows a page whose rate changes. Plain values; not thread-safe (one owner
@@ -23,10 +24,21 @@ namespace freshd::sched {
 
 // Gamma prior as pseudo-observations: `weight` changes seen in weight/rate
 // time. The posterior mode with no data is `rate`. weight = 0: pure MLE.
+// static_share > 0 adds a point mass at λ = 0 (a page that never changes;
+// much of the web is static): while a page has shown no change, its
+// estimate is scaled by 1 − P(static | no change in its exposure), so a
+// static page's value falls with evidence instead of staying at ~1/exposure.
 struct RatePrior {
   double rate = 1.0 / 86400;  // λ₀ > 0, changes per unit time.
   double weight = 1;          // ≥ 0 pseudo-changes.
+  double static_share = 0;    // π₀ ∈ [0, 1): prior P(never changes).
 };
+
+// P(static | no change seen in `exposure`) under `prior`: π₀ / (π₀ + (1 −
+// π₀)·(1 + exposure·λ₀/w)^(−w)), the second term the Gamma part's chance of
+// no change. 0 when static_share ≤ 0 or weight ≤ 0 (no Gamma part to weigh
+// against), in [0, 1) otherwise.
+double StaticPosterior(const RatePrior& prior, double exposure);
 
 // Per-observation forgetting factor: every aggregate is multiplied by it on
 // each Observe, so the effective memory is about 1/(1−decay) crawls.
@@ -54,8 +66,13 @@ class ChangeRateStats {
 
   // Posterior-mode λ under `prior`; > 0 whenever prior.weight > 0 and
   // prior.rate > 0. With prior.weight == 0: the MLE, which is 0 when no change
-  // was seen and +∞ when every interval changed (no Last-Modified).
+  // was seen and +∞ when every interval changed (no Last-Modified). With no
+  // change seen, times 1 − StaticPosterior().
   double Estimate(const RatePrior& prior) const;
+
+  // StaticPosterior(prior, exposure()) while no change was seen; 0 once one
+  // was (or before any observation).
+  double StaticPosterior(const RatePrior& prior) const;
 
   // Effective (decayed) number of observed intervals.
   double observations() const;
@@ -97,7 +114,8 @@ struct WeightedInterval {
 
 // Posterior mode from sufficient statistics: bit-only changed intervals,
 // plus `events` exactly timed changes and `exposure` quiet time (unchanged
-// intervals and Last-Modified quiet times). Same conventions as Estimate.
+// intervals and Last-Modified quiet times). Same conventions as Estimate
+// (no change at all: scaled by 1 − StaticPosterior(prior, exposure)).
 double SolveChangeRate(std::span<const WeightedInterval> changed, double events,
                        double exposure, const RatePrior& prior);
 

@@ -124,7 +124,32 @@ double HostPool::HostRate(uint32_t host) const {
 }
 
 RatePrior HostPool::PageRatePrior(uint32_t host) const {
-  return {HostRate(host), options_.page_rate_weight};
+  return {HostRate(host), options_.page_rate_weight, StaticShare(host)};
+}
+
+void HostPool::AdjustStatic(uint32_t host, double before, double after,
+                            bool first) {
+  auto apply = [&](StaticCount& c) {
+    c.sum = std::max(0.0, c.sum + after - before);
+    if (first) ++c.pages;
+  };
+  apply(global_static_);
+  if (host >= options_.max_hosts) return;
+  if (host >= static_.size()) static_.resize(static_cast<size_t>(host) + 1);
+  apply(static_[host]);
+}
+
+double HostPool::GlobalStaticShare() const {
+  const double a = options_.static_prior_a, b = options_.static_prior_b;
+  return (global_static_.sum + a) / (global_static_.pages + a + b);
+}
+
+double HostPool::StaticShare(uint32_t host) const {
+  const double global = GlobalStaticShare();
+  if (host >= static_.size()) return global;
+  const StaticCount& c = static_[host];
+  const double k = options_.host_static_pages;
+  return std::clamp((c.sum + k * global) / (c.pages + k), 0.0, 1 - 1e-6);
 }
 
 bool HostPool::TrustLastModified(uint32_t host) const {

@@ -6,9 +6,11 @@
 // uses its host's estimate as prior (pseudo-counts, empirical-Bayes style), so
 // a page with few observations sits near its host and a new page starts from
 // the host's pooled estimate, not from nothing. Signal quality (α, ν) is
-// pooled the same way. Also tracks whether a host's Last-Modified agrees with
-// content changes (to decide when to trust it). Times are in one unit
-// (seconds in the daemon). Not thread-safe (the scheduler's owner thread).
+// pooled the same way, and so is the share of a host's pages that never
+// change (RatePrior::static_share: each page reports P(static | its
+// evidence), an online EM step). Also tracks whether a host's Last-Modified
+// agrees with content changes (to decide when to trust it). Times are in one
+// unit (seconds in the daemon). Not thread-safe (the scheduler's owner thread).
 #ifndef FRESHD_SCHED_HOST_POOL_H_
 #define FRESHD_SCHED_HOST_POOL_H_
 
@@ -28,7 +30,12 @@ struct HostPoolOptions {
   double host_signal_weight = 4;  // pseudo-changes / changes' worth of time
   double page_signal_weight = 2;  // for α and ν, host resp. page level.
   double decay = 0.999;           // per-observation forgetting at host level.
-  size_t max_hosts = 1 << 22;     // ids ≥ this share the global statistics.
+  // Share of static pages (RatePrior::static_share): Beta(a, b) prior on the
+  // global share, then each host's shrunk toward it by host_static_pages.
+  double static_prior_a = 1;
+  double static_prior_b = 4;
+  double host_static_pages = 4;
+  size_t max_hosts = 1 << 22;  // ids ≥ this share the global statistics.
 };
 
 // One host's (or the global) pooled statistics; ~300 bytes.
@@ -86,8 +93,17 @@ class HostPool {
   void ObserveLastModifiedAgreement(uint32_t host, bool agrees);
 
   // The host's pooled rate (shrunk toward the global one) as a page prior of
-  // weight options.page_rate_weight. Unknown hosts: the global estimate.
+  // weight options.page_rate_weight, with the host's static share. Unknown
+  // hosts: the global estimates.
   RatePrior PageRatePrior(uint32_t host) const;
+
+  // Static share π₀: the host's pages' P(static | their evidence) summed
+  // (an online EM step per page update), shrunk toward the global share. A
+  // page reports its change from `before` to `after` (each in [0, 1]);
+  // `first` counts it as a page with evidence. In memory only: restored
+  // pages report theirs again (Scheduler::RestorePage).
+  void AdjustStatic(uint32_t host, double before, double after, bool first);
+  double StaticShare(uint32_t host) const;
   // The host's pooled (Δ, α, ν), shrunk toward the global ones, as a page
   // prior of options.page_signal_weight changes' worth.
   SignalPrior PageSignalPrior(uint32_t host) const;
@@ -113,9 +129,17 @@ class HostPool {
   HostStats* Get(uint32_t host);  // nullptr when host ≥ max_hosts.
   SignalPrior HostSignalPrior() const;
 
+  struct StaticCount {
+    double sum = 0;      // Σ P(static) over pages with evidence
+    uint32_t pages = 0;  // pages with evidence
+  };
+  double GlobalStaticShare() const;
+
   HostPoolOptions options_;
   HostStats global_;
   std::vector<HostStats> hosts_;  // indexed by host id, grown on demand.
+  StaticCount global_static_;
+  std::vector<StaticCount> static_;  // by host id, grown on demand.
 };
 
 }  // namespace freshd::sched

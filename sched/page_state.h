@@ -44,6 +44,10 @@ struct PageState {
   uint16_t fetches = 0;  // successful fetches so far (saturating)
   uint8_t failures = 0;  // consecutive failures (saturating)
   uint8_t flags = 0;     // kInFlight | ...
+  // P(static) × 255 this page last added to its host's static share
+  // (HostPool::AdjustStatic); saved with the state, so a restore rebuilds
+  // the host sums exactly.
+  uint8_t static_q = 0;
 
   static constexpr uint8_t kInFlight = 1;
 

@@ -96,11 +96,15 @@ Result<PageId> Scheduler::RestorePage(const PageState& state,
   PageId id = static_cast<PageId>(pages_.size());
   PageState s = state;
   s.flags &= static_cast<uint8_t>(~PageState::kInFlight);
+  if (options_.oracle || s.rate_stats.observations() <= 0) s.static_q = 0;
   s.importance = static_cast<float>(std::clamp(
       std::isfinite(s.importance) ? static_cast<double>(s.importance) : 1.0,
       1e-6, 1e6));
   hosts_.AddPage(s.host);
   pages_.push_back(s);
+  if (s.rate_stats.observations() > 0) {  // its saved share, as it was
+    hosts_.AdjustStatic(s.host, 0, s.static_q / 255.0, true);
+  }
   if (KeepsTruth()) truth_.push_back(PageParams{0, s.importance, 0, 0});
   if (policy_->uses_profiles()) {
     if (options_.oracle) truth_models_.emplace_back();
@@ -305,6 +309,15 @@ void Scheduler::RefreshEstimates(PageId page) {
   }
 }
 
+void Scheduler::UpdateStaticShare(PageId page, bool counted) {
+  PageState& s = pages_[page];
+  if (s.rate_stats.observations() <= 0) return;
+  const double p = s.rate_stats.StaticPosterior(hosts_.PageRatePrior(s.host));
+  const auto q = static_cast<uint8_t>(std::lround(255 * p));
+  hosts_.AdjustStatic(s.host, s.static_q / 255.0, q / 255.0, !counted);
+  s.static_q = q;
+}
+
 void Scheduler::OnContent(PageId page, double now, const FetchedObs* fetched) {
   PageState& s = pages_[page];
   s.flags &= static_cast<uint8_t>(~PageState::kInFlight);
@@ -326,8 +339,10 @@ void Scheduler::OnContent(PageId page, double now, const FetchedObs* fetched) {
       since = now - fetched->last_modified;
       if (!(since >= 0 && since < tau)) since = -1;
     }
+    const bool had_evidence = s.rate_stats.observations() > 0;
     s.rate_stats.Observe(tau, changed, since);
     hosts_.ObserveChange(s.host, tau, changed, since);
+    UpdateStaticShare(page, had_evidence);
     if (policy_->uses_signals()) {
       SignalTriple x{tau, s.signals, changed};
       SignalParams current{s.rate, s.alpha, s.nu};

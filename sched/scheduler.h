@@ -159,6 +159,9 @@ class Scheduler {
   // Longevity, estimated mode: the page's curve (ProfileSet::fitted()) from
   // its change profiles under the host prior (sched/divergence_prior.h).
   void Refit(PageId page);
+  // Re-reports the page's P(static) to its host (HostPool::AdjustStatic);
+  // `counted`: the page is already among the host's pages with evidence.
+  void UpdateStaticShare(PageId page, bool counted);
 
   SchedulerOptions options_;
   std::unique_ptr<Policy> policy_;

@@ -7,7 +7,9 @@
 //     changed count/time, timed changes/exposure) |
 //   SignalStats: 4 × f32 (signalled, unsignalled, false, exposure) |
 //   6 × f32 importance, rate, alpha, nu, interval, forced |
-//   varint signals | varint fetches | u8 failures | u8 flags (no in-flight)
+//   varint signals | varint fetches | u8 failures | u8 flags (no in-flight) |
+//   u8 static_q. PageState blobs carry version kPageStateVersion (2);
+//   version 1 (no static_q) still decodes.
 // ProfileSet: u8 version | u8 history | varint refreshes | u8 count |
 //   count × { f64 base_time | u8 size | size × { f32 dt | varint d } |
 //             u8 has_sketch | [str sketch (parse/sketch.h)] }, oldest first |
@@ -314,7 +316,7 @@ bool Replay(int history, uint32_t refreshes,
 std::string EncodePageState(const PageState& s) {
   std::string out;
   out.reserve(160);
-  PutByte(&out, kStateCodecVersion);
+  PutByte(&out, kPageStateVersion);
   PutF64(&out, s.last_fetch);
   PutF64(&out, s.not_before);
   PutRateStats(&out, s.rate_stats);
@@ -326,13 +328,19 @@ std::string EncodePageState(const PageState& s) {
   PutVarint(&out, s.fetches);
   PutByte(&out, s.failures);
   PutByte(&out, static_cast<uint8_t>(s.flags & ~PageState::kInFlight));
+  PutByte(&out, s.static_q);
   return out;
 }
 
 Result<PageState> DecodePageState(std::string_view in) {
   constexpr std::string_view kWhat = "page state";
   Reader r(in);
-  if (Status st = CheckVersion(r, kWhat); !st.ok()) return st;
+  uint8_t version;
+  if (!r.Byte(&version)) return Bad(kWhat, "version");
+  if (version != kStateCodecVersion && version != kPageStateVersion) {
+    return Status::Corruption(std::string(kWhat) + ": unknown version " +
+                              std::to_string(version));
+  }
   PageState s;
   if (!r.F64(&s.last_fetch) ||
       !(std::isfinite(s.last_fetch) || s.last_fetch == kNever)) {
@@ -361,6 +369,9 @@ Result<PageState> DecodePageState(std::string_view in) {
       !r.VarintAtMost(UINT16_MAX, &fetches) || !r.Byte(&s.failures) ||
       !r.Byte(&s.flags)) {
     return Bad(kWhat, "counters");
+  }
+  if (version == kPageStateVersion && !r.Byte(&s.static_q)) {
+    return Bad(kWhat, "static_q");
   }
   if (!r.done()) return Bad(kWhat, "length (trailing bytes)");
   s.signals = static_cast<uint16_t>(signals);

@@ -132,6 +132,53 @@ TEST(ChangeRateEstimatorTest, PriorAtOneObservation) {
   EXPECT_NEAR(ChangeRateStats().Estimate(prior), prior.rate, 1e-9);
 }
 
+// A static share π₀ (zero-inflated prior): while no change has been seen,
+// the Gamma estimate is scaled by 1 − P(static | no change in E), with
+// P = π₀/(π₀ + (1−π₀)(1 + Eλ₀/w)^(−w)); one change removes the discount.
+TEST(ChangeRateEstimatorTest, StaticShareDiscountsPagesNeverSeenChanging) {
+  const RatePrior gamma{0.5, 1.0};
+  RatePrior mixed = gamma;
+  mixed.static_share = 0.3;
+  EXPECT_DOUBLE_EQ(StaticPosterior(mixed, 0), 0.3);
+  EXPECT_NEAR(StaticPosterior(mixed, 20), 0.3 / (0.3 + 0.7 / 11), 1e-12);
+  EXPECT_EQ(StaticPosterior(gamma, 20), 0);
+  EXPECT_EQ(StaticPosterior({0.5, 0, 0.3}, 20), 0);  // no Gamma part
+  ChangeRateStats quiet;
+  EXPECT_EQ(quiet.StaticPosterior(mixed), 0);  // no evidence yet
+  EXPECT_NEAR(quiet.Estimate(mixed), quiet.Estimate(gamma), 1e-15);
+  double last_ratio = 1;
+  for (int i = 1; i <= 8; ++i) {
+    quiet.Observe(5, false, -1, 1.0);
+    const double p = StaticPosterior(mixed, 5.0 * i);
+    EXPECT_NEAR(quiet.StaticPosterior(mixed), p, 1e-9);
+    EXPECT_NEAR(quiet.Estimate(mixed), (1 - p) * quiet.Estimate(gamma),
+                1e-12 * quiet.Estimate(gamma));
+    const double ratio = quiet.Estimate(mixed) / quiet.Estimate(gamma);
+    EXPECT_LT(ratio, last_ratio);  // the evidence for "static" grows
+    last_ratio = ratio;
+  }
+  EXPECT_LT(last_ratio, 0.1);
+  EXPECT_GT(quiet.Estimate(mixed), 0);  // never exactly 0
+  // The batch estimator agrees.
+  std::vector<ChangeObservation> batch(8, ChangeObservation{5, false});
+  EXPECT_NEAR(EstimateChangeRate(batch, mixed), quiet.Estimate(mixed),
+              1e-9 * quiet.Estimate(mixed));
+  // One change: an ordinary Gamma estimate again (online and batch).
+  quiet.Observe(5, true, -1, 1.0);
+  EXPECT_EQ(quiet.StaticPosterior(mixed), 0);
+  EXPECT_EQ(quiet.Estimate(mixed), quiet.Estimate(gamma));
+  batch.push_back({5, true});
+  EXPECT_EQ(EstimateChangeRate(batch, mixed), EstimateChangeRate(batch, gamma));
+  // Hostile shares stay in [0, 1) and give finite estimates.
+  for (double share : {-1.0, 1.0, 2.0, std::nan("")}) {
+    RatePrior h = gamma;
+    h.static_share = share;
+    const double p = StaticPosterior(h, 1e30);
+    EXPECT_GE(p, 0) << share;
+    EXPECT_LT(p, 1) << share;
+  }
+}
+
 TEST(ChangeRateEstimatorTest, OnlineStatsMatchBatchWithoutDecay) {
   const uint64_t seed = 7;
   std::cout << "seed " << seed << "\n";

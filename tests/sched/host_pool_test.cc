@@ -76,13 +76,40 @@ TEST(HostPoolTest, HostsGetTheirOwnPooledRates) {
   EXPECT_EQ(pool.Find(0)->pages(), 30u);
 }
 
+// The static share: Beta(a, b) on the global share, each host's shrunk
+// toward it by host_static_pages; pages report P(static) changes.
+TEST(HostPoolTest, StaticShareFollowsThePagesReports) {
+  HostPool pool(UnitOptions());
+  const HostPoolOptions& o = pool.options();
+  const double a = o.static_prior_a, b = o.static_prior_b,
+               k = o.host_static_pages;
+  EXPECT_DOUBLE_EQ(pool.StaticShare(0), a / (a + b));  // before any report
+  for (int i = 0; i < 40; ++i) pool.AdjustStatic(0, 0, 0.9, true);
+  double global = (36 + a) / (40 + a + b);
+  EXPECT_NEAR(pool.StaticShare(0), (36 + k * global) / (40 + k), 1e-9);
+  EXPECT_NEAR(pool.StaticShare(5), global, 1e-12);  // unknown host
+  for (int i = 0; i < 40; ++i) pool.AdjustStatic(1, 0, 0, true);
+  global = (36 + a) / (80 + a + b);
+  EXPECT_NEAR(pool.StaticShare(1), k * global / (40 + k), 1e-9);
+  EXPECT_EQ(pool.PageRatePrior(1).static_share, pool.StaticShare(1));
+  // A page revising its report moves the sum, not the page count.
+  pool.AdjustStatic(0, 0.9, 0.1, false);
+  global = (35.2 + a) / (80 + a + b);
+  EXPECT_NEAR(pool.StaticShare(0), (35.2 + k * global) / (40 + k), 1e-9);
+  // Ids past max_hosts count globally only.
+  pool.AdjustStatic(static_cast<uint32_t>(o.max_hosts), 0, 1, true);
+  EXPECT_NEAR(pool.StaticShare(static_cast<uint32_t>(o.max_hosts)),
+              (36.2 + a) / (81 + a + b), 1e-9);
+}
+
 TEST(HostPoolTest, NewPagesStartFromTheirHostAndShrinkLess) {
   const uint64_t seed = 6;
   std::cout << "seed " << seed << "\n";
   std::mt19937_64 rng(seed);
   HostPool pool(UnitOptions());
   Feed(pool, 3, 2.0, 0.5, 0.1, 30, 20, rng);
-  const RatePrior prior = pool.PageRatePrior(3);
+  RatePrior prior = pool.PageRatePrior(3);
+  prior.static_share = 0;  // the Gamma part (static share: next test)
   // A never-observed page: exactly the host's pooled estimate.
   EXPECT_EQ(ChangeRateStats().Estimate(prior), pool.HostRate(3));
   EXPECT_NEAR(ChangeRateStats().Estimate(prior) / 2.0, 1.0, 0.1);

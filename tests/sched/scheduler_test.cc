@@ -447,6 +447,40 @@ TEST(SchedulerTest, NewPagesStartFromTheirHostsPooledEstimates) {
                   static_cast<float>(s->hosts().GlobalRate()));
 }
 
+// A host whose pages half never change learns a static share, and its
+// never-changing pages' rates fall well below the plain Gamma estimate
+// (their crawl value with them); a host of changing pages learns none.
+TEST(SchedulerTest, HostsLearnTheirShareOfStaticPages) {
+  SchedulerOptions o;
+  o.policy = "freshness";
+  auto s = Make(o);
+  std::vector<PageId> half, changing;
+  for (int i = 0; i < 20; ++i) half.push_back(s->AddUrl(0, 1).value());
+  for (int i = 0; i < 20; ++i) changing.push_back(s->AddUrl(1, 1).value());
+  const double before = s->hosts().StaticShare(0);
+  for (int day = 0; day <= 30; ++day) {
+    for (int i = 0; i < 20; ++i) {
+      s->Observe({half[i], day * kDay, Changed(i % 2 == 0 && day > 0)});
+      s->Observe({changing[i], day * kDay, Changed(day > 0)});
+    }
+  }
+  EXPECT_GT(s->hosts().StaticShare(0), 0.3);
+  EXPECT_GT(s->hosts().StaticShare(0), before);
+  EXPECT_LT(s->hosts().StaticShare(1), 0.1);
+  const PageState& quiet = s->page(half[1]);
+  RatePrior gamma = s->hosts().PageRatePrior(0);
+  EXPECT_GT(gamma.static_share, 0.3);
+  EXPECT_NEAR(quiet.static_q / 255.0, quiet.rate_stats.StaticPosterior(gamma),
+              1 / 255.0 + 1e-9);
+  gamma.static_share = 0;
+  EXPECT_LT(quiet.rate, 0.2 * quiet.rate_stats.Estimate(gamma));
+  EXPECT_GT(quiet.rate, 0);
+  // Changing pages on the same host are not discounted.
+  const PageState& busy = s->page(half[0]);
+  EXPECT_EQ(busy.static_q, 0);
+  EXPECT_EQ(busy.rate_stats.StaticPosterior(s->hosts().PageRatePrior(0)), 0);
+}
+
 // A page fetched once (e.g. added before its host had statistics) follows
 // its host's pooled estimate as the round-robin re-estimation reaches it.
 TEST(SchedulerTest, PagesWithoutEvidenceFollowTheirHost) {

@@ -60,6 +60,7 @@ PageState RandomPageState(std::mt19937_64& rng, int observations) {
   s.fetches = static_cast<uint16_t>(observations);
   s.failures = static_cast<uint8_t>(u(rng) * 3);
   s.flags = PageState::kInFlight;
+  s.static_q = static_cast<uint8_t>(u(rng) * 255);
   return s;
 }
 
@@ -95,6 +96,7 @@ TEST(StateCodecTest, PageStateRoundTripKeepsEveryPersistentField) {
     EXPECT_EQ(d->signals, s.signals);
     EXPECT_EQ(d->fetches, s.fetches);
     EXPECT_EQ(d->failures, s.failures);
+    EXPECT_EQ(d->static_q, s.static_q);
     EXPECT_FALSE(d->in_flight());  // not persisted
     EXPECT_EQ(d->host, 0u);        // process-local, not persisted
     EXPECT_EQ(EncodePageState(*d), bytes);
@@ -151,13 +153,33 @@ void ExpectRobust(const std::string& valid, Decode decode) {
       EXPECT_EQ(r.status().code(), Status::Code::kCorruption);
     }
   }
-  for (uint8_t version : {0, 3, 255}) {  // 2: profile sets since fits
+  for (uint8_t version : {0, 3, 255}) {  // 2: profile sets, page states
     std::string bad = valid;
     bad[0] = static_cast<char>(version);
     auto r = decode(bad);
     ASSERT_FALSE(r.ok());
     EXPECT_NE(r.status().message().find("version"), std::string::npos);
   }
+}
+
+// Version 1 (before static_q): the same bytes without the last one.
+TEST(StateCodecTest, PageStateVersionOneStillDecodes) {
+  std::mt19937_64 rng(kSeed + 7);
+  PageState s = RandomPageState(rng, 12);
+  s.static_q = 200;
+  std::string v2 = EncodePageState(s);
+  ASSERT_EQ(static_cast<uint8_t>(v2[0]), kPageStateVersion);
+  std::string v1 = v2.substr(0, v2.size() - 1);
+  v1[0] = static_cast<char>(kStateCodecVersion);
+  Result<PageState> d = DecodePageState(v1);
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  EXPECT_EQ(d->static_q, 0);
+  EXPECT_EQ(d->fetches, s.fetches);
+  ExpectSameRateStats(d->rate_stats, s.rate_stats);
+  v1[0] = static_cast<char>(kPageStateVersion);  // a v2 header on v1 bytes
+  EXPECT_FALSE(DecodePageState(v1).ok());
+  v2[0] = static_cast<char>(kStateCodecVersion);  // and the reverse
+  EXPECT_FALSE(DecodePageState(v2).ok());
 }
 
 TEST(StateCodecTest, PageStateRejectsTruncationsFlipsAndBadVersions) {
