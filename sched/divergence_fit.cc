@@ -18,16 +18,21 @@ bool GivenChange(const DivergenceFitOptions& o) {
   return o.given_change && o.event_rate > 0 && std::isfinite(o.event_rate);
 }
 
-// Usable points (under given_change: only those that changed).
+// A point the fit uses (under given_change: only one that changed).
+bool Usable(const ProfilePoint& p, bool changed_only) {
+  return p.t > 0 && std::isfinite(p.t) && std::isfinite(p.d) &&
+         (!changed_only || p.d > 0);
+}
+
 std::vector<ProfilePoint> Clean(std::span<const ProfilePoint> points,
                                 const DivergenceFitOptions& o) {
   const bool changed_only = GivenChange(o);
   std::vector<ProfilePoint> out;
   out.reserve(points.size());
   for (const ProfilePoint& p : points) {
-    if (!(p.t > 0) || !std::isfinite(p.t) || !std::isfinite(p.d)) continue;
-    if (changed_only && !(p.d > 0)) continue;
-    out.push_back({p.t, std::clamp(p.d, 0.0, 1.0)});
+    if (Usable(p, changed_only)) {
+      out.push_back({p.t, std::clamp(p.d, 0.0, 1.0)});
+    }
   }
   return out;
 }
@@ -382,6 +387,14 @@ double ScrollDivergence(double s, int k, double rate, double t) {
     cum += term;
   }
   return d;
+}
+
+int FitPoints(std::span<const ProfilePoint> points,
+              const DivergenceFitOptions& options) {
+  const bool changed_only = GivenChange(options);
+  return static_cast<int>(std::count_if(
+      points.begin(), points.end(),
+      [&](const ProfilePoint& p) { return Usable(p, changed_only); }));
 }
 
 DivergenceFit FitChurn(std::span<const ProfilePoint> points,

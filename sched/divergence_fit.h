@@ -85,6 +85,11 @@ DivergenceFit FitDivergence(std::span<const ProfilePoint> points,
 DivergenceFit FitDivergence(std::span<const std::pair<double, double>> points,
                             const DivergenceFitOptions& options = {});
 
+// How many of `points` FitDivergence would use under `options` (its result's
+// `points`), without fitting.
+int FitPoints(std::span<const ProfilePoint> points,
+              const DivergenceFitOptions& options);
+
 // The two families on their own (same conventions); sse in the result.
 DivergenceFit FitChurn(std::span<const ProfilePoint> points,
                        const DivergenceFitOptions& options = {});

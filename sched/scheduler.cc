@@ -14,15 +14,9 @@ namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr DivergenceModel kNeverChanges{};  // before a first fetch
 constexpr double kDay = 86400;
-// A page's fit teaches its host's divergence prior once this many changed
-// points shaped it (the fit's `points` under given_change).
+// A page's fit teaches its host's divergence prior once this many points
+// shaped it (DivergenceFit::points).
 constexpr int kPriorMinPoints = 3;
-
-int ChangedPoints(const ProfileSet& ps) {
-  int n = 0;
-  for (const ProfilePoint& p : ps.profiles().Pooled()) n += p.t > 0 && p.d > 0;
-  return n;
-}
 
 }  // namespace
 
@@ -119,7 +113,9 @@ Result<PageId> Scheduler::RestorePage(const PageState& state,
   if (policy_->uses_profiles() && !options_.oracle) {
     const ProfileSet& ps = profiles_[id];
     if (ps.fitted()) {  // as saved; it also teaches the host prior again
-      if (ChangedPoints(ps) >= kPriorMinPoints) {
+      if (FitPoints(ps.profiles().Pooled(),
+                    divergence_prior_.FitOptions(s.host, s.rate)) >=
+          kPriorMinPoints) {
         divergence_prior_.Observe(s.host, *ps.fitted());
       }
     } else if (s.fetched()) {
@@ -294,10 +290,10 @@ void Scheduler::Observe(const Observation& obs) {
       obs.event);
 }
 
-void Scheduler::RefreshEstimates(PageId page) {
+RatePrior Scheduler::RefreshEstimates(PageId page) {
   PageState& s = pages_[page];
-  s.rate =
-      static_cast<float>(s.rate_stats.Estimate(hosts_.PageRatePrior(s.host)));
+  const RatePrior prior = hosts_.PageRatePrior(s.host);
+  s.rate = static_cast<float>(s.rate_stats.Estimate(prior));
   if (options_.oracle_rate && page < truth_.size() && truth_[page].delta > 0) {
     s.rate = static_cast<float>(truth_[page].delta);
   }
@@ -307,12 +303,14 @@ void Scheduler::RefreshEstimates(PageId page) {
     s.alpha = static_cast<float>(e.alpha);
     s.nu = static_cast<float>(e.nu);
   }
+  return prior;
 }
 
-void Scheduler::UpdateStaticShare(PageId page, bool counted) {
+void Scheduler::UpdateStaticShare(PageId page, bool counted,
+                                  const RatePrior& prior) {
   PageState& s = pages_[page];
   if (s.rate_stats.observations() <= 0) return;
-  const double p = s.rate_stats.StaticPosterior(hosts_.PageRatePrior(s.host));
+  const double p = s.rate_stats.StaticPosterior(prior);
   const auto q = static_cast<uint8_t>(std::lround(255 * p));
   hosts_.AdjustStatic(s.host, s.static_q / 255.0, q / 255.0, !counted);
   s.static_q = q;
@@ -332,6 +330,7 @@ void Scheduler::OnContent(PageId page, double now, const FetchedObs* fetched) {
     bool moved = fetched->last_modified != fetched->previous_last_modified;
     hosts_.ObserveLastModifiedAgreement(s.host, moved == changed);
   }
+  std::optional<bool> had_evidence;  // set when a new interval is observed
   if (!options_.oracle && tau > 0) {
     double since = -1;
     if (fetched != nullptr && changed && fetched->last_modified >= 0 &&
@@ -339,10 +338,9 @@ void Scheduler::OnContent(PageId page, double now, const FetchedObs* fetched) {
       since = now - fetched->last_modified;
       if (!(since >= 0 && since < tau)) since = -1;
     }
-    const bool had_evidence = s.rate_stats.observations() > 0;
+    had_evidence = s.rate_stats.observations() > 0;
     s.rate_stats.Observe(tau, changed, since);
     hosts_.ObserveChange(s.host, tau, changed, since);
-    UpdateStaticShare(page, had_evidence);
     if (policy_->uses_signals()) {
       SignalTriple x{tau, s.signals, changed};
       SignalParams current{s.rate, s.alpha, s.nu};
@@ -350,7 +348,10 @@ void Scheduler::OnContent(PageId page, double now, const FetchedObs* fetched) {
       hosts_.ObserveSignals(s.host, x, current);
     }
   }
-  if (!options_.oracle) RefreshEstimates(page);
+  if (!options_.oracle) {
+    const RatePrior prior = RefreshEstimates(page);
+    if (had_evidence) UpdateStaticShare(page, *had_evidence, prior);
+  }
   if (policy_->uses_profiles()) {
     ProfileSet& ps = profiles_[page];
     std::vector<double> div;

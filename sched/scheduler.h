@@ -153,15 +153,18 @@ class Scheduler {
   void AdvanceHorizon(double now);
   void OnContent(PageId page, double now, const FetchedObs* fetched);
   void OnFailure(PageId page, double now, FailureClass failure);
-  void RefreshEstimates(PageId page);
+  // Re-estimates the page's (Δ, α, ν) under its host's priors; returns the
+  // rate prior used.
+  RatePrior RefreshEstimates(PageId page);
   void Sweep(PageId skip);
   bool KeepsTruth() const { return options_.oracle || options_.oracle_rate; }
   // Longevity, estimated mode: the page's curve (ProfileSet::fitted()) from
   // its change profiles under the host prior (sched/divergence_prior.h).
   void Refit(PageId page);
-  // Re-reports the page's P(static) to its host (HostPool::AdjustStatic);
-  // `counted`: the page is already among the host's pages with evidence.
-  void UpdateStaticShare(PageId page, bool counted);
+  // Re-reports the page's P(static) under `prior` to its host
+  // (HostPool::AdjustStatic); `counted`: the page is already among the
+  // host's pages with evidence.
+  void UpdateStaticShare(PageId page, bool counted, const RatePrior& prior);
 
   SchedulerOptions options_;
   std::unique_ptr<Policy> policy_;

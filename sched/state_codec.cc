@@ -199,10 +199,15 @@ bool ReadFloats(Reader& r, float* out, int n, Pred ok) {
   return true;
 }
 
-Status CheckVersion(Reader& r, std::string_view what) {
+// Reads the version byte; accepts kStateCodecVersion up to `newest` (a blob
+// kind that grew a field since version 1). *version_out gets it.
+Status CheckVersion(Reader& r, std::string_view what,
+                    uint8_t newest = kStateCodecVersion,
+                    uint8_t* version_out = nullptr) {
   uint8_t version;
   if (!r.Byte(&version)) return Bad(what, "version");
-  if (version != kStateCodecVersion) {
+  if (version_out != nullptr) *version_out = version;
+  if (version < kStateCodecVersion || version > newest) {
     return Status::Corruption(std::string(what) + ": unknown version " +
                               std::to_string(version));
   }
@@ -336,10 +341,9 @@ Result<PageState> DecodePageState(std::string_view in) {
   constexpr std::string_view kWhat = "page state";
   Reader r(in);
   uint8_t version;
-  if (!r.Byte(&version)) return Bad(kWhat, "version");
-  if (version != kStateCodecVersion && version != kPageStateVersion) {
-    return Status::Corruption(std::string(kWhat) + ": unknown version " +
-                              std::to_string(version));
+  if (Status st = CheckVersion(r, kWhat, kPageStateVersion, &version);
+      !st.ok()) {
+    return st;
   }
   PageState s;
   if (!r.F64(&s.last_fetch) ||
@@ -421,10 +425,9 @@ Result<ProfileSet> DecodeProfileSet(std::string_view in) {
   constexpr std::string_view kWhat = "profile set";
   Reader r(in);
   uint8_t version;
-  if (!r.Byte(&version)) return Bad(kWhat, "version");
-  if (version != kStateCodecVersion && version != kProfileSetVersion) {
-    return Status::Corruption(std::string(kWhat) + ": unknown version " +
-                              std::to_string(version));
+  if (Status st = CheckVersion(r, kWhat, kProfileSetVersion, &version);
+      !st.ok()) {
+    return st;
   }
   uint8_t history, count;
   uint64_t refreshes;

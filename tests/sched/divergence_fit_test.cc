@@ -248,6 +248,11 @@ TEST(DivergenceFitTest, GivenChangeFitsTheLevelNotTheLuck) {
   DivergenceFit given = FitDivergence(pts, o);
   EXPECT_FALSE(given.scroll);
   EXPECT_EQ(given.points, 4);  // the unchanged points are left out
+  EXPECT_EQ(FitPoints(pts, o), 4);
+  EXPECT_EQ(plain.points, 6);
+  o.given_change = false;
+  EXPECT_EQ(FitPoints(pts, o), 6);
+  o.given_change = true;
   // a = (Σd + w·d0)/(n + w) = (4·2/3 + 0.5)/5.
   EXPECT_NEAR(SaturationDivergence(given.model), (4 * 2. / 3 + 0.5) / 5, 1e-9);
   EXPECT_EQ(given.model.churn_rate, 0.0195);
