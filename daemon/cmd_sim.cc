@@ -58,10 +58,21 @@ void AddSimCommand(CLI::App& app, int* exit_code) {
       ->required()
       ->check(CLI::Range(1e-3, 1e6));
   sub->add_option("--seed", a->seed, "web and event seed");
-  sub->add_flag("--oracle", o.oracle, "value functions see the true model");
+  CLI::Option* oracle =
+      sub->add_flag("--oracle", o.oracle, "value functions see the true model");
   sub->add_flag("--oracle-rate", o.oracle_rate,
                 "estimated, but with each page's true change rate "
                 "(diagnostic: the rate-estimation error alone)");
+  sub->add_option("--oracle-rate-slope", o.oracle_rate_slope,
+                  "with --oracle: each Δ seen pulled toward its host's "
+                  "(log) mean, ln Δ' = c + SLOPE·(ln Δ − c) (diagnostic)")
+      ->check(CLI::Range(0.0, 10.0))
+      ->needs(oracle);
+  sub->add_option("--oracle-rate-noise", o.oracle_rate_noise,
+                  "with --oracle: each Δ seen times e^{SD·z}, z ~ N(0, 1) "
+                  "per page (diagnostic)")
+      ->check(CLI::Range(0.0, 10.0))
+      ->needs(oracle);
   sub->add_option("--warmup-days", o.warmup_days,
                   "excluded from metrics (default 10% of --days)");
   sub->add_option("--max-interval-days", o.max_interval_days,

@@ -165,10 +165,32 @@ Result<SimResult> Run::Go() {
   churn_.reserve(n);
   scroll_.reserve(n);
   false_.reserve(n);
+  const bool distort =
+      o_.oracle && (o_.oracle_rate_slope != 1 || o_.oracle_rate_noise != 0);
+  std::vector<double> host_log_mean;
+  if (distort) {
+    std::vector<double> count(m_.spec.hosts, 0);
+    host_log_mean.assign(m_.spec.hosts, 0);
+    for (uint32_t p = 0; p < n; ++p) {
+      const double delta = m_.TrueParams(p).delta;
+      if (!(delta > 0)) continue;
+      host_log_mean[m_.pages[p].host] += std::log(delta);
+      ++count[m_.pages[p].host];
+    }
+    for (size_t h = 0; h < count.size(); ++h) {
+      if (count[h] > 0) host_log_mean[h] /= count[h];
+    }
+  }
   for (uint32_t p = 0; p < n; ++p) {
     auto id = sched_.AddUrl(m_.pages[p].host, m_.pages[p].importance);
     if (!id.ok()) return id.status();
-    sched_.SetTruth(p, m_.TrueParams(p), m_.TrueModel(p));
+    sched::PageParams truth = m_.TrueParams(p);
+    if (distort) {
+      truth.delta = DistortedRate(m_.seed, p, truth.delta,
+                                  host_log_mean[m_.pages[p].host],
+                                  o_.oracle_rate_slope, o_.oracle_rate_noise);
+    }
+    sched_.SetTruth(p, truth, m_.TrueModel(p));
     sched::FetchedObs first;  // start fetched, fresh
     if (m_.pages[p].last_modified) {
       first.last_modified = pages_[p].copy_modified = 0;
@@ -309,23 +331,52 @@ void ContinuousOptima(const WebModel& m, double rate_per_day, SimResult& r) {
 }
 
 // Median over changing pages of |ln(Δ̂/Δ)| at the end of the run (a page
-// with no estimate counts as infinitely wrong).
-double RateLogError(const WebModel& model, const sched::Scheduler& sched) {
+// with no estimate counts as infinitely wrong), and the slope and residual
+// scatter of ln Δ̂ on ln Δ over the pages with an estimate.
+void MeasureRateError(const WebModel& model, const sched::Scheduler& sched,
+                      SimResult& r) {
   std::vector<double> errors;
+  double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0, syy = 0;
   for (uint32_t p = 0; p < model.pages.size(); ++p) {
     const double truth = model.TrueParams(p).delta;
     if (!(truth > 0)) continue;
     const double estimate = sched.page(p).rate;
-    errors.push_back(estimate > 0 ? std::abs(std::log(estimate / truth))
-                                  : kInf);
+    if (!(estimate > 0)) {
+      errors.push_back(kInf);
+      continue;
+    }
+    const double x = std::log(truth), y = std::log(estimate);
+    errors.push_back(std::abs(y - x));
+    n += 1;
+    sx += x;
+    sy += y;
+    sxx += x * x;
+    sxy += x * y;
+    syy += y * y;
   }
-  if (errors.empty()) return -1;
+  if (errors.empty()) return;
   auto mid = errors.begin() + errors.size() / 2;
   std::nth_element(errors.begin(), mid, errors.end());
-  return *mid;
+  r.rate_log_error = *mid;
+  const double vx = sxx - sx * sx / n, cxy = sxy - sx * sy / n;
+  const double vy = syy - sy * sy / n;
+  if (n < 3 || !(vx > 0)) return;
+  r.rate_log_slope = cxy / vx;
+  const double residual = std::max(0.0, vy - cxy * cxy / vx);
+  r.rate_log_scatter = std::sqrt(residual / (n - 2));
 }
 
 }  // namespace
+
+double DistortedRate(uint64_t seed, uint32_t page, double delta,
+                     double host_log_mean, double slope, double noise) {
+  if (!(delta > 0)) return delta;
+  constexpr uint64_t kDistortionStream = 50;  // page_process uses 10–40
+  Rng rng(HashKey(seed, page, kDistortionStream));
+  const double z = noise != 0 ? rng.Normal() : 0;
+  return std::exp(host_log_mean + slope * (std::log(delta) - host_log_mean) +
+                  noise * z);
+}
 
 Result<SimResult> RunSimulation(const WebModel& model,
                                 const SimOptions& options) {
@@ -347,6 +398,11 @@ Result<SimResult> RunSimulation(const WebModel& model,
   so.policy = options.policy;
   so.oracle = options.oracle;
   so.oracle_rate = options.oracle_rate && !options.oracle;
+  if (!(options.oracle_rate_slope >= 0 && options.oracle_rate_slope <= 10) ||
+      !(options.oracle_rate_noise >= 0 && options.oracle_rate_noise <= 10)) {
+    return Status::InvalidArgument(
+        "sim: oracle rate slope and noise must be in [0, 10]");
+  }
   so.rate = options.rate_per_day / kDay;
   so.burst = std::max(1.0, options.burst);
   so.new_page_value = options.new_page_value;
@@ -359,8 +415,7 @@ Result<SimResult> RunSimulation(const WebModel& model,
   Run run(model, options, **scheduler);
   auto result = run.Go();
   if (!result.ok()) return result;
-  if (!options.oracle)
-    result->rate_log_error = RateLogError(model, **scheduler);
+  if (!options.oracle) MeasureRateError(model, **scheduler, *result);
   ContinuousOptima(model, options.rate_per_day, *result);
   return result;
 }
@@ -381,6 +436,11 @@ std::string SimResultToJson(const WebModel& model, const SimOptions& options,
   j["policy"] = options.policy;
   j["oracle"] = options.oracle;
   j["oracle_rate"] = options.oracle_rate && !options.oracle;
+  if (options.oracle &&
+      (options.oracle_rate_slope != 1 || options.oracle_rate_noise != 0)) {
+    j["oracle_rate_slope"] = options.oracle_rate_slope;
+    j["oracle_rate_noise"] = options.oracle_rate_noise;
+  }
   j["seed"] = model.seed;
   j["rate_per_day"] = options.rate_per_day;
   j["days"] = options.days;
@@ -406,6 +466,10 @@ std::string SimResultToJson(const WebModel& model, const SimOptions& options,
   j["per_class"] = classes;
   j["selector_evaluations_per_selection"] = r.mean_evaluations;
   if (r.rate_log_error >= 0) j["rate_log_error"] = r.rate_log_error;
+  if (r.rate_log_scatter >= 0) {
+    j["rate_log_slope"] = r.rate_log_slope;
+    j["rate_log_scatter"] = r.rate_log_scatter;
+  }
   j["cpu_seconds"] = r.cpu_seconds;
   return j.dump();
 }

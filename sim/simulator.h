@@ -29,7 +29,13 @@ struct RateChange {
 struct SimOptions {
   std::string policy = "freshness";
   bool oracle = false;
-  bool oracle_rate = false;   // estimated, but with the true Δ (diagnostic)
+  bool oracle_rate = false;  // estimated, but with the true Δ (diagnostic)
+  // Diagnostic, with oracle only: the policy sees each page's Δ distorted as
+  // an estimator might, ln Δ' = c + slope·(ln Δ − c) + noise·z, c the mean
+  // ln Δ of the page's host, z ~ N(0, 1) per page. slope < 1 pulls the rates
+  // toward the host's (as a prior does); noise is unbiased scatter.
+  double oracle_rate_slope = 1;
+  double oracle_rate_noise = 0;
   double rate_per_day = 100;  // budget R
   double burst = 1;           // token bucket depth
   double days = 100;
@@ -40,6 +46,12 @@ struct SimOptions {
   int history = 4;
   std::vector<RateChange> rate_changes;  // e.g. R -> 2R -> R
 };
+
+// The Δ an oracle run with distortion (slope, noise) shows page `page`
+// (SimOptions::oracle_rate_slope/noise): deterministic in (seed, page).
+// host_log_mean: c. Δ ≤ 0 (never changes) is returned unchanged.
+double DistortedRate(uint64_t seed, uint32_t page, double delta,
+                     double host_log_mean, double slope, double noise);
 
 struct SimMetrics {
   double weight = 0;     // Σμ over pages
@@ -69,6 +81,12 @@ struct SimResult {
   // scheduler's change-rate estimates are from the truth (0.1 ≈ 10%).
   // -1 in oracle mode.
   double rate_log_error = -1;
+  // The shape of that error, by least squares of ln Δ̂ on ln Δ over the same
+  // pages: slope 1 means the estimates follow the truth, < 1 that they are
+  // pulled together (toward their hosts' priors); scatter is the residual
+  // standard deviation. scatter -1: not measured (oracle, < 3 pages).
+  double rate_log_slope = 0;
+  double rate_log_scatter = -1;
   double cpu_seconds = 0;
 };
 

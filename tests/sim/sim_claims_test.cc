@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
 
 #include "sim/simulator.h"
@@ -122,6 +123,58 @@ TEST(SimClaimsTest, LastModifiedSharpensTheChangeRateEstimates) {
       "[[class]]\nstatic_words = 5\nlast_modified = 1\n", "bad-lm");
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().ToString().find("last_modified"), std::string::npos);
+}
+
+// The distortion diagnostic: slope 1 and no noise is the identity, slope 0
+// puts every page at its host's mean, and the noise is N(0, sd) in ln Δ,
+// deterministic per (seed, page).
+TEST(SimClaimsTest, DistortedRatesHaveTheAskedShape) {
+  const double c = std::log(0.5);
+  EXPECT_DOUBLE_EQ(DistortedRate(1, 7, 0.2, c, 1, 0), 0.2);
+  EXPECT_NEAR(DistortedRate(1, 7, 0.2, c, 0, 0), 0.5, 1e-12);
+  EXPECT_NEAR(DistortedRate(1, 7, 0.2, c, 0.5, 0), std::sqrt(0.2 * 0.5), 1e-12);
+  EXPECT_EQ(DistortedRate(1, 7, 0, c, 0.5, 1), 0);  // never changes
+  EXPECT_EQ(DistortedRate(3, 9, 0.2, c, 1, 0.4),
+            DistortedRate(3, 9, 0.2, c, 1, 0.4));
+  double sum = 0, sum2 = 0;
+  const int n = 20000;
+  for (uint32_t p = 0; p < n; ++p) {
+    const double z = std::log(DistortedRate(3, p, 0.2, c, 1, 0.4) / 0.2);
+    sum += z;
+    sum2 += z * z;
+  }
+  EXPECT_NEAR(sum / n, 0, 0.01);
+  EXPECT_NEAR(std::sqrt(sum2 / n), 0.4, 0.01);
+}
+
+// An oracle that sees the change rates pulled toward the hosts' (what a
+// strong prior does to estimates) allocates worse than one that sees them
+// as they are, and the estimated runs report that pull as a slope < 1.
+TEST(SimClaimsTest, CompressedRatesCostTheOracleFreshness) {
+  WebModel model = LoadModel("noisy.toml", 1);
+  SimOptions options;
+  options.policy = "freshness";
+  options.oracle = true;
+  options.rate_per_day = 100;
+  options.days = 120;
+  Result<SimResult> exact = RunSimulation(model, options);
+  options.oracle_rate_slope = 0;  // every page at its host's mean rate
+  Result<SimResult> flat = RunSimulation(model, options);
+  ASSERT_TRUE(exact.ok() && flat.ok());
+  EXPECT_LT(flat->total.fresh, exact->total.fresh - 0.01)
+      << "flat " << flat->total.fresh << " exact " << exact->total.fresh;
+  EXPECT_EQ(exact->rate_log_scatter, -1);  // oracle: nothing estimated
+
+  SimResult estimated = Simulate(model, "freshness", 100, false);
+  EXPECT_GT(estimated.rate_log_slope, 0.2);
+  EXPECT_LT(estimated.rate_log_slope, 0.95);
+  EXPECT_GT(estimated.rate_log_scatter, 0);
+
+  options.oracle_rate_slope = -1;
+  EXPECT_FALSE(RunSimulation(model, options).ok());
+  options.oracle_rate_slope = 1;
+  options.oracle_rate_noise = std::nan("");
+  EXPECT_FALSE(RunSimulation(model, options).ok());
 }
 
 TEST(SimClaimsTest, BadOptionsAreErrorsNotCrashes) {
