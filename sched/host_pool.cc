@@ -95,6 +95,7 @@ void HostPool::AddPage(uint32_t host) {
 
 void HostPool::ObserveChange(uint32_t host, double interval, bool changed,
                              double since_modified) {
+  ++version_;
   global_.ObserveChange(interval, changed, since_modified, options_.decay);
   if (HostStats* h = Get(host)) {
     h->ObserveChange(interval, changed, since_modified, options_.decay);
@@ -113,14 +114,22 @@ void HostPool::ObserveLastModifiedAgreement(uint32_t host, bool agrees) {
 }
 
 double HostPool::GlobalRate() const {
-  return global_.EstimateRate(options_.global_prior);
+  if (global_rate_.version != version_) {
+    global_rate_ = {global_.EstimateRate(options_.global_prior), version_};
+  }
+  return global_rate_.rate;
 }
 
 double HostPool::HostRate(uint32_t host) const {
   const double global = GlobalRate();
   const HostStats* h = Find(host);
   if (h == nullptr) return global;
-  return h->EstimateRate({global, options_.host_rate_weight});
+  if (host >= host_rates_.size()) host_rates_.resize(hosts_.size());
+  CachedRate& cached = host_rates_[host];
+  if (cached.version != version_) {
+    cached = {h->EstimateRate({global, options_.host_rate_weight}), version_};
+  }
+  return cached.rate;
 }
 
 RatePrior HostPool::PageRatePrior(uint32_t host) const {

@@ -10,7 +10,9 @@
 // change (RatePrior::static_share: each page reports P(static | its
 // evidence), an online EM step). Also tracks whether a host's Last-Modified
 // agrees with content changes (to decide when to trust it). Times are in one
-// unit (seconds in the daemon). Not thread-safe (the scheduler's owner thread).
+// unit (seconds in the daemon). Solved rates are cached until the next
+// observation or restore, so even const calls write: not thread-safe, not
+// even for concurrent readers (the scheduler's owner thread).
 #ifndef FRESHD_SCHED_HOST_POOL_H_
 #define FRESHD_SCHED_HOST_POOL_H_
 
@@ -121,8 +123,12 @@ class HostPool {
   const HostStats& global() const { return global_; }
   void Restore(uint32_t host, const HostStats& stats) {
     if (HostStats* h = Get(host)) *h = stats;
+    ++version_;
   }
-  void RestoreGlobal(const HostStats& stats) { global_ = stats; }
+  void RestoreGlobal(const HostStats& stats) {
+    global_ = stats;
+    ++version_;
+  }
   const HostPoolOptions& options() const { return options_; }
 
  private:
@@ -140,6 +146,19 @@ class HostPool {
   std::vector<HostStats> hosts_;  // indexed by host id, grown on demand.
   StaticCount global_static_;
   std::vector<StaticCount> static_;  // by host id, grown on demand.
+
+  // Solved rates, valid while their version equals version_, which every
+  // change of the statistics advances (a host's rate has the global one as
+  // prior, so any observation may move it). Between two observations the
+  // scheduler refreshes several pages (sweep), each asking for its host's
+  // and the global rate more than once: one solve each instead.
+  struct CachedRate {
+    double rate = 0;
+    uint64_t version = 0;
+  };
+  uint64_t version_ = 1;
+  mutable CachedRate global_rate_;
+  mutable std::vector<CachedRate> host_rates_;  // by host id, on demand.
 };
 
 }  // namespace freshd::sched

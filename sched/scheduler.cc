@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <type_traits>
+#include <utility>
 #include <variant>
 
 #include "sched/divergence_fit.h"
@@ -181,7 +182,7 @@ double Scheduler::Deadline(PageId page) const {
   return s.last_fetch + std::max(interval, options_.min_interval);
 }
 
-void Scheduler::Reindex(PageId page) {
+double Scheduler::IndexBound(PageId page) const {
   const PageState& s = pages_[page];
   double bound = options_.new_page_value;
   if (s.fetched()) {
@@ -193,7 +194,11 @@ void Scheduler::Reindex(PageId page) {
         policy_->Value(in, std::max(0.0, horizon_ - s.last_fetch));
     if (at_horizon < bound) bound = at_horizon;  // NaN keeps the sup
   }
-  selector_.Update(page, bound, Deadline(page));
+  return bound;
+}
+
+void Scheduler::Reindex(PageId page) {
+  selector_.Update(page, IndexBound(page), Deadline(page));
 }
 
 void Scheduler::AdvanceHorizon(double now) {
@@ -204,7 +209,9 @@ void Scheduler::AdvanceHorizon(double now) {
   double span = std::sqrt(static_cast<double>(pages_.size()) + 1) / rate;
   horizon_ = now + std::clamp(span, 1.0, 1e9);
   ++horizon_refreshes_;
-  for (PageId p = 0; p < pages_.size(); ++p) Reindex(p);
+  selector_.UpdateAll(pages_.size(), [this](PageId p) {
+    return std::pair<double, double>(IndexBound(p), Deadline(p));
+  });
 }
 
 double Scheduler::Value(PageId page, double now) const {

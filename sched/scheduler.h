@@ -149,6 +149,7 @@ class Scheduler {
 
   PolicyInput Input(PageId page) const;
   double Deadline(PageId page) const;
+  double IndexBound(PageId page) const;  // the selector's upper bound
   void Reindex(PageId page);
   void AdvanceHorizon(double now);
   void OnContent(PageId page, double now, const FetchedObs* fetched);

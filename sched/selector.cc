@@ -1,5 +1,6 @@
 #include "sched/selector.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -22,16 +23,41 @@ void Selector::Update(PageId page, double upper_bound, double deadline) {
   if (std::isnan(upper_bound)) {
     upper_bound = std::numeric_limits<double>::infinity();
   }
-  if (!std::isnan(bound_[page])) by_bound_.erase({bound_[page], page});
-  bound_[page] = upper_bound;
-  by_bound_.insert({upper_bound, page});
-  if (deadline != deadline_[page]) {
-    deadline_[page] = deadline;
-    ++stamp_[page];
-    if (std::isfinite(deadline)) {
-      deadlines_.push({deadline, page, stamp_[page]});
-      if (deadlines_.size() > 2 * bound_.size() + 1024) CompactHeap();
+  if (upper_bound != bound_[page]) {  // (true for NaN: not indexed yet)
+    if (!std::isnan(bound_[page])) by_bound_.erase({bound_[page], page});
+    bound_[page] = upper_bound;
+    by_bound_.insert({upper_bound, page});
+  }
+  SetDeadline(page, deadline);
+}
+
+void Selector::UpdateAll(size_t pages, const IndexFn& index) {
+  Resize(pages);
+  std::vector<std::pair<double, PageId>> entries;
+  entries.reserve(bound_.size());
+  for (size_t i = 0; i < bound_.size(); ++i) {
+    const auto page = static_cast<PageId>(i);
+    if (i < pages) {
+      auto [upper_bound, deadline] = index(page);
+      bound_[i] = std::isnan(upper_bound)
+                      ? std::numeric_limits<double>::infinity()
+                      : upper_bound;
+      SetDeadline(page, deadline);
     }
+    if (!std::isnan(bound_[i])) entries.emplace_back(bound_[i], page);
+  }
+  std::sort(entries.begin(), entries.end(), ByBoundDesc());
+  by_bound_.clear();
+  for (const auto& e : entries) by_bound_.insert(by_bound_.end(), e);
+}
+
+void Selector::SetDeadline(PageId page, double deadline) {
+  if (deadline == deadline_[page]) return;
+  deadline_[page] = deadline;
+  ++stamp_[page];
+  if (std::isfinite(deadline)) {
+    deadlines_.push({deadline, page, stamp_[page]});
+    if (deadlines_.size() > 2 * bound_.size() + 1024) CompactHeap();
   }
 }
 

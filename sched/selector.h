@@ -19,6 +19,7 @@
 #include <optional>
 #include <queue>
 #include <set>
+#include <utility>
 #include <vector>
 
 #include "sched/observation.h"
@@ -50,6 +51,12 @@ class Selector {
   // (Re)indexes `page`: upper bound of its value (+inf allowed, NaN treated
   // as +inf) and absolute deadline (+inf: none).
   void Update(PageId page, double upper_bound, double deadline);
+
+  // The same for every page in [0, pages) at once, index(p) giving {upper
+  // bound, deadline}: one sort and a rebuild instead of a tree search per
+  // page (the scheduler's periodic refresh of all bounds).
+  using IndexFn = std::function<std::pair<double, double>(PageId)>;
+  void UpdateAll(size_t pages, const IndexFn& index);
 
   // The best eligible page at `now`; nullopt when no indexed page is
   // eligible. `value(p)` is called only for eligible p with bound above the
@@ -85,6 +92,7 @@ class Selector {
   };
 
   std::optional<Choice> SelectOverdue(double now, const EligibleFn& eligible);
+  void SetDeadline(PageId page, double deadline);
   void CompactHeap();
 
   std::vector<double> bound_;     // per page; NaN = not indexed

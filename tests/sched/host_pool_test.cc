@@ -7,6 +7,7 @@
 #include <cmath>
 #include <iostream>
 #include <random>
+#include <string>
 #include <vector>
 
 namespace freshd::sched {
@@ -74,6 +75,39 @@ TEST(HostPoolTest, HostsGetTheirOwnPooledRates) {
   EXPECT_GT(pool.GlobalRate(), 0.1);
   EXPECT_LT(pool.GlobalRate(), 2.0);
   EXPECT_EQ(pool.Find(0)->pages(), 30u);
+}
+
+// Solved rates are cached between observations: after every observation
+// and restore, the pool answers as a solve from its statistics would.
+TEST(HostPoolTest, CachedRatesFollowObservationsAndRestores) {
+  std::mt19937_64 rng(6);
+  const HostPoolOptions options = UnitOptions();
+  HostPool pool(options);
+  auto expect_fresh = [&](const std::string& when) {
+    const double global = pool.global().EstimateRate(options.global_prior);
+    EXPECT_EQ(pool.GlobalRate(), global) << when;
+    for (uint32_t h = 0; h < 4; ++h) {
+      const HostStats* stats = pool.Find(h);
+      const double expected =
+          stats == nullptr
+              ? global
+              : stats->EstimateRate({global, options.host_rate_weight});
+      EXPECT_EQ(pool.HostRate(h), expected) << when << ", host " << h;
+    }
+  };
+  for (int round = 0; round < 20; ++round) {
+    const uint32_t host = round % 3;
+    Feed(pool, host, 0.2 * (host + 1), 0.5, 0.1, 1, 3, rng);  // asks, too
+    expect_fresh("round " + std::to_string(round));
+  }
+  ASSERT_NE(pool.HostRate(0), pool.HostRate(2));
+  pool.Restore(0, *pool.Find(2));
+  expect_fresh("after Restore");
+  EXPECT_EQ(pool.HostRate(0), pool.HostRate(2));
+  const double global = pool.GlobalRate();
+  pool.RestoreGlobal(*pool.Find(1));
+  expect_fresh("after RestoreGlobal");
+  EXPECT_NE(pool.GlobalRate(), global);
 }
 
 // The static share: Beta(a, b) on the global share, each host's shrunk

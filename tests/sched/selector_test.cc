@@ -9,6 +9,8 @@
 #include <cmath>
 #include <limits>
 #include <random>
+#include <string>
+#include <utility>
 #include <vector>
 
 namespace freshd::sched {
@@ -75,6 +77,63 @@ TEST(SelectorTest, EveryChoiceMatchesBruteForceArgmax) {
     }
   }
   EXPECT_GT(overdue_choices, 0);  // the deadline path was exercised
+}
+
+// UpdateAll (the scheduler's periodic refresh) indexes exactly as one
+// Update per page: two selectors fed the same bounds, one each way, make the
+// same choices, with pages added by the bulk call and unchanged bounds
+// mixed in.
+TEST(SelectorTest, UpdateAllIndexesLikeUpdate) {
+  const uint32_t seed = 20261122;
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(0, 1);
+  const double inf = std::numeric_limits<double>::infinity();
+  Selector one_by_one, bulk;
+  size_t n = 200;
+  std::vector<double> value, bound, deadline;
+  std::vector<bool> eligible;
+  int overdue_choices = 0;
+  for (int round = 0; round < 300; ++round) {
+    const double now = round;
+    if (round % 50 == 0) n += 50;  // new pages arrive through UpdateAll
+    value.resize(n), bound.resize(n), deadline.resize(n), eligible.resize(n);
+    const bool full = round % 50 == 0 || u(rng) < 0.2;
+    for (PageId p = 0; p < n; ++p) {
+      if (full || u(rng) < 0.1) {
+        if (u(rng) < 0.7) {  // else: the same bound and deadline again
+          value[p] = std::floor(u(rng) * 20);  // ties on purpose
+          bound[p] = u(rng) < 0.1 ? (u(rng) < 0.5 ? inf : std::nan(""))
+                                  : value[p] + std::floor(u(rng) * 3);
+          deadline[p] = u(rng) < 0.02 ? now + u(rng) * 3 : inf;
+        }
+        if (!full) {
+          one_by_one.Update(p, bound[p], deadline[p]);
+          bulk.Update(p, bound[p], deadline[p]);
+        }
+      }
+      eligible[p] = u(rng) < 0.7;
+    }
+    if (full) {
+      for (PageId p = 0; p < n; ++p) {
+        one_by_one.Update(p, bound[p], deadline[p]);
+      }
+      bulk.UpdateAll(n, [&](PageId p) {
+        return std::pair<double, double>(bound[p], deadline[p]);
+      });
+    }
+    ASSERT_EQ(bulk.pages(), n);
+    auto is_eligible = [&](PageId p) { return static_cast<bool>(eligible[p]); };
+    auto value_of = [&](PageId p) { return value[p]; };
+    auto a = one_by_one.Select(now, is_eligible, value_of);
+    auto b = bulk.Select(now, is_eligible, value_of);
+    ASSERT_EQ(a.has_value(), b.has_value()) << "round " << round;
+    if (!a) continue;
+    EXPECT_EQ(a->page, b->page) << "round " << round;
+    EXPECT_EQ(a->priority.overdue, b->priority.overdue) << "round " << round;
+    overdue_choices += a->priority.overdue;
+  }
+  EXPECT_GT(overdue_choices, 0);
 }
 
 TEST(SelectorTest, NothingEligibleGivesNoChoice) {
