@@ -13,12 +13,13 @@
 #include <toml.hpp>
 
 #include "conf/config_schema.h"
+#include "conf/toml_text.h"
 #include "conf/units.h"
 
 namespace freshd {
 namespace {
 
-constexpr size_t kMaxConfigBytes = 1 << 20;  // a config file is small
+constexpr size_t kMaxConfigBytes = kMaxTomlBytes;  // a config file is small
 
 bool OneOf(const std::string& s, const std::vector<std::string>& allowed) {
   if (allowed.empty()) return true;
@@ -405,13 +406,6 @@ class TomlReader {
 };
 
 // toml11's messages span several lines; keep the first, without "[error] ".
-std::string FirstLine(std::string s) {
-  const std::string prefix = "[error] ";
-  if (s.rfind(prefix, 0) == 0) s = s.substr(prefix.size());
-  size_t nl = s.find('\n');
-  return nl == std::string::npos ? s : s.substr(0, nl);
-}
-
 void AppendTomlString(std::string* out, const std::string& s) {
   *out += '"';
   for (unsigned char c : s) {
@@ -529,22 +523,9 @@ Status ValidateConfig(const Config& config) {
 
 Result<Config> LoadConfigString(std::string_view text, std::string_view name) {
   const std::string file(name);
-  if (text.size() > kMaxConfigBytes) {
-    return Status::InvalidArgument(file +
-                                   ": larger than 1 MiB; not a config file");
-  }
-  toml::value root;
-  try {
-    std::istringstream in{std::string(text)};
-    root = toml::parse(in, file);
-  } catch (const toml::exception& e) {
-    return Status::InvalidArgument(
-        file + ":" + std::to_string(e.location().line()) +
-        ": TOML syntax error: " + FirstLine(e.what()));
-  } catch (const std::exception& e) {
-    return Status::InvalidArgument(
-        file + ": TOML syntax error: " + FirstLine(e.what()));
-  }
+  Result<toml::value> parsed = ParseTomlText(text, name, kMaxConfigBytes);
+  if (!parsed.ok()) return parsed.status();
+  const toml::value& root = *parsed;
 
   Config config;
   TomlReader reader(root, file);

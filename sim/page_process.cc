@@ -3,12 +3,9 @@
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
-#include <limits>
 
 namespace freshd::sim {
 namespace {
-
-constexpr double kInf = std::numeric_limits<double>::infinity();
 
 double RegionRate(const SimPage& p, Region r) {
   return (r == kChurn ? p.churn_rate : p.scroll_rate) / kDay;
@@ -83,7 +80,7 @@ SignalDraw TrueSignal(const WebModel& model, uint32_t page, Region region,
   SignalDraw d;
   d.emitted = rng.Uniform() < p.recall;
   const PageClass& c = model.spec.classes[p.cls];
-  d.delay = std::max(0.0, c.delay_days.Sample(rng)) * kDay;
+  d.delay = std::clamp(c.delay_days.Sample(rng), 0.0, kMaxSimDelayDays) * kDay;
   return d;
 }
 

@@ -8,6 +8,8 @@
 #include <stdexcept>
 #include <toml.hpp>
 
+#include "conf/toml_text.h"
+
 namespace freshd::sim {
 namespace {
 
@@ -30,7 +32,7 @@ double Number(const Table& v) {
   Fail(v, "expected a number");
 }
 
-Distribution ParseDist(const Table& v, const std::string& key) {
+Distribution ParseShape(const Table& v, const std::string& key) {
   if (!v.is_table()) return Distribution::Const(Number(v));
   std::string kind = toml::find<std::string>(v, "dist");
   Distribution d;
@@ -67,6 +69,27 @@ Distribution ParseDist(const Table& v, const std::string& key) {
   return d;
 }
 
+// A distribution whose support lies in [lo, hi] (an exponential's mean
+// must; its draws are clamped where they are used).
+Distribution ParseDist(const Table& v, const std::string& key, double lo,
+                       double hi) {
+  Distribution d = ParseShape(v, key);
+  double low = d.a, high = d.a;  // const value; exponential mean
+  if (d.kind == Distribution::Kind::kUniform ||
+      d.kind == Distribution::Kind::kLogUniform) {
+    high = d.b;
+  } else if (d.kind == Distribution::Kind::kBeta) {
+    low = 0;
+    high = 1;
+  }
+  if (!(low >= lo && high <= hi)) {
+    std::ostringstream range;
+    range << key << ": must lie in [" << lo << ", " << hi << "]";
+    Fail(v, range.str());
+  }
+  return d;
+}
+
 int Count(const Table& t, const char* key, int lo, int hi) {
   if (!t.contains(key)) return 0;
   const Table& v = t.at(key);
@@ -89,7 +112,8 @@ PageClass ParseClass(const Table& t) {
   c.share = t.contains("share") ? Number(t.at("share")) : 1.0;
   if (!(c.share >= 0)) Fail(t.at("share"), "share: must be >= 0");
   if (t.contains("importance")) {
-    c.importance = ParseDist(t.at("importance"), "importance");
+    c.importance =
+        ParseDist(t.at("importance"), "importance", 0, kMaxSimImportance);
   }
   c.static_words = Count(t, "static_words", 0, 100000);
   if (t.contains("last_modified")) {
@@ -101,28 +125,42 @@ PageClass ParseClass(const Table& t) {
     const Table& r = t.at("churn");
     CheckKeys(r, {"words", "rate"}, "[class.churn]");
     c.churn_words = Count(r, "words", 0, 100000);
-    if (r.contains("rate")) c.churn_rate = ParseDist(r.at("rate"), "rate");
+    if (r.contains("rate")) {
+      c.churn_rate = ParseDist(r.at("rate"), "rate", 0, kMaxSimRatePerDay);
+    }
   }
   if (t.contains("scroll")) {
     const Table& r = t.at("scroll");
     CheckKeys(r, {"items", "words_per_item", "rate"}, "[class.scroll]");
     c.scroll_items = Count(r, "items", 0, 1000);
     c.item_words = Count(r, "words_per_item", 0, 10000);
-    if (r.contains("rate")) c.scroll_rate = ParseDist(r.at("rate"), "rate");
+    if (r.contains("rate")) {
+      c.scroll_rate = ParseDist(r.at("rate"), "rate", 0, kMaxSimRatePerDay);
+    }
   }
   if (t.contains("signals")) {
     const Table& r = t.at("signals");
     CheckKeys(r, {"recall", "false_rate", "delay_days"}, "[class.signals]");
-    if (r.contains("recall")) c.recall = ParseDist(r.at("recall"), "recall");
+    if (r.contains("recall")) {
+      c.recall = ParseDist(r.at("recall"), "recall", 0, 1);
+    }
     if (r.contains("false_rate")) {
-      c.false_rate = ParseDist(r.at("false_rate"), "false_rate");
+      c.false_rate =
+          ParseDist(r.at("false_rate"), "false_rate", 0, kMaxSimRatePerDay);
     }
     if (r.contains("delay_days")) {
-      c.delay_days = ParseDist(r.at("delay_days"), "delay_days");
+      c.delay_days =
+          ParseDist(r.at("delay_days"), "delay_days", 0, kMaxSimDelayDays);
     }
   }
-  if (c.static_words + c.churn_words + c.scroll_items * c.item_words == 0) {
+  const int64_t words = int64_t{c.static_words} + c.churn_words +
+                        int64_t{c.scroll_items} * c.item_words;
+  if (words == 0) {
     Fail(t, "[[class]] " + c.name + ": a page needs at least one word");
+  }
+  if (words > kMaxSimPageWords) {
+    Fail(t, "[[class]] " + c.name + ": more than " +
+                std::to_string(kMaxSimPageWords) + " words per page");
   }
   return c;
 }
@@ -132,14 +170,19 @@ WebSpec ParseSpec(const Table& root) {
             "web");
   WebSpec spec;
   if (root.contains("name")) spec.name = toml::find<std::string>(root, "name");
-  spec.hosts = static_cast<uint32_t>(Count(root, "hosts", 1, 1000000));
-  spec.pages_per_host =
-      static_cast<uint32_t>(Count(root, "pages_per_host", 1, 10000000));
+  if (root.contains("hosts")) {  // else 1, and so pages_per_host
+    spec.hosts = static_cast<uint32_t>(Count(root, "hosts", 1, 1000000));
+  }
+  if (root.contains("pages_per_host")) {
+    spec.pages_per_host =
+        static_cast<uint32_t>(Count(root, "pages_per_host", 1, 10000000));
+  }
   if (uint64_t{spec.hosts} * spec.pages_per_host > kMaxSimPages) {
     Fail(root.at("pages_per_host"), "hosts x pages_per_host exceeds 10M");
   }
   if (root.contains("crawl_delay_s")) {
-    spec.crawl_delay_s = ParseDist(root.at("crawl_delay_s"), "crawl_delay_s");
+    spec.crawl_delay_s = ParseDist(root.at("crawl_delay_s"), "crawl_delay_s", 0,
+                                   kMaxSimCrawlDelayS);
   }
   if (!root.contains("class")) Fail(root, "web: needs at least one [[class]]");
   double total = 0;
@@ -158,10 +201,10 @@ WebSpec ParseSpec(const Table& root) {
 
 Result<WebSpec> ParseWebSpec(std::string_view toml_text,
                              std::string_view name) {
+  Result<toml::value> parsed = ParseTomlText(toml_text, name);
+  if (!parsed.ok()) return parsed.status();
   try {
-    std::istringstream in{std::string(toml_text)};
-    Table root = toml::parse(in, std::string(name));
-    WebSpec spec = ParseSpec(root);
+    WebSpec spec = ParseSpec(*parsed);
     if (spec.name.empty()) spec.name = std::string(name);
     return spec;
   } catch (const std::exception& e) {
@@ -172,12 +215,11 @@ Result<WebSpec> ParseWebSpec(std::string_view toml_text,
 Result<WebSpec> LoadWebSpec(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
   if (!f) return Status::NotFound("cannot open web file " + path);
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  if (ss.str().size() > (1u << 20)) {
-    return Status::InvalidArgument(path + ": larger than 1 MiB");
-  }
-  return ParseWebSpec(ss.str(), path);
+  std::string text(kMaxTomlBytes + 1, '\0');  // one more: "too large"
+  f.read(text.data(), static_cast<std::streamsize>(text.size()));
+  if (f.bad()) return Status::IOError(path + ": read failed");
+  text.resize(static_cast<size_t>(f.gcount()));
+  return ParseWebSpec(text, path);  // (refuses more than kMaxTomlBytes)
 }
 
 WebModel WebModel::Build(const WebSpec& spec, uint64_t seed) {
@@ -186,7 +228,8 @@ WebModel WebModel::Build(const WebSpec& spec, uint64_t seed) {
   m.seed = seed;
   for (uint32_t h = 0; h < spec.hosts; ++h) {
     Rng rng(HashKey(seed, h, 2));
-    m.host_delay_s.push_back(std::max(0.0, spec.crawl_delay_s.Sample(rng)));
+    m.host_delay_s.push_back(
+        std::clamp(spec.crawl_delay_s.Sample(rng), 0.0, kMaxSimCrawlDelayS));
   }
   uint64_t n = uint64_t{spec.hosts} * spec.pages_per_host;
   m.pages.resize(n);
@@ -205,17 +248,18 @@ WebModel WebModel::Build(const WebSpec& spec, uint64_t seed) {
     SimPage& s = m.pages[p];
     s.host = static_cast<uint32_t>(p / spec.pages_per_host);
     s.cls = static_cast<uint16_t>(cls);
-    s.importance = std::max(1e-6, c.importance.Sample(rng));
+    s.importance =
+        std::clamp(c.importance.Sample(rng), 1e-6, kMaxSimImportance);
     s.static_words = c.static_words;
     s.churn_words = c.churn_words;
     s.scroll_items = c.scroll_items;
     s.item_words = c.item_words;
-    double cr = std::max(0.0, c.churn_rate.Sample(rng));
-    double sr = std::max(0.0, c.scroll_rate.Sample(rng));
+    double cr = std::clamp(c.churn_rate.Sample(rng), 0.0, kMaxSimRatePerDay);
+    double sr = std::clamp(c.scroll_rate.Sample(rng), 0.0, kMaxSimRatePerDay);
     s.churn_rate = c.churn_words > 0 ? cr : 0;
     s.scroll_rate = c.scroll_items * c.item_words > 0 ? sr : 0;
     s.recall = std::clamp(c.recall.Sample(rng), 0.0, 1.0);
-    s.false_rate = std::max(0.0, c.false_rate.Sample(rng));
+    s.false_rate = std::clamp(c.false_rate.Sample(rng), 0.0, kMaxSimRatePerDay);
     s.last_modified = c.last_modified;
   }
   return m;

@@ -24,6 +24,14 @@ namespace freshd::sim {
 
 inline constexpr double kDay = 86400;
 inline constexpr uint64_t kMaxSimPages = 10'000'000;
+// Bounds on the other values of a web file (an outsider may write one, and
+// the test web server renders its pages): every distribution's support must
+// lie inside them, and every draw is clamped to them.
+inline constexpr double kMaxSimRatePerDay = 1e4;  // churn, scroll, false
+inline constexpr double kMaxSimImportance = 1e6;  // μ
+inline constexpr double kMaxSimDelayDays = 365;   // signal delay
+inline constexpr double kMaxSimCrawlDelayS = 86400;
+inline constexpr int kMaxSimPageWords = 1'000'000;  // static + churn + scroll
 
 struct PageClass {
   std::string name = "default";

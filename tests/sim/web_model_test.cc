@@ -1,0 +1,100 @@
+// The web TOML's bounds (sim/README.md): every value a web file sets is
+// limited, out-of-range values are errors that name the key, and draws from
+// unbounded distributions (exponential) are clamped.
+
+#include "sim/web_model.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "sim/page_process.h"
+
+namespace freshd::sim {
+namespace {
+
+std::string Web(const std::string& class_body) {
+  return "hosts = 2\npages_per_host = 50\n[[class]]\n" + class_body;
+}
+
+// The error for `text`, or "" when it parses.
+std::string ErrorOf(const std::string& text) {
+  Result<WebSpec> spec = ParseWebSpec(text, "bounds");
+  return spec.ok() ? "" : spec.status().ToString();
+}
+
+TEST(WebModelTest, EveryWebValueIsBounded) {
+  // Within the bounds: parses (the edges included).
+  EXPECT_EQ(ErrorOf(Web("[class.churn]\nwords = 10\nrate = 10000\n"
+                        "[class.signals]\nrecall = 1\ndelay_days = 365\n"
+                        "false_rate = { dist = \"uniform\", min = 0.0, "
+                        "max = 10000.0 }\n")),
+            "");
+  struct Case {
+    std::string text, key;
+  };
+  const Case cases[] = {
+      {Web("[class.churn]\nwords = 10\nrate = 10001\n"), "rate"},
+      {Web("[class.churn]\nwords = 10\n"
+           "rate = { dist = \"loguniform\", min = 1.0, max = 1e300 }\n"),
+       "rate"},
+      {Web("[class.scroll]\nitems = 2\nwords_per_item = 3\nrate = -1\n"),
+       "rate"},
+      {Web("static_words = 5\n[class.signals]\nfalse_rate = 1e5\n"),
+       "false_rate"},
+      {Web("static_words = 5\n[class.signals]\nrecall = 1.5\n"), "recall"},
+      {Web("static_words = 5\n[class.signals]\ndelay_days = 400\n"),
+       "delay_days"},
+      {Web("static_words = 5\n[class.signals]\n"
+           "delay_days = { dist = \"exponential\", mean = 1000.0 }\n"),
+       "delay_days"},
+      {Web("static_words = 5\nimportance = 1e7\n"), "importance"},
+      {"crawl_delay_s = 1e9\n" + Web("static_words = 5\n"), "crawl_delay_s"},
+      {Web("[class.scroll]\nitems = 1000\nwords_per_item = 10000\n"),
+       "words per page"},
+  };
+  for (const Case& c : cases) {
+    const std::string error = ErrorOf(c.text);
+    EXPECT_NE(error.find(c.key), std::string::npos)
+        << "error '" << error << "' for:\n"
+        << c.text;
+  }
+}
+
+// hosts and pages_per_host default to 1 (a web is never empty).
+TEST(WebModelTest, HostsAndPagesDefaultToOne) {
+  Result<WebSpec> spec = ParseWebSpec("[[class]]\nstatic_words = 5\n", "one");
+  ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+  EXPECT_EQ(spec->hosts, 1u);
+  EXPECT_EQ(spec->pages_per_host, 1u);
+  EXPECT_EQ(WebModel::Build(*spec, 1).pages.size(), 1u);
+  EXPECT_NE(ErrorOf("hosts = 0\n[[class]]\nstatic_words = 5\n").find("hosts"),
+            std::string::npos);
+}
+
+TEST(WebModelTest, UnboundedDrawsAreClamped) {
+  Result<WebSpec> spec = ParseWebSpec(
+      Web("[class.churn]\nwords = 10\n"
+          "rate = { dist = \"exponential\", mean = 9000.0 }\n"
+          "[class.signals]\n"
+          "false_rate = { dist = \"exponential\", mean = 9000.0 }\n"
+          "delay_days = { dist = \"exponential\", mean = 300.0 }\n"),
+      "clamp");
+  ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+  WebModel model = WebModel::Build(*spec, 4);
+  int at_the_cap = 0;
+  for (uint32_t p = 0; p < model.pages.size(); ++p) {
+    EXPECT_LE(model.pages[p].churn_rate, kMaxSimRatePerDay);
+    EXPECT_LE(model.pages[p].false_rate, kMaxSimRatePerDay);
+    at_the_cap += model.pages[p].churn_rate == kMaxSimRatePerDay;
+    for (uint64_t i = 0; i < 20; ++i) {
+      SignalDraw d = TrueSignal(model, p, kChurn, i);
+      EXPECT_LE(d.delay, kMaxSimDelayDays * kDay);
+    }
+  }
+  // P(Exp(mean 9000) > 1e4) = e^{-10/9} ≈ 0.33 of 100 pages.
+  EXPECT_GT(at_the_cap, 10);
+}
+
+}  // namespace
+}  // namespace freshd::sim
