@@ -16,6 +16,7 @@ void Selector::Resize(size_t pages) {
   bound_.resize(pages, std::numeric_limits<double>::quiet_NaN());
   deadline_.resize(pages, std::numeric_limits<double>::infinity());
   stamp_.resize(pages, 0);
+  in_recent_.resize(pages, 0);
 }
 
 void Selector::Update(PageId page, double upper_bound, double deadline) {
@@ -24,17 +25,23 @@ void Selector::Update(PageId page, double upper_bound, double deadline) {
     upper_bound = std::numeric_limits<double>::infinity();
   }
   if (upper_bound != bound_[page]) {  // (true for NaN: not indexed yet)
-    if (!std::isnan(bound_[page])) by_bound_.erase({bound_[page], page});
+    if (in_recent_[page]) recent_.erase({bound_[page], page});
     bound_[page] = upper_bound;
-    by_bound_.insert({upper_bound, page});
+    recent_.insert({upper_bound, page});
+    in_recent_[page] = 1;  // its sorted_ entry, if any, is dead now
+    if (recent_.size() > std::max<size_t>(1024, sorted_.size() / 8)) {
+      MergeRecent();
+    }
   }
   SetDeadline(page, deadline);
 }
 
 void Selector::UpdateAll(size_t pages, const IndexFn& index) {
   Resize(pages);
-  std::vector<std::pair<double, PageId>> entries;
-  entries.reserve(bound_.size());
+  sorted_.clear();
+  sorted_.reserve(bound_.size());
+  recent_.clear();
+  std::fill(in_recent_.begin(), in_recent_.end(), 0);
   for (size_t i = 0; i < bound_.size(); ++i) {
     const auto page = static_cast<PageId>(i);
     if (i < pages) {
@@ -44,11 +51,23 @@ void Selector::UpdateAll(size_t pages, const IndexFn& index) {
                       : upper_bound;
       SetDeadline(page, deadline);
     }
-    if (!std::isnan(bound_[i])) entries.emplace_back(bound_[i], page);
+    if (!std::isnan(bound_[i])) sorted_.emplace_back(bound_[i], page);
   }
-  std::sort(entries.begin(), entries.end(), ByBoundDesc());
-  by_bound_.clear();
-  for (const auto& e : entries) by_bound_.insert(by_bound_.end(), e);
+  std::sort(sorted_.begin(), sorted_.end(), ByBoundDesc());
+}
+
+void Selector::MergeRecent() {
+  std::erase_if(sorted_, [this](const BoundEntry& e) {
+    return in_recent_[e.second] != 0;  // dead: the page is in recent_
+  });
+  const auto middle = static_cast<std::ptrdiff_t>(sorted_.size());
+  for (const BoundEntry& e : recent_) {
+    sorted_.push_back(e);
+    in_recent_[e.second] = 0;
+  }
+  recent_.clear();
+  std::inplace_merge(sorted_.begin(), sorted_.begin() + middle, sorted_.end(),
+                     ByBoundDesc());
 }
 
 void Selector::SetDeadline(PageId page, double deadline) {
@@ -101,7 +120,16 @@ std::optional<Selector::Choice> Selector::Select(double now,
 std::optional<Selector::Choice> Selector::BestByValue(
     const EligibleFn& eligible, const ValueFn& value) {
   std::optional<Choice> best;
-  for (const auto& [bound, page] : by_bound_) {
+  // Merge the two bound orders (each page is in exactly one of them).
+  const ByBoundDesc before;
+  auto s = sorted_.begin();
+  auto r = recent_.begin();
+  for (;;) {
+    while (s != sorted_.end() && in_recent_[s->second]) ++s;  // dead entry
+    if (s == sorted_.end() && r == recent_.end()) break;
+    const bool from_sorted =
+        r == recent_.end() || (s != sorted_.end() && before(*s, *r));
+    const auto [bound, page] = from_sorted ? *s++ : *r++;
     if (best && !(bound > best->priority.key)) break;
     if (!eligible(page)) continue;
     double v = value(page);

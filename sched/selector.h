@@ -8,7 +8,10 @@
 // cannot beat the best value found, so only pages whose bound exceeds the
 // winner's value are evaluated (every page when bounds are +inf). Values may
 // move arbitrarily between calls as long as each page's bound holds; Update()
-// must be called whenever a bound or deadline changes.
+// must be called whenever a bound or deadline changes. The bound order is a
+// flat sorted array (16 bytes a page), rebuilt by UpdateAll, plus a small
+// tree of the pages Update()d since, merged during the scan and folded into
+// the array when it outgrows an eighth of it.
 // Not thread-safe (the scheduler's owner thread).
 
 #ifndef FRESHD_SCHED_SELECTOR_H_
@@ -93,12 +96,21 @@ class Selector {
 
   std::optional<Choice> SelectOverdue(double now, const EligibleFn& eligible);
   void SetDeadline(PageId page, double deadline);
+  // Moves recent_ into sorted_ (one linear merge): keeps the tree, 64 bytes
+  // a node, at most an eighth of the array (or 1,024 entries).
+  void MergeRecent();
   void CompactHeap();
+
+  using BoundEntry = std::pair<double, PageId>;
 
   std::vector<double> bound_;     // per page; NaN = not indexed
   std::vector<double> deadline_;  // per page
   std::vector<uint32_t> stamp_;   // per page, bumped by Update
-  std::set<std::pair<double, PageId>, ByBoundDesc> by_bound_;
+  // The bound order: pages as of the last UpdateAll, sorted, whose entry is
+  // live while the page is not in recent_; and the pages Update()d since.
+  std::vector<BoundEntry> sorted_;
+  std::set<BoundEntry, ByBoundDesc> recent_;
+  std::vector<uint8_t> in_recent_;  // per page: 1 when its entry is in recent_
   std::priority_queue<DeadlineEntry, std::vector<DeadlineEntry>,
                       std::greater<DeadlineEntry>>
       deadlines_;

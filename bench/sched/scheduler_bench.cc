@@ -17,7 +17,8 @@
 //   brute  — the reference: argmax of PriorityOf() over every eligible page
 //            at the same state (the naive selector); its choice is checked
 //            against Select's.
-// Memory: sizeof(PageState), heap (mallinfo2) and RSS growth per page.
+// Memory: sizeof(PageState), heap (mallinfo2) and RSS growth per page, after
+// the warm-up cycles (steady state).
 // Estimated longevity runs on at most --longevity-max-pages pages (its
 // Observe fits a curve per fetch, so its history replay is slow).
 // Simulator: RunSimulation on noisy.toml scaled to --sim-pages pages on
@@ -308,10 +309,12 @@ std::optional<SelectResult> BenchSelect(
     double t0 = CpuNow();
     if (!w.Populate()) return std::nullopt;
     r.setup_cpu = CpuNow() - t0;
-    r.heap_per_page = (HeapBytes() - heap0) / static_cast<double>(n);
-    r.rss_per_page = (RssBytes() - rss0) / static_cast<double>(n);
     // Warm up: one run's worth of cycles, so the state is the loop's own.
     OpsPerCpuSecond(flags.min_run_cpu, [&] { w.Cycle(); });
+    // Memory in that steady state (the selector's index is rebuilt flat by
+    // the first horizon refresh; the pages were added one by one before).
+    r.heap_per_page = (HeapBytes() - heap0) / static_cast<double>(n);
+    r.rss_per_page = (RssBytes() - rss0) / static_cast<double>(n);
     std::vector<double> cycle, select, brute, closed;
     w.selects_ = w.empty_ = w.evaluations_ = 0;
     for (int run = 0; run < flags.runs; ++run) {

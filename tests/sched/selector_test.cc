@@ -16,11 +16,23 @@
 namespace freshd::sched {
 namespace {
 
+constexpr double kNoDeadline = std::numeric_limits<double>::infinity();
+
+// Seeded draws from U(0, 1).
+class Uniform {
+ public:
+  explicit Uniform(uint64_t seed) : rng_(seed) {}
+  double operator()() { return dist_(rng_); }
+
+ private:
+  std::mt19937_64 rng_;
+  std::uniform_real_distribution<double> dist_{0, 1};
+};
+
 TEST(SelectorTest, EveryChoiceMatchesBruteForceArgmax) {
   const uint32_t seed = 20261121;
   SCOPED_TRACE("seed " + std::to_string(seed));
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> u(0, 1);
+  Uniform u(seed);
   const size_t n = 500;
   const double inf = std::numeric_limits<double>::infinity();
   Selector selector;
@@ -32,13 +44,13 @@ TEST(SelectorTest, EveryChoiceMatchesBruteForceArgmax) {
     const double now = round;
     for (PageId p = 0; p < n; ++p) {
       // Re-index a random subset each round, as observations would.
-      if (round == 0 || u(rng) < 0.2) {
-        value[p] = u(rng) * 10;
-        bound[p] = u(rng) < 0.1 ? inf : value[p] * (1 + u(rng));
-        deadline[p] = u(rng) < 0.02 ? now + u(rng) * 3 : inf;
+      if (round == 0 || u() < 0.2) {
+        value[p] = u() * 10;
+        bound[p] = u() < 0.1 ? inf : value[p] * (1 + u());
+        deadline[p] = u() < 0.02 ? now + u() * 3 : inf;
         selector.Update(p, bound[p], deadline[p]);
       }
-      eligible[p] = u(rng) < 0.7;
+      eligible[p] = u() < 0.7;
     }
     auto choice = selector.Select(
         now, [&](PageId p) { return static_cast<bool>(eligible[p]); },
@@ -86,8 +98,7 @@ TEST(SelectorTest, EveryChoiceMatchesBruteForceArgmax) {
 TEST(SelectorTest, UpdateAllIndexesLikeUpdate) {
   const uint32_t seed = 20261122;
   SCOPED_TRACE("seed " + std::to_string(seed));
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> u(0, 1);
+  Uniform u(seed);
   const double inf = std::numeric_limits<double>::infinity();
   Selector one_by_one, bulk;
   size_t n = 200;
@@ -98,21 +109,21 @@ TEST(SelectorTest, UpdateAllIndexesLikeUpdate) {
     const double now = round;
     if (round % 50 == 0) n += 50;  // new pages arrive through UpdateAll
     value.resize(n), bound.resize(n), deadline.resize(n), eligible.resize(n);
-    const bool full = round % 50 == 0 || u(rng) < 0.2;
+    const bool full = round % 50 == 0 || u() < 0.2;
     for (PageId p = 0; p < n; ++p) {
-      if (full || u(rng) < 0.1) {
-        if (u(rng) < 0.7) {  // else: the same bound and deadline again
-          value[p] = std::floor(u(rng) * 20);  // ties on purpose
-          bound[p] = u(rng) < 0.1 ? (u(rng) < 0.5 ? inf : std::nan(""))
-                                  : value[p] + std::floor(u(rng) * 3);
-          deadline[p] = u(rng) < 0.02 ? now + u(rng) * 3 : inf;
+      if (full || u() < 0.1) {
+        if (u() < 0.7) {  // else: the same bound and deadline again
+          value[p] = std::floor(u() * 20);  // ties on purpose
+          bound[p] = u() < 0.1 ? (u() < 0.5 ? inf : std::nan(""))
+                               : value[p] + std::floor(u() * 3);
+          deadline[p] = u() < 0.02 ? now + u() * 3 : inf;
         }
         if (!full) {
           one_by_one.Update(p, bound[p], deadline[p]);
           bulk.Update(p, bound[p], deadline[p]);
         }
       }
-      eligible[p] = u(rng) < 0.7;
+      eligible[p] = u() < 0.7;
     }
     if (full) {
       for (PageId p = 0; p < n; ++p) {
@@ -130,10 +141,54 @@ TEST(SelectorTest, UpdateAllIndexesLikeUpdate) {
     ASSERT_EQ(a.has_value(), b.has_value()) << "round " << round;
     if (!a) continue;
     EXPECT_EQ(a->page, b->page) << "round " << round;
+    // The same pages scanned: none twice (dead entries of re-indexed pages
+    // in the bulk array are skipped).
+    EXPECT_EQ(one_by_one.last_evaluations(), bulk.last_evaluations())
+        << "round " << round;
     EXPECT_EQ(a->priority.overdue, b->priority.overdue) << "round " << round;
     overdue_choices += a->priority.overdue;
   }
   EXPECT_GT(overdue_choices, 0);
+}
+
+// Enough Update()s that the tree of recent pages is folded into the flat
+// array several times (it is capped at max(1,024, an eighth of the array)):
+// every choice still equals a brute-force argmax, and each page is scanned
+// at most once.
+TEST(SelectorTest, ManyUpdatesFoldIntoTheArrayExactly) {
+  const uint32_t seed = 20261123;
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  Uniform u(seed);
+  const size_t n = 6000;
+  Selector selector;
+  std::vector<double> value(n), bound(n);
+  std::vector<bool> eligible(n);
+  auto is_eligible = [&](PageId p) { return static_cast<bool>(eligible[p]); };
+  auto value_of = [&](PageId p) { return value[p]; };
+  for (int round = 0; round < 60; ++round) {
+    for (PageId p = 0; p < n; ++p) {
+      if (round == 0 || u() < 0.3) {
+        value[p] = u() * 100;
+        bound[p] = value[p] * (1 + u());
+        if (round != 30) selector.Update(p, bound[p], kNoDeadline);
+      }
+      eligible[p] = u() < 0.05;
+    }
+    if (round == 30) {  // the bulk path in between
+      selector.UpdateAll(n, [&](PageId p) {
+        return std::pair<double, double>(bound[p], kNoDeadline);
+      });
+    }
+    auto choice = selector.Select(round, is_eligible, value_of);
+    int best = -1;
+    for (PageId p = 0; p < n; ++p) {
+      if (eligible[p] && (best < 0 || value[p] > value[best])) best = p;
+    }
+    ASSERT_EQ(choice.has_value(), best >= 0) << "round " << round;
+    if (best < 0) continue;
+    EXPECT_EQ(value[choice->page], value[best]) << "round " << round;
+    EXPECT_LE(selector.last_evaluations(), n) << "round " << round;
+  }
 }
 
 TEST(SelectorTest, NothingEligibleGivesNoChoice) {
