@@ -104,14 +104,15 @@ Status CrawlLoop::Init() {
   auto sched = sched::Scheduler::Create(sched::OptionsFromConfig(config_));
   if (!sched.ok()) return sched.status();
   sched_ = std::move(sched).value();
-  auto report = RebuildScheduler(*store_, sched_.get(), &hosts_, &urls_);
+  std::vector<std::string> urls;
+  auto report = RebuildScheduler(*store_, sched_.get(), &hosts_, &urls);
   if (!report.ok()) return report.status();
   recovery_ = std::move(report).value();
+  urls_.Assign(std::move(urls));
   host_pages_.assign(hosts_.size(), 0);
   for (sched::PageId id = 0; id < urls_.size(); ++id) {
-    ids_.emplace(urls_[id], id);
     ++host_pages_[sched_->page(id).host];
-    scope_hosts_.insert(std::string(parse::UrlAuthority(urls_[id])));
+    scope_hosts_.insert(std::string(parse::UrlAuthority(urls_.url(id))));
   }
   last_signal_lastmod_.assign(urls_.size(), -kInf);
 
@@ -236,15 +237,15 @@ bool CrawlLoop::InScope(const std::string& url) const {
 std::optional<sched::PageId> CrawlLoop::AddUrl(const std::string& url,
                                                double importance, bool seed,
                                                store::StoreBatch* batch) {
-  auto known = ids_.find(url);
+  std::optional<sched::PageId> known = urls_.Find(url);
   double now = UnixNow();
-  if (known != ids_.end()) {
+  if (known) {
     if (seed) {
       sched_->Observe(
-          {known->second, now,
+          {*known, now,
            sched::DiscoveredObs{importance, sched::DiscoverySource::kSeed}});
     }
-    return known->second;
+    return known;
   }
   if (!seed && !InScope(url)) return std::nullopt;
   auto host = hosts_.Intern(parse::UrlAuthority(url));
@@ -256,9 +257,8 @@ std::optional<sched::PageId> CrawlLoop::AddUrl(const std::string& url,
   auto id = sched_->AddUrl(host.value(), importance);
   if (!id.ok()) return std::nullopt;
   ++host_pages_[host.value()];
-  urls_.push_back(url);
+  urls_.Add(url);  // as id.value(): both count the pages added
   last_signal_lastmod_.push_back(-kInf);
-  ids_.emplace(url, id.value());
   if (!PersistPage(*sched_, id.value(), url, {}, batch).ok()) ++store_errors_;
   return id.value();
 }
@@ -301,7 +301,7 @@ void CrawlLoop::Tick() {
 }
 
 void CrawlLoop::Dispatch(sched::PageId page, double now) {
-  const std::string& url = urls_[page];
+  const std::string& url = urls_.url(page);
   InFlight& f = in_flight_[page];
   f.started_unix = now;
   auto previous = store_->GetPage(parse::UrlKey(url), url);
@@ -322,7 +322,7 @@ void CrawlLoop::OnFetched(sched::PageId page, fetch::FetchResult r) {
   auto node = in_flight_.extract(page);
   InFlight f = node.empty() ? InFlight{} : std::move(node.mapped());
   CountOutcome(fetch::OutcomeName(r.outcome));
-  spdlog::debug("fetch {} -> {} {} {} bytes {:.0f} ms{}{}", urls_[page],
+  spdlog::debug("fetch {} -> {} {} {} bytes {:.0f} ms{}{}", urls_.url(page),
                 fetch::OutcomeName(r.outcome), r.status, r.bytes,
                 r.total_elapsed_s * 1000, r.detail.empty() ? "" : ": ",
                 r.detail);
@@ -381,13 +381,14 @@ void CrawlLoop::OnFetched(sched::PageId page, fetch::FetchResult r) {
   }
   if (Status s = Persist(page, std::move(record), now, &batch); !s.ok()) {
     ++store_errors_;
-    spdlog::error("store: {}: {}", urls_[page], s.ToString());
+    spdlog::error("store: {}: {}", urls_.url(page), s.ToString());
   }
 }
 
 Status CrawlLoop::Persist(sched::PageId page, store::PageRecord record,
                           double now, store::StoreBatch* batch) {
-  Status s = PersistPage(*sched_, page, urls_[page], std::move(record), batch);
+  Status s =
+      PersistPage(*sched_, page, urls_.url(page), std::move(record), batch);
   if (s.ok()) {
     sched::HostId host = sched_->page(page).host;
     store::HostRecord base;
@@ -442,7 +443,7 @@ void CrawlLoop::OnSitemap(fetch::FetchResult r, int depth) {
       if (depth < kMaxSitemapDepth) FetchSitemap(e.loc, depth + 1);
       continue;
     }
-    bool known = ids_.count(e.loc) > 0;
+    bool known = urls_.Find(e.loc).has_value();
     std::optional<sched::PageId> page = AddUrl(e.loc, 1.0, false, &batch);
     if (!page || !known || !e.lastmod) continue;
     // A lastmod is a signal once: when it is newer than both our copy and
@@ -474,9 +475,8 @@ nlohmann::json CrawlLoop::Signal(const std::vector<std::string>& urls) {
       ++ignored;
       continue;
     }
-    auto it = ids_.find(normalized.value());
-    if (it != ids_.end()) {
-      SignalPage(it->second, now, sched::SignalSource::kPushedHint);
+    if (auto page = urls_.Find(normalized.value())) {
+      SignalPage(*page, now, sched::SignalSource::kPushedHint);
       ++signals;
     } else if (AddUrl(normalized.value(), 1.0, false, &batch)) {
       ++added;

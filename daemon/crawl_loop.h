@@ -34,6 +34,7 @@
 #include "conf/status.h"
 #include "daemon/host_table.h"
 #include "daemon/recovery.h"
+#include "daemon/url_index.h"
 #include "fetch/crawler.h"
 #include "sched/scheduler.h"
 #include "store/page_store.h"
@@ -75,7 +76,7 @@ class CrawlLoop {
   nlohmann::json Signal(const std::vector<std::string>& urls);
 
   const RecoveryReport& recovery() const { return recovery_; }
-  const std::vector<std::string>& urls() const { return urls_; }  // by id
+  const std::vector<std::string>& urls() const { return urls_.urls(); }
   const sched::Scheduler& scheduler() const { return *sched_; }
   const fetch::Crawler& crawler() const { return *crawler_; }
   // Writes every host's robots cache and gate state to the store (also
@@ -121,8 +122,7 @@ class CrawlLoop {
   std::unique_ptr<fetch::Crawler> crawler_;
   std::unique_ptr<store::WarcWriter> warc_;
   HostTable hosts_;
-  std::vector<std::string> urls_;  // by PageId
-  std::unordered_map<std::string, sched::PageId> ids_;
+  UrlIndex urls_;                              // PageId <-> normalized URL
   std::vector<uint32_t> host_pages_;           // pages per HostId
   std::vector<std::string> host_fetch_state_;  // per HostId, as stored
   double last_fetch_state_save_ = 0;

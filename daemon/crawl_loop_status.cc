@@ -107,9 +107,9 @@ std::string CrawlLoop::MetricsText() const {
 Result<nlohmann::json> CrawlLoop::PageJson(std::string_view raw_url) const {
   auto url = parse::NormalizeUrl(raw_url);
   if (!url.ok()) return url.status();
-  auto it = ids_.find(url.value());
-  if (it == ids_.end()) return Status::NotFound("unknown URL");
-  sched::PageId id = it->second;
+  std::optional<sched::PageId> known = urls_.Find(url.value());
+  if (!known) return Status::NotFound("unknown URL");
+  sched::PageId id = *known;
   double now = UnixNow();
   const sched::PageState& s = sched_->page(id);
   sched::PageParams p = sched_->Params(id);
