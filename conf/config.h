@@ -26,7 +26,8 @@ struct CrawlerConfig {
   std::string contact_url;
   std::string seeds;  // file of seed URLs, one per line, optional weight
   // Which discovered URLs are admitted: "seed-hosts" (hosts of the seeds),
-  // "seed-domains" (registrable-ish suffix of the seed hosts) or "any".
+  // "seed-domains" (the registrable domains of the seed hosts, by the Public
+  // Suffix List: a seed on news.bbc.co.uk admits *.bbc.co.uk) or "any".
   std::string scope = "seed-hosts";
   std::vector<std::string> include;  // ECMAScript regexes; empty = all
   std::vector<std::string> exclude;  // ECMAScript regexes, win over include

@@ -12,6 +12,7 @@
 #include "daemon/fetch_state.h"
 #include "daemon/warc_archive.h"
 #include "parse/html_fingerprint.h"
+#include "parse/public_suffix.h"
 #include "parse/shingle.h"
 #include "parse/sitemap.h"
 #include "parse/url.h"
@@ -65,14 +66,6 @@ sched::FailureClass ToFailure(const fetch::FetchResult& r) {
   }
 }
 
-// The last two labels of a host ("a.b.example.org" -> "example.org").
-std::string_view Domain(std::string_view host) {
-  size_t last = host.rfind('.');
-  if (last == std::string_view::npos || last == 0) return host;
-  size_t prev = host.rfind('.', last - 1);
-  return prev == std::string_view::npos ? host : host.substr(prev + 1);
-}
-
 }  // namespace
 
 CrawlLoop::CrawlLoop(boost::asio::io_context& io, const Config& config)
@@ -92,6 +85,11 @@ Status CrawlLoop::Init() {
   started_unix_ = UnixNow();
   for (const auto& re : config_.crawler.include) include_.emplace_back(re);
   for (const auto& re : config_.crawler.exclude) exclude_.emplace_back(re);
+  if (config_.crawler.scope == "seed-domains") {
+    auto psl = parse::PublicSuffixList::Load();
+    if (!psl.ok()) return psl.status();
+    public_suffixes_.emplace(std::move(psl).value());
+  }
 
   // LevelDB creates the database directory but not its parents.
   std::error_code ignored;
@@ -112,7 +110,7 @@ Status CrawlLoop::Init() {
   host_pages_.assign(hosts_.size(), 0);
   for (sched::PageId id = 0; id < urls_.size(); ++id) {
     ++host_pages_[sched_->page(id).host];
-    scope_hosts_.insert(std::string(parse::UrlAuthority(urls_.url(id))));
+    AddScope(urls_.url(id));
   }
   last_signal_lastmod_.assign(urls_.size(), -kInf);
 
@@ -201,7 +199,7 @@ Status CrawlLoop::AddSeed(std::string_view url, double weight) {
   if (scheme != "http" && scheme != "https") {
     return Status::InvalidArgument("seed is not http(s): " + std::string(url));
   }
-  scope_hosts_.insert(std::string(parse::UrlAuthority(normalized.value())));
+  AddScope(normalized.value());
   store::StoreBatch batch;
   bool added = AddUrl(normalized.value(), weight, true, &batch).has_value();
   Commit(&batch, UnixNow());
@@ -212,18 +210,23 @@ Status CrawlLoop::AddSeed(std::string_view url, double weight) {
   return Status::OK();
 }
 
+void CrawlLoop::AddScope(std::string_view normalized_url) {
+  scope_hosts_.insert(std::string(parse::UrlAuthority(normalized_url)));
+  if (public_suffixes_) {
+    scope_domains_.insert(
+        public_suffixes_->RegistrableDomain(parse::UrlHost(normalized_url)));
+  }
+}
+
 bool CrawlLoop::InScope(const std::string& url) const {
-  std::string_view authority = parse::UrlAuthority(url);
   if (config_.crawler.scope == "seed-hosts") {
-    if (!scope_hosts_.count(std::string(authority))) return false;
-  } else if (config_.crawler.scope == "seed-domains") {
-    std::string_view domain = Domain(parse::UrlHost(url));
-    bool ok = false;
-    for (const auto& h : scope_hosts_) {
-      std::string host = h.substr(0, h.rfind(':'));
-      if (Domain(host) == domain) ok = true;
+    if (!scope_hosts_.count(std::string(parse::UrlAuthority(url)))) {
+      return false;
     }
-    if (!ok) return false;
+  } else if (public_suffixes_) {  // seed-domains
+    const std::string domain =
+        public_suffixes_->RegistrableDomain(parse::UrlHost(url));
+    if (!scope_domains_.count(domain)) return false;
   }
   bool included = include_.empty();
   for (const auto& re : include_)

@@ -36,6 +36,7 @@
 #include "daemon/recovery.h"
 #include "daemon/url_index.h"
 #include "fetch/crawler.h"
+#include "parse/public_suffix.h"
 #include "sched/scheduler.h"
 #include "store/page_store.h"
 #include "store/warc_writer.h"
@@ -105,6 +106,9 @@ class CrawlLoop {
   std::optional<sched::PageId> AddUrl(const std::string& url, double importance,
                                       bool seed, store::StoreBatch* batch);
   bool InScope(const std::string& url) const;
+  // A seed (or a recovered page): its host, and its registrable domain
+  // under seed-domains, are in scope from now on.
+  void AddScope(std::string_view normalized_url);
   void SignalPage(sched::PageId page, double now, sched::SignalSource source);
   // Adds the page's and its host's records to `batch` and commits it: one
   // LevelDB batch per observation, new pages found by it included.
@@ -128,6 +132,8 @@ class CrawlLoop {
   double last_fetch_state_save_ = 0;
   std::vector<double> last_signal_lastmod_;  // per page, -inf: none
   std::set<std::string> scope_hosts_;        // [crawler] scope seed-hosts
+  std::set<std::string> scope_domains_;      // ... seed-domains (eTLD+1)
+  std::optional<parse::PublicSuffixList> public_suffixes_;  // seed-domains
   std::vector<std::regex> include_, exclude_;
   std::map<sched::PageId, InFlight> in_flight_;
   std::map<std::string, int> sitemaps_this_round_;  // per origin

@@ -238,6 +238,41 @@ TEST_F(CrawlLoopTest, RestartRebuildsEveryPageFromTheStore) {
   EXPECT_TRUE(loop.value()->Signal({Seed(0) + "p/1"})["signals"] == 1);
 }
 
+// Scope "seed-domains" admits the seeds' registrable domains by the Public
+// Suffix List, not their last two labels: a seed on news.bbc.co.uk admits
+// sport.bbc.co.uk and bbc.co.uk but not other co.uk sites or co.uk itself;
+// a github.io user site does not admit its neighbours. "seed-hosts" admits
+// the seed hosts only.
+TEST_F(CrawlLoopTest, SeedDomainsFollowThePublicSuffixList) {
+  auto added = [&](const std::string& scope, const std::string& seed,
+                   const std::vector<std::string>& urls) {
+    std::filesystem::remove_all(dir_ / "db");
+    config_.crawler.scope = scope;
+    asio::io_context io;
+    auto loop = CrawlLoop::Create(io, config_);
+    EXPECT_TRUE(loop.ok()) << loop.status().ToString();
+    if (!loop.ok()) return std::string();
+    EXPECT_TRUE(loop.value()->AddSeed(seed, 1).ok());
+    std::string out;
+    for (const std::string& url : urls) {
+      out += loop.value()->Signal({url})["added"] == 1 ? "+" : "-";
+    }
+    return out;
+  };
+  const std::vector<std::string> bbc = {
+      "http://sport.bbc.co.uk/a", "http://bbc.co.uk/b",
+      "http://www.itv.co.uk/c", "http://co.uk/d",
+      "http://news.bbc.co.uk.evil.example/e"};
+  EXPECT_EQ(added("seed-domains", "http://news.bbc.co.uk/", bbc), "++---");
+  EXPECT_EQ(added("seed-hosts", "http://news.bbc.co.uk/", bbc), "-----");
+  EXPECT_EQ(added("seed-domains", "https://alice.github.io/",
+                  {"https://bob.github.io/", "https://www.alice.github.io/x"}),
+            "-+");
+  EXPECT_EQ(added("seed-domains", "http://127.0.0.1:8080/",
+                  {"http://127.0.0.2/", "http://127.0.0.1:9090/x"}),
+            "-+");
+}
+
 TEST(SeedsTest, ParsesUrlsWeightsAndCommentsWithLineNumbers) {
   auto seeds = ParseSeeds("# seeds\nhttp://a.test/\n\n  http://b.test/x  2.5\n",
                           "s.txt");
