@@ -292,10 +292,7 @@ DivergenceFit FitChurnClean(const std::vector<ProfilePoint>& pts,
   }
   double a = 0;
   double sse = sse_at(rate, &a);
-  const double c = a / (2 - a);  // g(c) = a
-  fit.model.static_share = 1 - c;
-  fit.model.churn_share = c;
-  fit.model.churn_rate = a > 0 ? rate : 0;
+  fit.model = ChurnModelAtLevel(a, a > 0 ? rate : 0);
   fit.sse = fit.churn_sse = sse;
   return fit;
 }

@@ -147,6 +147,15 @@ double SaturationDivergence(const DivergenceModel& m) {
            (m.scroll_rate > 0 ? scroll : 0));
 }
 
+DivergenceModel ChurnModelAtLevel(double a, double rate) {
+  DivergenceModel m;
+  const double c = a / (2 - a);  // g(c) = 2c/(1 + c) = a
+  m.static_share = 1 - c;
+  m.churn_share = c;
+  m.churn_rate = rate;
+  return m;
+}
+
 double SupUtility(const DivergenceModel& m) {
   if (!IsValid(m)) return kNaN;
   const Coefficients co = Prepare(m);

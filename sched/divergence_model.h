@@ -34,6 +34,10 @@ double Divergence(const DivergenceModel& m, double t);
 // lim_{t→∞} D(t) = g(share of fragments that ever change).
 double SaturationDivergence(const DivergenceModel& m);
 
+// The churn-only model that saturates at divergence a ∈ [0, 1]: a share
+// c = g⁻¹(a) = a/(2 − a) of fragments churning at `rate`, the rest static.
+DivergenceModel ChurnModelAtLevel(double a, double rate);
+
 // U(t) = t·D(t) − ∫₀ᵗ D(x)dx (closed form). Nondecreasing since U′ = t·D′.
 double Utility(const DivergenceModel& m, double t);
 

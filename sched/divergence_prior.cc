@@ -52,14 +52,8 @@ DivergenceFitOptions DivergencePrior::FitOptions(HostId host,
 }
 
 DivergenceModel DivergencePrior::Model(HostId host, double rate) const {
-  DivergenceModel m;  // static unless the rate is usable
-  if (!(rate > 0) || !std::isfinite(rate)) return m;
-  const double a = Saturation(host);
-  const double c = a / (2 - a);  // g(c) = a
-  m.static_share = 1 - c;
-  m.churn_share = c;
-  m.churn_rate = rate;
-  return m;
+  if (!(rate > 0) || !std::isfinite(rate)) return {};  // static
+  return ChurnModelAtLevel(Saturation(host), rate);
 }
 
 }  // namespace freshd::sched

@@ -169,5 +169,15 @@ TEST(DivergenceModelTest, InvalidModelsGiveNaN) {
   EXPECT_TRUE(std::isnan(Divergence({.5, .2, 1, 3, 1}, -1)));
 }
 
+// The churn model at a level saturates exactly there (g⁻¹ inverts g).
+TEST(DivergenceModelTest, ChurnModelAtLevelSaturatesThere) {
+  for (double a : {0.0, 0.3, 2.0 / 3, 1.0}) {
+    DivergenceModel m = ChurnModelAtLevel(a, 0.5);
+    ASSERT_TRUE(IsValid(m)) << a;
+    EXPECT_NEAR(SaturationDivergence(m), a > 0 ? a : 0, 1e-12) << a;
+    EXPECT_NEAR(Divergence(m, 1e6), a, 1e-9) << a;
+  }
+}
+
 }  // namespace
 }  // namespace freshd::sched
