@@ -3,10 +3,12 @@
 #include <curl/curl.h>
 
 #include <algorithm>
+#include <boost/asio/post.hpp>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <limits>
+#include <thread>
 
 #include "daemon/clock.h"
 #include "daemon/fetch_state.h"
@@ -71,7 +73,13 @@ sched::FailureClass ToFailure(const fetch::FetchResult& r) {
 CrawlLoop::CrawlLoop(boost::asio::io_context& io, const Config& config)
     : io_(io), config_(config), tick_(io) {}
 
-CrawlLoop::~CrawlLoop() { *alive_ = false; }
+CrawlLoop::~CrawlLoop() {
+  *alive_ = false;
+  if (parse_pool_) {  // queued parses are dropped, a running one finishes
+    parse_pool_->stop();
+    parse_pool_->join();
+  }
+}
 
 Result<std::unique_ptr<CrawlLoop>> CrawlLoop::Create(
     boost::asio::io_context& io, const Config& config) {
@@ -85,6 +93,10 @@ Status CrawlLoop::Init() {
   started_unix_ = UnixNow();
   for (const auto& re : config_.crawler.include) include_.emplace_back(re);
   for (const auto& re : config_.crawler.exclude) exclude_.emplace_back(re);
+  // HTML parsing's workers: a few, leaving a core to the io thread.
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  parse_pool_ = std::make_unique<boost::asio::thread_pool>(
+      std::clamp<unsigned>(cores - 1, 1, 4));
   if (config_.crawler.scope == "seed-domains") {
     auto psl = parse::PublicSuffixList::Load();
     if (!psl.ok()) return psl.status();
@@ -321,6 +333,28 @@ void CrawlLoop::Dispatch(sched::PageId page, double now) {
 }
 
 void CrawlLoop::OnFetched(sched::PageId page, fetch::FetchResult r) {
+  if (r.outcome != fetch::OutcomeClass::kOk || !IsHtml(r.content_type)) {
+    Complete(page, std::move(r), std::nullopt);
+    return;
+  }
+  parse::FingerprintOptions fo;
+  fo.k = config_.sched.shingle_k;
+  fo.m = static_cast<size_t>(config_.sched.sketch_m);
+  fo.seed = store_->hash_secret();
+  auto work = [this, page, fo, r = std::move(r), alive = alive_]() mutable {
+    auto fp = parse::FingerprintHtml(r.body, r.content_type, r.final_url, fo);
+    // Back to the io thread (io_ outlives this loop, whose destructor joins
+    // the pool; a completion after the loop is gone sees !*alive).
+    boost::asio::post(io_, [this, page, r = std::move(r), fp = std::move(fp),
+                            alive]() mutable {
+      if (*alive) Complete(page, std::move(r), std::move(fp));
+    });
+  };
+  boost::asio::post(*parse_pool_, std::move(work));
+}
+
+void CrawlLoop::Complete(sched::PageId page, fetch::FetchResult r,
+                         std::optional<Result<parse::PageFingerprint>> parsed) {
   double now = UnixNow();
   auto node = in_flight_.extract(page);
   InFlight f = node.empty() ? InFlight{} : std::move(node.mapped());
@@ -341,12 +375,8 @@ void CrawlLoop::OnFetched(sched::PageId page, fetch::FetchResult r) {
     bool first = record.last_fetch_time == 0;
     sched::FetchedObs obs;
     uint64_t hash;
-    if (IsHtml(r.content_type)) {
-      parse::FingerprintOptions fo;
-      fo.k = config_.sched.shingle_k;
-      fo.m = static_cast<size_t>(config_.sched.sketch_m);
-      fo.seed = store_->hash_secret();
-      auto fp = parse::FingerprintHtml(r.body, r.content_type, r.final_url, fo);
+    if (parsed) {
+      const Result<parse::PageFingerprint>& fp = *parsed;
       hash = fp.ok() ? fp.value().text.text_hash
                      : parse::TextHash(r.body, store_->hash_secret());
       if (fp.ok()) {

@@ -12,13 +12,17 @@
 // period, [politeness] robots_cache), outside the token budget: at most
 // kMaxSitemapsPerOrigin per origin and round.
 // Not thread-safe: everything runs on the io_context's one thread, including
-// the status endpoint's calls (so they need no locks).
+// the status endpoint's calls (so they need no locks), except HTML parsing:
+// a fetched HTML body is extracted and fingerprinted on a small worker pool
+// (DESIGN.md), and the result comes back to the io thread; the page stays in
+// flight (and Stop waits for it) until then.
 
 #ifndef FRESHD_DAEMON_CRAWL_LOOP_H_
 #define FRESHD_DAEMON_CRAWL_LOOP_H_
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/asio/thread_pool.hpp>
 #include <functional>
 #include <map>
 #include <memory>
@@ -36,6 +40,7 @@
 #include "daemon/recovery.h"
 #include "daemon/url_index.h"
 #include "fetch/crawler.h"
+#include "parse/html_fingerprint.h"
 #include "parse/public_suffix.h"
 #include "sched/scheduler.h"
 #include "store/page_store.h"
@@ -97,6 +102,10 @@ class CrawlLoop {
   void Tick();
   void Dispatch(sched::PageId page, double now);
   void OnFetched(sched::PageId page, fetch::FetchResult result);
+  // The rest of OnFetched on the io thread; `parsed`: the body's
+  // fingerprint when it was HTML (computed on the parse pool).
+  void Complete(sched::PageId page, fetch::FetchResult result,
+                std::optional<Result<parse::PageFingerprint>> parsed);
   void OnSitemaps(const std::string& origin,
                   const std::vector<std::string>& sitemaps);
   void FetchSitemap(const std::string& url, int depth);
@@ -151,6 +160,8 @@ class CrawlLoop {
   bool started_ = false;
   bool stopping_ = false;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+  // Last member: destroyed (joined) first, so no parse outlives the rest.
+  std::unique_ptr<boost::asio::thread_pool> parse_pool_;
 };
 
 }  // namespace freshd::daemon
