@@ -405,7 +405,6 @@ class TomlReader {
   Status status_;
 };
 
-// toml11's messages span several lines; keep the first, without "[error] ".
 void AppendTomlString(std::string* out, const std::string& s) {
   *out += '"';
   for (unsigned char c : s) {

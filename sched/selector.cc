@@ -40,8 +40,8 @@ void Selector::UpdateAll(size_t pages, const IndexFn& index) {
   Resize(pages);
   sorted_.clear();
   sorted_.reserve(bound_.size());
+  for (const BoundEntry& e : recent_) in_recent_[e.second] = 0;
   recent_.clear();
-  std::fill(in_recent_.begin(), in_recent_.end(), 0);
   for (size_t i = 0; i < bound_.size(); ++i) {
     const auto page = static_cast<PageId>(i);
     if (i < pages) {

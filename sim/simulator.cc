@@ -165,8 +165,7 @@ Result<SimResult> Run::Go() {
   churn_.reserve(n);
   scroll_.reserve(n);
   false_.reserve(n);
-  const bool distort =
-      o_.oracle && (o_.oracle_rate_slope != 1 || o_.oracle_rate_noise != 0);
+  const bool distort = o_.distorts_rates();
   std::vector<double> host_log_mean;
   if (distort) {
     std::vector<double> count(m_.spec.hosts, 0);
@@ -436,8 +435,7 @@ std::string SimResultToJson(const WebModel& model, const SimOptions& options,
   j["policy"] = options.policy;
   j["oracle"] = options.oracle;
   j["oracle_rate"] = options.oracle_rate && !options.oracle;
-  if (options.oracle &&
-      (options.oracle_rate_slope != 1 || options.oracle_rate_noise != 0)) {
+  if (options.distorts_rates()) {
     j["oracle_rate_slope"] = options.oracle_rate_slope;
     j["oracle_rate_noise"] = options.oracle_rate_noise;
   }

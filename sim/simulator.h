@@ -36,6 +36,9 @@ struct SimOptions {
   // toward the host's (as a prior does); noise is unbiased scatter.
   double oracle_rate_slope = 1;
   double oracle_rate_noise = 0;
+  bool distorts_rates() const {
+    return oracle && (oracle_rate_slope != 1 || oracle_rate_noise != 0);
+  }
   double rate_per_day = 100;  // budget R
   double burst = 1;           // token bucket depth
   double days = 100;
