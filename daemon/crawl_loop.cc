@@ -342,6 +342,7 @@ void CrawlLoop::OnFetched(sched::PageId page, fetch::FetchResult r) {
   fo.m = static_cast<size_t>(config_.sched.sketch_m);
   fo.seed = store_->hash_secret();
   auto work = [this, page, fo, r = std::move(r), alive = alive_]() mutable {
+    if (parse_hook_) parse_hook_();
     auto fp = parse::FingerprintHtml(r.body, r.content_type, r.final_url, fo);
     // Back to the io thread (io_ outlives this loop, whose destructor joins
     // the pool; a completion after the loop is gone sees !*alive).

@@ -89,6 +89,12 @@ class CrawlLoop {
   // done every kFetchStateSaveS and on Stop).
   Status SaveFetchState();
 
+  // Tests: runs on the parse worker at the start of each HTML parse (set it
+  // before Start). Lets a test hold a parse and watch the io thread go on.
+  void set_parse_hook_for_testing(std::function<void()> hook) {
+    parse_hook_ = std::move(hook);
+  }
+
  private:
   struct InFlight {
     store::PageRecord previous;  // what the store held when dispatched
@@ -147,6 +153,7 @@ class CrawlLoop {
   std::map<sched::PageId, InFlight> in_flight_;
   std::map<std::string, int> sitemaps_this_round_;  // per origin
   RecoveryReport recovery_;
+  std::function<void()> parse_hook_;  // tests only; called on the pool
 
   // Counters for /status and /metrics.
   double started_unix_ = 0;

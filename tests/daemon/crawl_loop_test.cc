@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -13,6 +14,7 @@
 #include <boost/beast/http.hpp>
 #include <chrono>
 #include <filesystem>
+#include <future>
 #include <thread>
 
 #include "daemon/http_server.h"
@@ -41,6 +43,37 @@ rate = { dist = "uniform", min = 2.0, max = 8.0 }
 recall = 1.0
 false_rate = 0.0
 )";
+
+// One HTTP/1.1 request to 127.0.0.1:port: "CODE BODY", or "ERR message"
+// when there is no reply within 15 s (so a test cannot hang on it).
+std::string Ask(uint16_t port, http::verb verb, const std::string& target,
+                const std::string& body) {
+  asio::io_context cio;
+  boost::beast::tcp_stream stream(cio);
+  stream.expires_after(std::chrono::seconds(15));
+  http::request<http::string_body> req(verb, target, 11);
+  req.set(http::field::host, "127.0.0.1");
+  req.body() = body;
+  req.prepare_payload();
+  boost::beast::flat_buffer buf;
+  http::response<http::string_body> res;
+  boost::system::error_code result;
+  stream.async_connect(
+      {asio::ip::make_address("127.0.0.1"), port},
+      [&](boost::system::error_code ec) {
+        if (ec) return void(result = ec);
+        http::async_write(
+            stream, req, [&](boost::system::error_code ec, size_t) {
+              if (ec) return void(result = ec);
+              http::async_read(
+                  stream, buf, res,
+                  [&](boost::system::error_code ec, size_t) { result = ec; });
+            });
+      });
+  cio.run();
+  if (result) return "ERR " + result.message();
+  return std::to_string(res.result_int()) + " " + res.body();
+}
 
 double UnixNow() {
   return std::chrono::duration<double>(
@@ -128,20 +161,9 @@ TEST_F(CrawlLoopTest, CrawlsTheWebWithinBudgetAndServesStatus) {
   std::map<std::string, std::string> replies;
   std::thread client([&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(2000));
-    asio::io_context cio;
     auto ask = [&](http::verb verb, const std::string& target,
                    const std::string& body) {
-      asio::ip::tcp::socket s(cio);
-      s.connect({asio::ip::make_address("127.0.0.1"), status_port});
-      http::request<http::string_body> req(verb, target, 11);
-      req.set(http::field::host, "127.0.0.1");
-      req.body() = body;
-      req.prepare_payload();
-      http::write(s, req);
-      boost::beast::flat_buffer buf;
-      http::response<http::string_body> res;
-      http::read(s, buf, res);
-      return std::to_string(res.result_int()) + " " + res.body();
+      return Ask(status_port, verb, target, body);
     };
     replies["status"] = ask(http::verb::get, "/status", "");
     replies["metrics"] = ask(http::verb::get, "/metrics", "");
@@ -204,6 +226,54 @@ TEST_F(CrawlLoopTest, CrawlsTheWebWithinBudgetAndServesStatus) {
     ++warcs;
   }
   EXPECT_GE(warcs, 1);
+}
+
+// DESIGN.md: parsing runs on a worker pool, so a parse that takes long
+// (here: held until the status reply arrives) does not stall the io thread
+// that serves /status; the held page completes once released.
+TEST_F(CrawlLoopTest, StatusAnswersWhileAParseIsHeld) {
+  asio::io_context io;
+  auto loop = CrawlLoop::Create(io, config_);
+  ASSERT_TRUE(loop.ok()) << loop.status().ToString();
+  ASSERT_TRUE(loop.value()->AddSeed(Seed(0), 1).ok());
+  auto status_server =
+      HttpServer::Listen(io, "127.0.0.1:0", [&](const HttpRequest& r) {
+        return RouteStatusRequest(*loop.value(), r);
+      });
+  ASSERT_TRUE(status_server.ok());
+  const uint16_t status_port = status_server.value()->port();
+
+  std::atomic<bool> first{true};
+  std::promise<void> held, release;
+  std::shared_future<void> released = release.get_future().share();
+  std::atomic<bool> hold_timed_out{false};
+  loop.value()->set_parse_hook_for_testing([&] {
+    if (!first.exchange(false)) return;
+    held.set_value();
+    // A stalled io thread would never reply; give up after 10 s.
+    if (released.wait_for(std::chrono::seconds(10)) !=
+        std::future_status::ready) {
+      hold_timed_out = true;
+    }
+  });
+  std::string reply;
+  bool saw_hold = false;
+  std::thread client([&] {
+    saw_hold = held.get_future().wait_for(std::chrono::seconds(20)) ==
+               std::future_status::ready;
+    if (saw_hold) reply = Ask(status_port, http::verb::get, "/status", "");
+    release.set_value();
+  });
+  RunFor(io, *loop.value(), 3.0);
+  client.join();
+
+  ASSERT_TRUE(saw_hold) << "no HTML page was parsed";
+  EXPECT_FALSE(hold_timed_out) << "the status reply waited for the parse";
+  ASSERT_EQ(reply.substr(0, 4), "200 ") << reply;
+  // The held page and later ones completed after the release.
+  nlohmann::json s = loop.value()->StatusJson();
+  EXPECT_GE(s["pages_fetched_total"].get<int>(), 10) << s.dump();
+  EXPECT_TRUE(s["errors"].empty()) << s.dump();
 }
 
 TEST_F(CrawlLoopTest, RestartRebuildsEveryPageFromTheStore) {
