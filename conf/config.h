@@ -96,6 +96,10 @@ struct SchedConfig {
                                  // (days; 0: half the mean refresh interval)
   double min_interval_s = 60.0;  // never refetch sooner than this
   double max_interval_s = 90 * 86400.0;  // never leave a page longer
+  // Mean time between changes assumed before any change is seen, worth one
+  // observed change: the prior of the global change-rate estimate, which
+  // hosts and then pages shrink toward.
+  double prior_change_interval_s = 86400.0;
 
   bool operator==(const SchedConfig&) const = default;
 };

@@ -99,6 +99,8 @@ void VisitConfig(C& c, Visitor& v) {
   v.Double("learning_l", &c.sched.learning_l, 0, kInf);
   v.Duration("min_interval", &c.sched.min_interval_s, 0, kYear);
   v.Duration("max_interval", &c.sched.max_interval_s, 1, 10 * kYear);
+  v.Duration("prior_change_interval", &c.sched.prior_change_interval_s, 1,
+             10 * kYear);
 
   v.Section("store");
   v.String("path", &c.store.path, any);

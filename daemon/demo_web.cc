@@ -128,6 +128,7 @@ int RunDemo(const DemoOptions& options) {
   // intervals and the politeness delays shrink with it.
   config.sched.min_interval_s = options.day_seconds / 100;
   config.sched.max_interval_s = options.day_seconds * 10;
+  config.sched.prior_change_interval_s = options.day_seconds;
   config.sched.new_page_value = 1;
   config.politeness.min_delay_s = 0.05;
   config.politeness.robots_cache_s = options.day_seconds;  // sitemaps daily

@@ -33,6 +33,7 @@ SchedulerOptions OptionsFromConfig(const Config& config) {
   o.max_pages = config.crawler.max_urls;
   o.policy_options.risk_rho = config.sched.risk_rho;
   o.policy_options.learning_l = config.sched.learning_l * kDay;
+  o.host_pool.global_prior.rate = 1.0 / config.sched.prior_change_interval_s;
   return o;
 }
 

@@ -52,6 +52,7 @@ resolve = { "a.test" = "127.0.0.1", "b.test" = "::1" }
 [sched]
 policy = "longevity-bound"
 max_interval = "7d"
+prior_change_interval = "6h"
 [store]
 path = "/tmp/x"
 [status]
@@ -73,6 +74,7 @@ listen = "[::1]:9000"
   EXPECT_EQ(c->fetch.resolve.at("b.test"), "::1");
   EXPECT_EQ(c->sched.policy, "longevity-bound");
   EXPECT_DOUBLE_EQ(c->sched.max_interval_s, 7 * 86400);
+  EXPECT_DOUBLE_EQ(c->sched.prior_change_interval_s, 6 * 3600);
   EXPECT_EQ(c->status.listen, "[::1]:9000");
   // Untouched keys keep their defaults.
   EXPECT_EQ(c->fetch.max_redirects, Config{}.fetch.max_redirects);
@@ -116,6 +118,9 @@ TEST(ConfigTest, OutOfRangeValuesAreErrors) {
   EXPECT_NE(
       LoadError("[fetch]\nmax_body_bytes = -5\n").find("must not be negative"),
       std::string::npos);
+  EXPECT_NE(LoadError("[sched]\nprior_change_interval = \"0s\"\n")
+                .find("test.toml:2: [sched] prior_change_interval"),
+            std::string::npos);
   EXPECT_NE(LoadError("[sched]\npolicy = \"magic\"\n")
                 .find("test.toml:2: [sched] policy: must be one of uniform"),
             std::string::npos);

@@ -447,6 +447,32 @@ TEST(SchedulerTest, NewPagesStartFromTheirHostsPooledEstimates) {
                   static_cast<float>(s->hosts().GlobalRate()));
 }
 
+// [sched] prior_change_interval is the global prior: a page with no evidence
+// on a host with none starts at that rate, and observations move it.
+TEST(SchedulerTest, ConfiguredPriorChangeIntervalIsTheStartingRate) {
+  Config config;
+  config.sched.policy = "freshness";
+  config.sched.prior_change_interval_s = 3600;
+  auto s = Make(OptionsFromConfig(config));
+  PageId page = s->AddUrl(0, 1).value();
+  EXPECT_FLOAT_EQ(s->page(page).rate, static_cast<float>(1.0 / 3600));
+  config.sched.prior_change_interval_s = 30 * kDay;
+  auto slow = Make(OptionsFromConfig(config));
+  PageId other = slow->AddUrl(0, 1).value();
+  EXPECT_FLOAT_EQ(slow->page(other).rate, static_cast<float>(1 / (30 * kDay)));
+  // A page changing every 10 s, fetched every 20 s: under the one-hour
+  // prior its estimate reaches minutes within 20 fetches.
+  double now = 0;
+  s->Observe({page, now, FetchedObs{}});
+  for (int i = 0; i < 20; ++i) {
+    now += 20;
+    FetchedObs changed;
+    changed.changed = true;
+    s->Observe({page, now, std::move(changed)});
+  }
+  EXPECT_GT(s->page(page).rate, 1.0 / 600);
+}
+
 // A host whose pages half never change learns a static share, and its
 // never-changing pages' rates fall well below the plain Gamma estimate
 // (their crawl value with them); a host of changing pages learns none.
