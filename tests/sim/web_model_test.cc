@@ -1,11 +1,13 @@
 // The web TOML's bounds (sim/README.md): every value a web file sets is
 // limited, out-of-range values are errors that name the key, and draws from
-// unbounded distributions (exponential) are clamped.
+// unbounded distributions (exponential) are clamped; every web shipped in
+// sim/webs/ loads.
 
 #include "sim/web_model.h"
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <string>
 
 #include "sim/page_process.h"
@@ -62,6 +64,25 @@ TEST(WebModelTest, EveryWebValueIsBounded) {
 }
 
 // hosts and pages_per_host default to 1 (a web is never empty).
+// RESULTS.md and the tests run these files: each parses, within the
+// bounds, into the pages it declares.
+TEST(WebModelTest, EveryShippedWebLoads) {
+  int webs = 0;
+  for (const auto& entry :
+       std::filesystem::directory_iterator(FRESHD_SOURCE_DIR "/sim/webs")) {
+    if (entry.path().extension() != ".toml") continue;
+    SCOPED_TRACE(entry.path().string());
+    Result<WebSpec> spec = LoadWebSpec(entry.path().string());
+    ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+    WebModel web = WebModel::Build(spec.value(), 1);
+    EXPECT_EQ(web.pages.size(),
+              static_cast<size_t>(spec->hosts) * spec->pages_per_host);
+    EXPECT_GT(web.pages.size(), 0u);
+    ++webs;
+  }
+  EXPECT_GE(webs, 10);
+}
+
 TEST(WebModelTest, HostsAndPagesDefaultToOne) {
   Result<WebSpec> spec = ParseWebSpec("[[class]]\nstatic_words = 5\n", "one");
   ASSERT_TRUE(spec.ok()) << spec.status().ToString();
