@@ -368,6 +368,13 @@ def paired(js1, js2, key="freshness"):
     return [a[key] - b[key] for a, b in zip(js1, js2)]
 
 
+def oracle_gap(oracle, other, key="freshness", lower_better=False):
+    """Per seed, how far `other` falls short of `oracle` relative to it
+    (positive: worse; lower_better for age and fragment staleness)."""
+    sign = -1 if lower_better else 1
+    return [sign * (a[key] - b[key]) / a[key] for a, b in zip(oracle, other)]
+
+
 def section_b():
     out("## (b) GREEDY-NCIS with noisy change signals")
     out()
@@ -683,10 +690,7 @@ def section_d():
         o = results(d_runs[(p, True)])
         e = results(d_runs[(p, False)])
         key = "age_days" if p == "age" else "freshness"
-        if p == "age":  # lower is better
-            gap = [(b[key] - a[key]) / a[key] for a, b in zip(o, e)]
-        else:
-            gap = [(a[key] - b[key]) / a[key] for a, b in zip(o, e)]
+        gap = oracle_gap(o, e, key, p == "age")  # age: lower is better
         gm, _ = mean_se(gap)
         ok_gap = gm <= 0.05
         sign = -1 if p == "age" else 1  # age: lower is better
@@ -721,8 +725,7 @@ def section_d():
                  ("longevity-bound", False), ("freshness", True),
                  ("freshness", False), ("nutch", False), ("uniform", False)]:
         js = results(d_scroll[(p, o)])
-        gap = [(b["fragment_staleness"] - a["fragment_staleness"]) /
-               a["fragment_staleness"] for a, b in zip(lo, js)]
+        gap = oracle_gap(lo, js, "fragment_staleness", True)
         is_long = p.startswith("longevity") and not o
         ok = mean_se(gap)[0] <= 0.05 if is_long else None
         if is_long and not ok:
@@ -755,38 +758,38 @@ def section_d():
     return ("d", "estimated within 5% of oracle", not fails, detail)
 
 
-def budget_gap_table(oracle_runs, estimated_runs):
-    """Rows of gaps to the oracle per budget; returns (rows, ok_at) with
-    ok_at[r] True when every policy is within 5% at R = r."""
+BUDGET_POL = D_POL + ["longevity", "longevity-bound"]
 
-    def gap(o, e, key, lower_better):
-        if lower_better:
-            return [(b[key] - a[key]) / a[key] for a, b in zip(o, e)]
-        return [(a[key] - b[key]) / a[key] for a, b in zip(o, e)]
 
-    ok_at = {r: True for r in D_BUDGETS}
-    ok_policy = {}  # policy -> budgets where it is within 5%
+def budget_gap_table(runs):
+    """Prints each policy's gap to its oracle per budget, runs(p, r, oracle)
+    giving the futures (longevity-bound is compared with the longevity
+    oracle, as above). Returns {policy: budgets where it is within 5%}."""
+    within = {}
     rows = []
-    for p in D_POL + ["longevity", "longevity-bound"]:
+    for p in BUDGET_POL:
         scroll = p.startswith("longevity")
         key = ("fragment_staleness" if scroll else
                "age_days" if p == "age" else "freshness")
+        oracle_p = "longevity" if scroll else p
         row = [p + (" (scroll)" if scroll else "")]
+        within[p] = []
         for r in D_BUDGETS:
-            g = gap(results(oracle_runs(p, r)), results(estimated_runs(p, r)),
-                    key, scroll or p == "age")
+            g = oracle_gap(results(runs(oracle_p, r, True)),
+                           results(runs(p, r, False)), key,
+                           scroll or p == "age")
             ok = mean_se(g)[0] <= 0.05
-            ok_at[r] &= ok
             if ok:
-                ok_policy.setdefault(p, []).append(r)
+                within[p].append(r)
             row.append(pm(g, 2, 100) + "%" + ("" if ok else " ✗"))
         rows.append(row)
     table(["policy"] + ["R = %d" % r for r in D_BUDGETS], rows)
-    return ok_at, ok_policy
+    return within
 
 
-def failing_text(ok_at):
-    failing = [r for r in D_BUDGETS if not ok_at[r]]
+def failing_text(within):
+    failing = [r for r in D_BUDGETS
+               if not all(r in ok for ok in within.values())]
     if not failing:
         return "Every policy is within 5% of its oracle at every budget"
     return ("At R = %s some policy is more than 5%% from its oracle" %
@@ -822,15 +825,13 @@ def section_d_budget():
             return c_long[("scroll", o, r)]
         return d_budget[(p, r, o)]
 
-    fixed, _ = budget_gap_table(
-        lambda p, r: fixed_run("longevity" if p == "longevity-bound" else p,
-                               r, True),
-        lambda p, r: fixed_run(p, r, False))
+    fixed = budget_gap_table(fixed_run)
     out("%s. A %d-day warm-up at R/n = 0.1 is %g fetches per page, "
         "and the longevity policies are still in their learning phase "
         "(φ ≤ l·n forces refreshes; \"forced crawls\" above). The same "
-        "comparison once every page has been fetched %d times on average: warm-up %d·n/R days, "
-        "then measured over the next %d·n/R days (at R = 100: days %d–%d):" %
+        "comparison once every page has been fetched %d times on average: "
+        "warm-up %d·n/R days, then measured over the next %d·n/R days (at "
+        "R = 100: days %d–%d):" %
         (failing_text(fixed), WARM["noisy"], WARM["noisy"] * 0.1,
          D_LEARN_WARM, D_LEARN_WARM,
          D_LEARN_MEASURE, *learn_days(100)))
@@ -840,15 +841,11 @@ def section_d_budget():
         (cmd_line("noisy", "POLICY", "R", True, days="D", warm="W"),
          D_LEARN_WARM, D_LEARN_WARM + D_LEARN_MEASURE))
     out()
-    learned, learned_policy = budget_gap_table(
-        lambda p, r: d_learn[(p, r, True)] if p != "longevity-bound"
-        else d_learn[("longevity", r, True)],
-        lambda p, r: d_learn[(p, r, False)])
+    learned = budget_gap_table(lambda p, r, o: d_learn[(p, r, o)])
     # Per policy: the smallest budget from which it is within 5% at that
     # budget and every larger one.
     holds_from = {}
-    for p in D_POL + ["longevity", "longevity-bound"]:
-        ok = learned_policy.get(p, [])
+    for p, ok in learned.items():
         holds_from[p] = None
         for r in reversed(D_BUDGETS):
             if r not in ok:
@@ -884,16 +881,13 @@ def section_d_split():
         e = results(d_runs[(p, False)])
         t = results(d_true_rate[p])
         m = results(d_lm[p])
-        gap_m = [(a["freshness"] - b["freshness"]) / a["freshness"]
-                 for a, b in zip(o, m)]
+        gap_m = oracle_gap(o, m)
         lm_reading.append("%s %.2f → %.2f (gap %.1f%%)" % (
             p, mean_se([x["rate_log_error"] for x in e])[0],
             mean_se([x["rate_log_error"] for x in m])[0],
             100 * mean_se(gap_m)[0]))
-        gap = [(a["freshness"] - b["freshness"]) / a["freshness"]
-               for a, b in zip(o, e)]
-        gap_t = [(a["freshness"] - b["freshness"]) / a["freshness"]
-                 for a, b in zip(o, t)]
+        gap = oracle_gap(o, e)
+        gap_t = oracle_gap(o, t)
         closed.append("%s %.1f%% → %.1f%%" % (p, 100 * mean_se(gap)[0],
                                              100 * mean_se(gap_t)[0]))
         row = [p, pm([x["freshness"] for x in o]),
@@ -905,8 +899,7 @@ def section_d_split():
         if (p, True) in d_long:
             lo = results(d_long[(p, True)])
             le = results(d_long[(p, False)])
-            row.append(pm([(a["freshness"] - b["freshness"]) / a["freshness"]
-                           for a, b in zip(lo, le)], 2, 100) + "%")
+            row.append(pm(oracle_gap(lo, le), 2, 100) + "%")
         else:
             row.append("")
         rows.append(row)
@@ -916,11 +909,11 @@ def section_d_split():
     key = "fragment_staleness"
     rows.append(["longevity (scroll, R = %d; staleness)" % D_SCROLL_R,
                  pm([x[key] for x in lo]), pm([x[key] for x in le]),
-                 pm([(b[key] - a[key]) / a[key] for a, b in zip(lo, le)], 2,
-                    100) + "%", pm([x["rate_log_error"] for x in le], 3),
+                 pm(oracle_gap(lo, le, key, True), 2, 100) + "%",
+                 pm([x["rate_log_error"] for x in le], 3),
                  pm([x[key] for x in lt]),
-                 pm([(b[key] - a[key]) / a[key] for a, b in zip(lo, lt)], 2,
-                    100) + "%", "", "", "", ""])
+                 pm(oracle_gap(lo, lt, key, True), 2, 100) + "%",
+                 "", "", "", ""])
     table(["policy", "oracle", "estimated", "gap", "Δ error",
            "estimated, true Δ", "gap, true Δ", "with Last-Modified",
            "gap, Last-Modified", "Δ error, Last-Modified",
@@ -947,8 +940,8 @@ def section_d_split():
         "gap): %s." %
         ("; ".join(closed), "; ".join(lm_reading)))
     out()
-    lg = mean_se([(b[key] - a[key]) / a[key] for a, b in zip(lo, le)])[0]
-    lgt = mean_se([(b[key] - a[key]) / a[key] for a, b in zip(lo, lt)])[0]
+    lg = mean_se(oracle_gap(lo, le, key, True))[0]
+    lgt = mean_se(oracle_gap(lo, lt, key, True))[0]
     out("Longevity is different: its gap is %.1f%% estimated and %.1f%% "
         "with the true rate, so %s. Its estimated runs still spend a share "
         "of the budget on the learning phase (\"forced crawls\" above), "
@@ -1003,8 +996,7 @@ def section_d_shape():
         t = results(d_true_rate[p])
 
         def gap(js):
-            return [(a["freshness"] - b["freshness"]) / a["freshness"]
-                    for a, b in zip(o, js)]
+            return oracle_gap(o, js)
 
         k, sd = shapes[p]
         both = results(futs[(p, "both")])
