@@ -57,6 +57,17 @@ double SolveMultiplier(const Total& total, double target, double lo,
   return std::exp(log_m);
 }
 
+// The multiplier of a threshold policy whose per-page rates sum to
+// total(λ), decreasing in λ and 0 from lam_hi on: total(λ) = target.
+template <typename Total>
+Result<double> ThresholdMultiplier(const Total& total, double target,
+                                   double lam_hi) {
+  const double lam = SolveMultiplier(total, target, 0.5 * lam_hi, lam_hi);
+  if (!(lam > 0) || !Finite(lam))
+    return Status::Internal("allocation did not converge");
+  return lam;
+}
+
 Status CheckCommon(size_t n, double total) {
   if (n == 0) return Status::InvalidArgument("no pages");
   if (n > kMaxAllocationPages) return Status::InvalidArgument("too many pages");
@@ -169,9 +180,10 @@ Result<ContinuousOptimum> NcisContinuousOptimum(
     }
     return s;
   };
-  const double lam = SolveMultiplier(sum_r, total_rate, 0.5 * lam_hi, lam_hi);
-  if (!(lam > 0) || !Finite(lam))
-    return Status::Internal("allocation did not converge");
+  const Result<double> multiplier =
+      ThresholdMultiplier(sum_r, total_rate, lam_hi);
+  if (!multiplier.ok()) return multiplier.status();
+  const double lam = *multiplier;
 
   ContinuousOptimum out;
   out.multiplier = lam;
@@ -191,6 +203,103 @@ Result<ContinuousOptimum> NcisContinuousOptimum(
   }
   out.accuracy = fresh / mu_sum;
   return out;
+}
+
+namespace {
+
+Status CheckModels(std::span<const DivergenceModel> models,
+                   std::span<const double> mu, double* mu_sum) {
+  if (models.size() != mu.size())
+    return Status::InvalidArgument("models and mu differ in length");
+  *mu_sum = 0;
+  for (size_t i = 0; i < models.size(); ++i) {
+    if (!IsValid(models[i]))
+      return Status::InvalidArgument("invalid divergence model for page " +
+                                     std::to_string(i));
+    if (!(mu[i] >= 0) || !Finite(mu[i]))
+      return Status::InvalidArgument("invalid importance for page " +
+                                     std::to_string(i));
+    *mu_sum += mu[i];
+  }
+  if (!(*mu_sum > 0)) return Status::InvalidArgument("all importances are 0");
+  return Status::OK();
+}
+
+// S(τ) = (1/τ)∫₀^τ D for refresh interval τ (+∞: D(∞)).
+double TimeAveragedStaleness(const DivergenceModel& m, double tau) {
+  if (!Finite(tau)) return SaturationDivergence(m);
+  if (!(tau > 0)) return 0;
+  return std::fmax(0.0, Divergence(m, tau) - Utility(m, tau) / tau);
+}
+
+}  // namespace
+
+Result<StalenessOptimum> LongevityContinuousOptimum(
+    std::span<const DivergenceModel> models, std::span<const double> mu,
+    double total_rate) {
+  const size_t n = models.size();
+  if (Status s = CheckCommon(n, total_rate); !s.ok()) return s;
+  double mu_sum = 0;
+  if (Status s = CheckModels(models, mu, &mu_sum); !s.ok()) return s;
+  std::vector<double> sup(n);
+  double lam_hi = 0;
+  for (size_t i = 0; i < n; ++i) {
+    sup[i] = SupUtility(models[i]);
+    lam_hi = std::max(lam_hi, mu[i] * sup[i]);
+  }
+  if (!(lam_hi > 0)) return Status::InvalidArgument("no page ever changes");
+
+  // τ_i(λ): μ_i·U_i(τ) = λ, +∞ when μ_i·sup U_i ≤ λ.
+  auto tau_of = [&](size_t i, double lam) {
+    if (mu[i] * sup[i] <= lam) return kInf;
+    return UtilityInverse(models[i], lam / mu[i]);
+  };
+  auto sum_r = [&](double lam) {
+    double s = 0;
+    for (size_t i = 0; i < n; ++i) {
+      const double t = tau_of(i, lam);
+      if (Finite(t) && t > 0) s += 1 / t;
+    }
+    return s;
+  };
+  const Result<double> multiplier =
+      ThresholdMultiplier(sum_r, total_rate, lam_hi);
+  if (!multiplier.ok()) return multiplier.status();
+  const double lam = *multiplier;
+
+  StalenessOptimum out;
+  out.multiplier = lam;
+  out.rates.resize(n);
+  double stale = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const double t = tau_of(i, lam);
+    if (Finite(t) && t > 0) {
+      out.rates[i] = 1 / t;
+    } else {
+      ++out.abandoned;
+    }
+    stale += mu[i] * TimeAveragedStaleness(models[i], t);
+  }
+  out.staleness = stale / mu_sum;
+  return out;
+}
+
+Result<double> PeriodicStaleness(std::span<const DivergenceModel> models,
+                                 std::span<const double> mu,
+                                 std::span<const double> rates) {
+  double mu_sum = 0;
+  if (Status s = CheckModels(models, mu, &mu_sum); !s.ok()) return s;
+  if (rates.size() != models.size())
+    return Status::InvalidArgument("rates and models differ in length");
+  double stale = 0;
+  for (size_t i = 0; i < models.size(); ++i) {
+    if (!(rates[i] >= 0) || !Finite(rates[i]))
+      return Status::InvalidArgument("invalid rate for page " +
+                                     std::to_string(i));
+    const double tau = rates[i] > 0 ? 1 / rates[i] : kInf;
+    stale += mu[i] * TimeAveragedStaleness(models[i], tau);
+  }
+  return stale / mu_sum;
 }
 
 }  // namespace freshd::sched

@@ -15,6 +15,7 @@
 
 #include "conf/status.h"
 #include "sched/crawl_value.h"
+#include "sched/divergence_model.h"
 
 namespace freshd::sched {
 
@@ -60,6 +61,28 @@ Result<ContinuousOptimum> GreedyContinuousOptimum(std::span<const double> delta,
 // to 1 − 1e-6.
 Result<ContinuousOptimum> NcisContinuousOptimum(
     std::span<const PageParams> pages, double total_rate);
+
+// Continuous optimum of fragment staleness (Olston & Pandey, periodic
+// refresh): page i refreshed every τ_i where μ_i·U_i(τ_i) = λ (the longevity
+// policy's threshold rule; U = t·D − ∫D, divergence_model.h), Σ 1/τ_i =
+// total_rate; pages with μ_i·sup U_i ≤ λ are never refreshed. Staleness is
+// Σμ_i S_i/Σμ_i, S(τ) = (1/τ)∫₀^τ D = D(τ) − U(τ)/τ, D(∞) for a page never
+// refreshed. models: valid (IsValid), mu ≥ 0 (Σμ > 0), the same length.
+struct StalenessOptimum {
+  double multiplier = 0;      // λ.
+  std::vector<double> rates;  // 1/τ_i; 0 for pages never refreshed.
+  double staleness = 0;       // μ-weighted time-averaged fragment staleness.
+  int abandoned = 0;          // pages never refreshed.
+};
+Result<StalenessOptimum> LongevityContinuousOptimum(
+    std::span<const DivergenceModel> models, std::span<const double> mu,
+    double total_rate);
+
+// The same staleness for given periodic rates r_i ≥ 0 (0: never refreshed),
+// e.g. the GREEDY optimum's rates, to compare what each objective buys.
+Result<double> PeriodicStaleness(std::span<const DivergenceModel> models,
+                                 std::span<const double> mu,
+                                 std::span<const double> rates);
 
 }  // namespace freshd::sched
 

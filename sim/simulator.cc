@@ -329,6 +329,48 @@ void ContinuousOptima(const WebModel& m, double rate_per_day, SimResult& r) {
   }
 }
 
+// The staleness optimum and the freshness optimum's staleness (SimResult).
+void StalenessOptima(const WebModel& m, double rate_per_day, SimResult& r) {
+  if (m.pages.size() > 20000) return;
+  std::vector<double> delta, mu;
+  std::vector<sched::DivergenceModel> models;
+  for (uint32_t p = 0; p < m.pages.size(); ++p) {
+    delta.push_back(std::max(m.ChangeRate(p), 1e-12));
+    mu.push_back(m.pages[p].importance);
+    models.push_back(m.TrueModel(p));
+  }
+  auto best =
+      sched::LongevityContinuousOptimum(models, mu, rate_per_day / kDay);
+  if (!best.ok()) return;
+  r.staleness_optimum = best->staleness;
+  // Staleness of the Azar optimum at `rate` per day.
+  auto azar_staleness = [&](double rate) -> double {
+    auto g = sched::GreedyContinuousOptimum(delta, mu, rate);
+    if (!g.ok()) return -1;
+    std::vector<double> per_second(g->rates.size());
+    for (size_t i = 0; i < per_second.size(); ++i) {
+      per_second[i] = g->rates[i] / kDay;
+    }
+    auto s = sched::PeriodicStaleness(models, mu, per_second);
+    return s.ok() ? *s : -1;
+  };
+  r.staleness_at_freshness_optimum = azar_staleness(rate_per_day);
+  if (r.staleness_at_freshness_optimum < 0) return;
+  // Smallest budget whose Azar optimum is as stale as the staleness optimum:
+  // bracket by doubling, then bisect on log rate.
+  double lo = rate_per_day, hi = 2 * rate_per_day;
+  for (int i = 0; azar_staleness(hi) > best->staleness; ++i) {
+    if (i == 20) return;
+    lo = hi;
+    hi *= 2;
+  }
+  for (int i = 0; i < 60 && hi - lo > 1e-9 * hi; ++i) {
+    const double mid = std::sqrt(lo * hi);
+    (azar_staleness(mid) > best->staleness ? lo : hi) = mid;
+  }
+  r.freshness_rate_for_staleness_optimum = std::sqrt(lo * hi);
+}
+
 // Median over changing pages of |ln(Δ̂/Δ)| at the end of the run (a page
 // with no estimate counts as infinitely wrong), and the slope and residual
 // scatter of ln Δ̂ on ln Δ over the pages with an estimate.
@@ -416,6 +458,9 @@ Result<SimResult> RunSimulation(const WebModel& model,
   if (!result.ok()) return result;
   if (!options.oracle) MeasureRateError(model, **scheduler, *result);
   ContinuousOptima(model, options.rate_per_day, *result);
+  if (options.policy.starts_with("longevity")) {
+    StalenessOptima(model, options.rate_per_day, *result);
+  }
   return result;
 }
 
@@ -451,6 +496,12 @@ std::string SimResultToJson(const WebModel& model, const SimOptions& options,
   if (r.continuous_optimum >= 0) j["continuous_optimum"] = r.continuous_optimum;
   if (r.continuous_optimum_ncis >= 0) {
     j["continuous_optimum_ncis"] = r.continuous_optimum_ncis;
+  }
+  if (r.staleness_optimum >= 0) {
+    j["staleness_optimum"] = r.staleness_optimum;
+    j["staleness_at_freshness_optimum"] = r.staleness_at_freshness_optimum;
+    j["freshness_rate_for_staleness_optimum"] =
+        r.freshness_rate_for_staleness_optimum;
   }
   if (!options.rate_changes.empty()) {
     j["segment_freshness"] = r.window_freshness;  // 2nd half of each segment

@@ -74,6 +74,15 @@ struct SimResult {
   double measured_days = 0;
   double continuous_optimum = -1;       // Azar optimum at rate_per_day
   double continuous_optimum_ncis = -1;  // NCIS optimum (if any signals)
+  // Longevity policies only (at most 20,000 pages): fragment staleness at the
+  // continuous staleness optimum at rate_per_day (sched::
+  // LongevityContinuousOptimum), at the Azar optimum's rates, and the budget
+  // (per day) at which the Azar optimum's staleness equals the staleness
+  // optimum's: item (c)'s crawl ratio without simulation is rate_per_day /
+  // that. -1: not computed (or, for the budget, not reached by 2^20·R).
+  double staleness_optimum = -1;
+  double staleness_at_freshness_optimum = -1;
+  double freshness_rate_for_staleness_optimum = -1;
   // Per rate-change segment (one segment without rate changes), over the
   // second half of each segment: μ-weighted freshness and crawls per day.
   // The JSON carries them only when there are rate changes.

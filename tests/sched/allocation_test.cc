@@ -2,7 +2,9 @@
 // MATH.md, and the paper's 2 decimals), Table VII under MATH.md's stated
 // assumptions, the age crawl value's threshold policy reproducing the age
 // optimum, the Azar and NCIS continuous optima (2-page vectors, the four
-// 100-page instances), and optimality against random feasible perturbations.
+// 100-page instances), and optimality against random feasible perturbations;
+// the fragment-staleness optimum (churn-only pages reduce to the Azar optimum,
+// mixed pages against numeric integration and perturbations).
 
 #include "sched/allocation.h"
 
@@ -398,6 +400,142 @@ TEST(AllocationTest, ZeroWeightPagesGetNothingAndAlphaOneIsClamped) {
       std::vector<PageParams>{{.5, 1, 1, .2}, {.5, 1, .5, .2}}, 0.5);
   ASSERT_TRUE(n.ok());
   EXPECT_NEAR(n->rates[0] + n->rates[1], 0.5, 1e-9);
+}
+
+// A churn-only page saturating at divergence a has D(t) = a(1 − e^{−λt}), so
+// its time-averaged staleness is a·(1 − F̄): minimizing Σμ·S is maximizing
+// Σ(μa)·F̄, the Azar optimum with weights μ·a.
+TEST(AllocationTest, ChurnOnlyStalenessOptimumIsTheWeightedAzarOptimum) {
+  std::mt19937_64 rng(11);
+  std::uniform_real_distribution<double> u(0.05, 1);
+  std::vector<DivergenceModel> models;
+  std::vector<double> delta, mu, weight;
+  double weight_sum = 0, mu_sum = 0;
+  for (int i = 0; i < 30; ++i) {
+    const double a = u(rng), rate = u(rng);
+    models.push_back(ChurnModelAtLevel(a, rate));
+    delta.push_back(rate);
+    mu.push_back(u(rng));
+    weight.push_back(mu.back() * a);
+    weight_sum += weight.back();
+    mu_sum += mu.back();
+  }
+  for (double total : {1.0, 4.0, 12.0}) {
+    SCOPED_TRACE("total " + std::to_string(total));
+    const auto s = LongevityContinuousOptimum(models, mu, total);
+    const auto f = GreedyContinuousOptimum(delta, weight, total);
+    ASSERT_TRUE(s.ok() && f.ok());
+    EXPECT_NEAR(std::accumulate(s->rates.begin(), s->rates.end(), 0.0), total,
+                1e-9 * total);
+    for (size_t i = 0; i < models.size(); ++i) {
+      EXPECT_NEAR(s->rates[i], f->rates[i], 1e-6 * (1 + f->rates[i])) << i;
+    }
+    EXPECT_EQ(s->abandoned, f->abandoned);
+    // Σμ·a·(1 − F̄)/Σμ with F̄ the Azar accuracy Σ(μa)F̄/Σ(μa).
+    EXPECT_NEAR(s->staleness, (weight_sum - f->accuracy * weight_sum) / mu_sum,
+                1e-9);
+    const auto at_azar = PeriodicStaleness(models, mu, f->rates);
+    ASSERT_TRUE(at_azar.ok());
+    EXPECT_NEAR(*at_azar, s->staleness, 1e-9);
+  }
+}
+
+// (1/τ)∫₀^τ D by the trapezoid rule, for PeriodicStaleness to be checked
+// against something other than its own closed form.
+double NumericStaleness(const DivergenceModel& m, double tau) {
+  const int steps = 20000;
+  double sum = 0.5 * (Divergence(m, 0) + Divergence(m, tau));
+  for (int k = 1; k < steps; ++k) sum += Divergence(m, tau * k / steps);
+  return sum / steps;
+}
+
+// Mixed static/churn/scroll pages: the optimum spends the budget, its
+// staleness is what PeriodicStaleness (checked by numeric integration) gives
+// its rates, it beats the Azar optimum's rates at the same budget and every
+// random feasible shift of budget between two pages.
+TEST(AllocationTest, MixedStalenessOptimumBeatsFeasibleAlternatives) {
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<double> u(0, 1);
+  std::vector<DivergenceModel> models;
+  std::vector<double> mu, delta;
+  for (int i = 0; i < 12; ++i) {
+    DivergenceModel m;
+    m.static_share = 0.2 + 0.5 * u(rng);
+    m.churn_share = (1 - m.static_share) * u(rng);
+    m.churn_rate = 0.05 + 2 * u(rng);
+    m.scroll_k = 1 + static_cast<int>(12 * u(rng));
+    m.scroll_rate = 0.05 + 2 * u(rng);
+    models.push_back(m);
+    mu.push_back(0.1 + u(rng));
+    delta.push_back(m.churn_rate + m.scroll_rate);
+  }
+  const double total = 3;
+  const auto opt = LongevityContinuousOptimum(models, mu, total);
+  ASSERT_TRUE(opt.ok());
+  EXPECT_NEAR(std::accumulate(opt->rates.begin(), opt->rates.end(), 0.0), total,
+              1e-9);
+  double mu_sum = 0, numeric = 0;
+  for (size_t i = 0; i < models.size(); ++i) {
+    mu_sum += mu[i];
+    if (opt->rates[i] == 0) {  // abandoned: its utility never reaches λ
+      EXPECT_LE(mu[i] * SupUtility(models[i]), opt->multiplier) << i;
+      numeric += mu[i] * SaturationDivergence(models[i]);
+      continue;
+    }
+    numeric += mu[i] * NumericStaleness(models[i], 1 / opt->rates[i]);
+    // The threshold rule: μ_i·U_i(τ_i) = λ on every refreshed page.
+    EXPECT_NEAR(mu[i] * Utility(models[i], 1 / opt->rates[i]), opt->multiplier,
+                1e-8 * opt->multiplier);
+  }
+  EXPECT_NEAR(opt->staleness, numeric / mu_sum, 1e-6);
+  const auto azar = GreedyContinuousOptimum(delta, mu, total);
+  ASSERT_TRUE(azar.ok());
+  const auto at_azar = PeriodicStaleness(models, mu, azar->rates);
+  ASSERT_TRUE(at_azar.ok());
+  EXPECT_GT(*at_azar, opt->staleness);
+  for (int trial = 0; trial < 60; ++trial) {
+    std::vector<double> r = opt->rates;
+    const int i = trial % 12, j = (trial * 5 + 1) % 12;
+    if (i == j) continue;
+    const double d = std::min(0.05 * u(rng), r[j]);
+    r[i] += d;
+    r[j] -= d;
+    const auto s = PeriodicStaleness(models, mu, r);
+    ASSERT_TRUE(s.ok());
+    EXPECT_GE(*s, opt->staleness - 1e-12) << trial;
+  }
+}
+
+TEST(AllocationTest, StalenessOptimumRejectsBadInputAndNeverRefreshesStatic) {
+  DivergenceModel fixed;  // static: never changes
+  DivergenceModel churn = ChurnModelAtLevel(0.5, 1);
+  const std::vector<DivergenceModel> two = {fixed, churn};
+  const std::vector<double> mu = {1, 1};
+  const auto s = LongevityContinuousOptimum(two, mu, 2);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->rates[0], 0);
+  EXPECT_EQ(s->abandoned, 1);
+  EXPECT_NEAR(s->rates[1], 2, 1e-9);
+  EXPECT_FALSE(LongevityContinuousOptimum(two, mu, 0).ok());
+  EXPECT_FALSE(LongevityContinuousOptimum(two, std::vector<double>{1}, 1).ok());
+  EXPECT_FALSE(
+      LongevityContinuousOptimum(two, std::vector<double>{0, 0}, 1).ok());
+  EXPECT_FALSE(LongevityContinuousOptimum(std::vector<DivergenceModel>{fixed},
+                                          std::vector<double>{1},
+                                          1)
+                   .ok());  // nothing ever changes
+  DivergenceModel bad = churn;
+  bad.churn_share = 2;
+  EXPECT_EQ(LongevityContinuousOptimum(std::vector<DivergenceModel>{bad},
+                                       std::vector<double>{1}, 1)
+                .status()
+                .code(),
+            Status::Code::kInvalidArgument);
+  EXPECT_FALSE(PeriodicStaleness(two, mu, std::vector<double>{1, -1}).ok());
+  EXPECT_FALSE(PeriodicStaleness(two, mu, std::vector<double>{1}).ok());
+  const auto never = PeriodicStaleness(two, mu, std::vector<double>{0, 0});
+  ASSERT_TRUE(never.ok());
+  EXPECT_NEAR(*never, 0.5 * SaturationDivergence(churn), 1e-12);
 }
 
 }  // namespace

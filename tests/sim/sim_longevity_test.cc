@@ -55,6 +55,32 @@ TEST(SimLongevityTest, LongevityNeedsAtMostSixTenthsOfTheCrawls) {
   }
 }
 
+// The simulated policies against the continuous optima computed from the same
+// web's true curves (sched::LongevityContinuousOptimum, PeriodicStaleness):
+// longevity with true parameters reaches the staleness optimum and GREEDY the
+// staleness of the Azar optimum's rates, within sampling noise (200 pages, 40
+// measured days); and the analytic budget at which the Azar optimum is as
+// stale as the staleness optimum lies beyond R/0.6 on this web.
+TEST(SimLongevityTest, SimulatedPoliciesReachTheirContinuousStaleness) {
+  const double rate = 0.1 * kPages;
+  for (uint64_t seed : {1u, 2u}) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    WebModel model = LoadModel(seed);
+    SimResult longevity = Simulate(model, "longevity", rate);
+    SimResult freshness = Simulate(model, "freshness", rate);
+    ASSERT_GT(longevity.staleness_optimum, 0);
+    EXPECT_NEAR(longevity.total.staleness / longevity.staleness_optimum, 1,
+                0.04);
+    EXPECT_NEAR(
+        freshness.total.staleness / longevity.staleness_at_freshness_optimum, 1,
+        0.04);
+    EXPECT_GT(longevity.staleness_at_freshness_optimum,
+              1.1 * longevity.staleness_optimum);
+    EXPECT_GT(longevity.freshness_rate_for_staleness_optimum, rate / 0.6);
+    EXPECT_LT(freshness.staleness_optimum, 0);  // computed for longevity only
+  }
+}
+
 // At equal budget, longevity wins by moving crawls from churn pages (their
 // content is gone by the next visit) to scroll pages (items last K updates).
 TEST(SimLongevityTest, LongevityBeatsFreshnessByFavouringScrollContent) {
