@@ -100,6 +100,11 @@ struct SchedConfig {
   // observed change: the prior of the global change-rate estimate, which
   // hosts and then pages shrink toward.
   double prior_change_interval_s = 86400.0;
+  // A pushed hint (POST /signal, which says no change time) that arrives
+  // this soon after the page's fetch is dropped as probably about a change
+  // that fetch already saw. Sitemap lastmod signals need no window: one not
+  // after the last fetch is always dropped.
+  double signal_window_s = 0;
 
   bool operator==(const SchedConfig&) const = default;
 };

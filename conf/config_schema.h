@@ -101,6 +101,7 @@ void VisitConfig(C& c, Visitor& v) {
   v.Duration("max_interval", &c.sched.max_interval_s, 1, 10 * kYear);
   v.Duration("prior_change_interval", &c.sched.prior_change_interval_s, 1,
              10 * kYear);
+  v.Duration("signal_window", &c.sched.signal_window_s, 0, kYear);
 
   v.Section("store");
   v.String("path", &c.store.path, any);

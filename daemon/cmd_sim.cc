@@ -84,6 +84,10 @@ void AddSimCommand(CLI::App& app, int* exit_code) {
       ->check(CLI::Range(1.0, 1e9));
   sub->add_option("--history", o.history, "change profiles kept (longevity)")
       ->check(CLI::Range(1, 8));
+  sub->add_option("--signal-window-days", o.signal_window_days,
+                  "drop signals that claim no change time and arrive this "
+                  "soon after a fetch (0: keep all)")
+      ->check(CLI::Range(0.0, 365.0));
   sub->add_option("--rate-change", a->rate_changes,
                   "DAY:RATE budget change (repeatable), e.g. 100:200");
   sub->callback([exit_code, a] {

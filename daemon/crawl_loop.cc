@@ -481,22 +481,24 @@ void CrawlLoop::OnSitemap(fetch::FetchResult r, int depth) {
     std::optional<sched::PageId> page = AddUrl(e.loc, 1.0, false, &batch);
     if (!page || !known || !e.lastmod) continue;
     // A lastmod is a signal once: when it is newer than both our copy and
-    // the last lastmod we took as a signal for this page.
+    // the last lastmod we took as a signal for this page. (The scheduler
+    // applies the first rule again, so the simulator runs it too; here it
+    // keeps stale lastmods out of the signal count.)
     double lastmod = static_cast<double>(*e.lastmod);
     const sched::PageState& s = sched_->page(*page);
     if (s.fetched() && lastmod > s.last_fetch &&
         lastmod > last_signal_lastmod_[*page]) {
       last_signal_lastmod_[*page] = lastmod;
-      SignalPage(*page, now, sched::SignalSource::kSitemapLastmod);
+      SignalPage(*page, now, sched::SignalSource::kSitemapLastmod, lastmod);
     }
   }
   Commit(&batch, now);
 }
 
 void CrawlLoop::SignalPage(sched::PageId page, double now,
-                           sched::SignalSource source) {
+                           sched::SignalSource source, double changed_at) {
   ++signals_total_;
-  sched_->Observe({page, now, sched::SignalObs{source}});
+  sched_->Observe({page, now, sched::SignalObs{source, changed_at}});
 }
 
 nlohmann::json CrawlLoop::Signal(const std::vector<std::string>& urls) {

@@ -24,6 +24,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <functional>
+#include <limits>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -124,7 +125,11 @@ class CrawlLoop {
   // A seed (or a recovered page): its host, and its registrable domain
   // under seed-domains, are in scope from now on.
   void AddScope(std::string_view normalized_url);
-  void SignalPage(sched::PageId page, double now, sched::SignalSource source);
+  // Counts and hands a signal to the scheduler, which drops it when stale
+  // (changed_at, a sitemap's lastmod, not after the last fetch; a hint
+  // within [sched] signal_window of it).
+  void SignalPage(sched::PageId page, double now, sched::SignalSource source,
+                  double changed_at = -std::numeric_limits<double>::infinity());
   // Adds the page's and its host's records to `batch` and commits it: one
   // LevelDB batch per observation, new pages found by it included.
   Status Persist(sched::PageId page, store::PageRecord record, double now,

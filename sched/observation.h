@@ -9,6 +9,7 @@
 #define FRESHD_SCHED_OBSERVATION_H_
 
 #include <cstdint>
+#include <limits>
 #include <variant>
 #include <vector>
 
@@ -65,9 +66,16 @@ struct FailedObs {
 enum class SignalSource : uint8_t { kSitemapLastmod, kPushedHint };
 
 // A change-indicating signal (sitemap lastmod newer than our copy, or a
-// POST /signal hint). `time` is when the signal was received.
+// POST /signal hint). `time` is when the signal was received; `changed_at`
+// the change time it claims (a sitemap's lastmod), −∞ when it claims none.
+// A signal that arrives late is stale when it is about a change our copy
+// already has: the scheduler drops one whose changed_at is not after the last
+// fetch, and one with no changed_at received within
+// SchedulerOptions::signal_window of the last fetch (the noisy-signals
+// paper's appendix C rule for delayed signals).
 struct SignalObs {
   SignalSource source = SignalSource::kSitemapLastmod;
+  double changed_at = -std::numeric_limits<double>::infinity();
 };
 
 enum class DiscoverySource : uint8_t { kSeed, kLink, kSitemap, kHint };

@@ -34,6 +34,7 @@ SchedulerOptions OptionsFromConfig(const Config& config) {
   o.policy_options.risk_rho = config.sched.risk_rho;
   o.policy_options.learning_l = config.sched.learning_l * kDay;
   o.host_pool.global_prior.rate = 1.0 / config.sched.prior_change_interval_s;
+  o.signal_window = config.sched.signal_window_s;
   return o;
 }
 
@@ -47,7 +48,8 @@ Result<std::unique_ptr<Scheduler>> Scheduler::Create(
   }
   if (!(options.min_interval >= 0) || options.history < 1 ||
       options.refit_every < 1 || options.reestimate_per_fetch < 0 ||
-      !(options.new_page_value >= 0)) {
+      !(options.new_page_value >= 0) || !(options.signal_window >= 0) ||
+      !std::isfinite(options.signal_window)) {
     return Status::InvalidArgument("scheduler: bad interval/history option");
   }
   auto policy = MakePolicy(options.policy, options.policy_options);
@@ -273,6 +275,14 @@ void Scheduler::SetRate(double pages_per_second, double now) {
   bucket_.SetRate(pages_per_second, now);
 }
 
+bool Scheduler::IsStale(const PageState& s, double now,
+                        const SignalObs& signal) const {
+  if (!s.fetched()) return false;
+  if (std::isfinite(signal.changed_at))
+    return signal.changed_at <= s.last_fetch;
+  return now < s.last_fetch + options_.signal_window;
+}
+
 void Scheduler::Observe(const Observation& obs) {
   if (obs.page >= pages_.size() || !std::isfinite(obs.time)) return;
   std::visit(
@@ -285,6 +295,7 @@ void Scheduler::Observe(const Observation& obs) {
         } else if constexpr (std::is_same_v<T, FailedObs>) {
           OnFailure(obs.page, obs.time, e.failure);
         } else if constexpr (std::is_same_v<T, SignalObs>) {
+          if (IsStale(pages_[obs.page], obs.time, e)) return;
           AddSignal(pages_[obs.page]);
           if (policy_->uses_signals()) Reindex(obs.page);  // value moved
         } else {

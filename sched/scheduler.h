@@ -54,6 +54,10 @@ struct SchedulerOptions {
   // re-indexed, so pages with little evidence of their own (never refetched)
   // follow what their host has learned since. 0: off.
   int reestimate_per_fetch = 2;
+  // s; a signal that claims no change time (SignalObs::changed_at) and
+  // arrives within this long after the page's last fetch is dropped as
+  // probably about a change the fetch already saw. 0: keep every one.
+  double signal_window = 0;
   size_t max_pages = 10'000'000;  // AddUrl fails beyond this
   PolicyOptions policy_options;
   HostPoolOptions host_pool;
@@ -151,6 +155,9 @@ class Scheduler {
   double Deadline(PageId page) const;
   double IndexBound(PageId page) const;  // the selector's upper bound
   void Reindex(PageId page);
+  // Whether `signal`, received at `now`, is about a change the page's copy
+  // already has (SignalObs).
+  bool IsStale(const PageState& s, double now, const SignalObs& signal) const;
   void AdvanceHorizon(double now);
   void OnContent(PageId page, double now, const FetchedObs* fetched);
   void OnFailure(PageId page, double now, FailureClass failure);

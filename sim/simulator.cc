@@ -30,6 +30,7 @@ struct Event {
   double t;
   uint32_t index;  // page, rate change or snapshot index
   EventKind kind;
+  double origin = 0;  // a true signal: the time of its change
   bool operator>(const Event& o) const {
     if (t != o.t) return t > o.t;
     if (kind != o.kind) return kind > o.kind;
@@ -60,8 +61,8 @@ class Run {
 
  private:
   void Integrate(uint32_t p, double now);
-  void Push(double t, uint32_t index, EventKind kind) {
-    if (t <= end_) queue_.push({t, index, kind});
+  void Push(double t, uint32_t index, EventKind kind, double origin = 0) {
+    if (t <= end_) queue_.push({t, index, kind, origin});
   }
   void OnChange(uint32_t p, Region r, double now);
   void Crawl(uint32_t p, double now);
@@ -116,7 +117,7 @@ void Run::OnChange(uint32_t p, Region r, double now) {
   ++r_.changes;
   if (m_.pages[p].recall > 0) {
     SignalDraw d = TrueSignal(m_, p, r, index);
-    if (d.emitted) Push(now + d.delay, p, kTrueSignal);
+    if (d.emitted) Push(now + d.delay, p, kTrueSignal, now);
   }
 }
 
@@ -246,14 +247,19 @@ Result<SimResult> Run::Go() {
           OnChange(e.index, kScroll, now);
           break;
         case kTrueSignal:
-        case kFalseSignal:
-          sched_.Observe({e.index, now, sched::SignalObs{}});
+        case kFalseSignal: {
+          sched::SignalObs signal;
+          if (m_.pages[e.index].signal_lastmod) {  // a false one claims now
+            signal.changed_at = e.kind == kTrueSignal ? e.origin : now;
+          }
+          sched_.Observe({e.index, now, signal});
           ++r_.signals;
           if (e.kind == kFalseSignal) {
             false_[e.index].Advance();
             Push(false_[e.index].next(), e.index, kFalseSignal);
           }
           break;
+        }
         case kRateChange:
           sched_.SetRate(o_.rate_changes[e.index].rate_per_day / kDay, now);
           break;
@@ -450,6 +456,7 @@ Result<SimResult> RunSimulation(const WebModel& model,
   so.min_interval = options.min_interval_s;
   so.max_interval = options.max_interval_days * kDay;
   so.history = options.history;
+  so.signal_window = options.signal_window_days * kDay;
   so.max_pages = kMaxSimPages;
   auto scheduler = sched::Scheduler::Create(so);
   if (!scheduler.ok()) return scheduler.status();
@@ -489,6 +496,9 @@ std::string SimResultToJson(const WebModel& model, const SimOptions& options,
   j["days"] = options.days;
   j["measured_days"] = r.measured_days;
   j["max_interval_days"] = options.max_interval_days;
+  if (options.signal_window_days > 0) {
+    j["signal_window_days"] = options.signal_window_days;
+  }
   j["crawls_total"] = r.crawls_total;
   j["overdue_crawls"] = r.overdue_crawls;
   j["changes"] = r.changes;

@@ -140,7 +140,13 @@ PageClass ParseClass(const Table& t) {
   }
   if (t.contains("signals")) {
     const Table& r = t.at("signals");
-    CheckKeys(r, {"recall", "false_rate", "delay_days"}, "[class.signals]");
+    CheckKeys(r, {"recall", "false_rate", "delay_days", "lastmod"},
+              "[class.signals]");
+    if (r.contains("lastmod")) {
+      const Table& v = r.at("lastmod");
+      if (!v.is_boolean()) Fail(v, "lastmod: expected true or false");
+      c.signal_lastmod = v.as_boolean();
+    }
     if (r.contains("recall")) {
       c.recall = ParseDist(r.at("recall"), "recall", 0, 1);
     }
@@ -261,6 +267,7 @@ WebModel WebModel::Build(const WebSpec& spec, uint64_t seed) {
     s.recall = std::clamp(c.recall.Sample(rng), 0.0, 1.0);
     s.false_rate = std::clamp(c.false_rate.Sample(rng), 0.0, kMaxSimRatePerDay);
     s.last_modified = c.last_modified;
+    s.signal_lastmod = c.signal_lastmod;
   }
   return m;
 }

@@ -39,14 +39,15 @@ struct PageClass {
   Distribution importance = Distribution::Const(1);
   int static_words = 0;
   int churn_words = 0;
-  Distribution churn_rate;     // per day
-  int scroll_items = 0;        // K
-  int item_words = 0;          // words per scroll item
-  Distribution scroll_rate;    // per day
-  Distribution recall;         // α
-  Distribution false_rate;     // ν, per day
-  Distribution delay_days;     // signal delay after the change
-  bool last_modified = false;  // served: Last-Modified = the latest change
+  Distribution churn_rate;      // per day
+  int scroll_items = 0;         // K
+  int item_words = 0;           // words per scroll item
+  Distribution scroll_rate;     // per day
+  Distribution recall;          // α
+  Distribution false_rate;      // ν, per day
+  Distribution delay_days;      // signal delay after the change
+  bool signal_lastmod = false;  // signals claim their change time (lastmod)
+  bool last_modified = false;   // served: Last-Modified = the latest change
 };
 
 struct WebSpec {
@@ -71,6 +72,7 @@ struct SimPage {
   int static_words = 0, churn_words = 0, scroll_items = 0, item_words = 0;
   double churn_rate = 0, scroll_rate = 0;  // per day (0 if region empty)
   double recall = 0, false_rate = 0;       // α, ν per day
+  bool signal_lastmod = false;             // signals carry changed_at
   bool last_modified = false;              // exact Last-Modified served
 };
 

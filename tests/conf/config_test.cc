@@ -53,6 +53,7 @@ resolve = { "a.test" = "127.0.0.1", "b.test" = "::1" }
 policy = "longevity-bound"
 max_interval = "7d"
 prior_change_interval = "6h"
+signal_window = "10m"
 [store]
 path = "/tmp/x"
 [status]
@@ -75,6 +76,7 @@ listen = "[::1]:9000"
   EXPECT_EQ(c->sched.policy, "longevity-bound");
   EXPECT_DOUBLE_EQ(c->sched.max_interval_s, 7 * 86400);
   EXPECT_DOUBLE_EQ(c->sched.prior_change_interval_s, 6 * 3600);
+  EXPECT_DOUBLE_EQ(c->sched.signal_window_s, 600);
   EXPECT_EQ(c->status.listen, "[::1]:9000");
   // Untouched keys keep their defaults.
   EXPECT_EQ(c->fetch.max_redirects, Config{}.fetch.max_redirects);
@@ -120,6 +122,9 @@ TEST(ConfigTest, OutOfRangeValuesAreErrors) {
       std::string::npos);
   EXPECT_NE(LoadError("[sched]\nprior_change_interval = \"0s\"\n")
                 .find("test.toml:2: [sched] prior_change_interval"),
+            std::string::npos);
+  EXPECT_NE(LoadError("[sched]\nsignal_window = \"2y\"\n")
+                .find("test.toml:2: [sched] signal_window"),
             std::string::npos);
   EXPECT_NE(LoadError("[sched]\npolicy = \"magic\"\n")
                 .find("test.toml:2: [sched] policy: must be one of uniform"),

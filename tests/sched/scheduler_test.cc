@@ -473,6 +473,46 @@ TEST(SchedulerTest, ConfiguredPriorChangeIntervalIsTheStartingRate) {
   EXPECT_GT(s->page(page).rate, 1.0 / 600);
 }
 
+// Late signals about a change the copy already has are dropped: a lastmod
+// not after the last fetch always, a hint (no change time) within [sched]
+// signal_window of the fetch; later ones count, as does everything before
+// the first fetch.
+TEST(SchedulerTest, StaleSignalsAreDropped) {
+  Config config;
+  config.sched.policy = "ncis";
+  config.sched.signal_window_s = 600;
+  auto s = Make(OptionsFromConfig(config));
+  PageId page = s->AddUrl(0, 1).value();
+  const auto hint = [](double changed_at) {
+    SignalObs obs{SignalSource::kPushedHint};
+    obs.changed_at = changed_at;
+    return obs;
+  };
+  const double kNone = -std::numeric_limits<double>::infinity();
+  s->Observe({page, 10, hint(kNone)});  // never fetched: counts
+  EXPECT_EQ(s->page(page).signals, 1);
+  s->Observe({page, 1000, FetchedObs{}});
+  EXPECT_EQ(s->page(page).signals, 0);
+  s->Observe({page, 1300, hint(kNone)});  // within the window
+  s->Observe({page, 1300, hint(999)});    // lastmod before the fetch
+  s->Observe({page, 5000, hint(1000)});   // lastmod at the fetch
+  EXPECT_EQ(s->page(page).signals, 0);
+  s->Observe({page, 1300, hint(1001)});   // a change after the fetch
+  s->Observe({page, 1601, hint(kNone)});  // after the window
+  EXPECT_EQ(s->page(page).signals, 2);
+  // Without a window every hint counts; lastmods are still checked.
+  config.sched.signal_window_s = 0;
+  auto open = Make(OptionsFromConfig(config));
+  PageId other = open->AddUrl(0, 1).value();
+  open->Observe({other, 1000, FetchedObs{}});
+  open->Observe({other, 1000.5, hint(kNone)});
+  open->Observe({other, 1000.5, hint(500)});
+  EXPECT_EQ(open->page(other).signals, 1);
+  SchedulerOptions bad;
+  bad.signal_window = -1;
+  EXPECT_FALSE(Scheduler::Create(bad).ok());
+}
+
 // A host whose pages half never change learns a static share, and its
 // never-changing pages' rates fall well below the plain Gamma estimate
 // (their crawl value with them); a host of changing pages learns none.

@@ -50,6 +50,7 @@ TEST(WebModelTest, EveryWebValueIsBounded) {
       {Web("static_words = 5\n[class.signals]\n"
            "delay_days = { dist = \"exponential\", mean = 1000.0 }\n"),
        "delay_days"},
+      {Web("static_words = 5\n[class.signals]\nlastmod = 1\n"), "lastmod"},
       {Web("static_words = 5\nimportance = 1e7\n"), "importance"},
       {"crawl_delay_s = 1e9\n" + Web("static_words = 5\n"), "crawl_delay_s"},
       {Web("[class.scroll]\nitems = 1000\nwords_per_item = 10000\n"),
