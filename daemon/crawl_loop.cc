@@ -480,30 +480,32 @@ void CrawlLoop::OnSitemap(fetch::FetchResult r, int depth) {
     bool known = urls_.Find(e.loc).has_value();
     std::optional<sched::PageId> page = AddUrl(e.loc, 1.0, false, &batch);
     if (!page || !known || !e.lastmod) continue;
-    // A lastmod is a signal once: when it is newer than both our copy and
-    // the last lastmod we took as a signal for this page. (The scheduler
-    // applies the first rule again, so the simulator runs it too; here it
-    // keeps stale lastmods out of the signal count.)
+    // A lastmod is a signal once: when it is newer than both our copy (the
+    // scheduler's rule, SignalPage) and the last lastmod we took as a
+    // signal for this page.
     double lastmod = static_cast<double>(*e.lastmod);
-    const sched::PageState& s = sched_->page(*page);
-    if (s.fetched() && lastmod > s.last_fetch &&
-        lastmod > last_signal_lastmod_[*page]) {
+    if (sched_->page(*page).fetched() &&
+        lastmod > last_signal_lastmod_[*page] &&
+        SignalPage(*page, now, sched::SignalSource::kSitemapLastmod, lastmod)) {
       last_signal_lastmod_[*page] = lastmod;
-      SignalPage(*page, now, sched::SignalSource::kSitemapLastmod, lastmod);
     }
   }
   Commit(&batch, now);
 }
 
-void CrawlLoop::SignalPage(sched::PageId page, double now,
+bool CrawlLoop::SignalPage(sched::PageId page, double now,
                            sched::SignalSource source, double changed_at) {
+  const sched::SignalObs signal{source, changed_at};
+  if (sched_->IsStaleSignal(page, now, signal)) return false;
   ++signals_total_;
-  sched_->Observe({page, now, sched::SignalObs{source, changed_at}});
+  sched_->Observe({page, now, signal});
+  return true;
 }
 
-nlohmann::json CrawlLoop::Signal(const std::vector<std::string>& urls) {
+nlohmann::json CrawlLoop::Signal(const std::vector<std::string>& urls,
+                                 double changed_at) {
   double now = UnixNow();
-  uint64_t signals = 0, added = 0, ignored = 0;
+  uint64_t signals = 0, stale = 0, added = 0, ignored = 0;
   store::StoreBatch batch;
   for (const auto& raw : urls) {
     auto normalized = parse::NormalizeUrl(raw);
@@ -512,8 +514,9 @@ nlohmann::json CrawlLoop::Signal(const std::vector<std::string>& urls) {
       continue;
     }
     if (auto page = urls_.Find(normalized.value())) {
-      SignalPage(*page, now, sched::SignalSource::kPushedHint);
-      ++signals;
+      ++(SignalPage(*page, now, sched::SignalSource::kPushedHint, changed_at)
+             ? signals
+             : stale);
     } else if (AddUrl(normalized.value(), 1.0, false, &batch)) {
       ++added;
     } else {
@@ -521,7 +524,10 @@ nlohmann::json CrawlLoop::Signal(const std::vector<std::string>& urls) {
     }
   }
   Commit(&batch, now);
-  return {{"signals", signals}, {"added", added}, {"ignored", ignored}};
+  return {{"signals", signals},
+          {"stale", stale},
+          {"added", added},
+          {"ignored", ignored}};
 }
 
 void CrawlLoop::SetRate(double pages_per_second) {

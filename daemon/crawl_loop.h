@@ -78,9 +78,13 @@ class CrawlLoop {
   std::string MetricsText() const;
   // NotFound for a URL the crawler does not know.
   Result<nlohmann::json> PageJson(std::string_view url) const;
-  // POST /signal: a change hint per known URL; unknown in-scope URLs are
-  // added as new pages. Returns {"signals": n, "added": n, "ignored": n}.
-  nlohmann::json Signal(const std::vector<std::string>& urls);
+  // POST /signal: a change hint per known URL, claiming the change time
+  // `changed_at` (UTC seconds; −∞: none); unknown in-scope URLs are added as
+  // new pages. Returns {"signals": n, "stale": n, "added": n, "ignored": n},
+  // stale: hints about a change the copy already has (SignalPage), dropped.
+  nlohmann::json Signal(
+      const std::vector<std::string>& urls,
+      double changed_at = -std::numeric_limits<double>::infinity());
 
   const RecoveryReport& recovery() const { return recovery_; }
   const std::vector<std::string>& urls() const { return urls_.urls(); }
@@ -125,10 +129,10 @@ class CrawlLoop {
   // A seed (or a recovered page): its host, and its registrable domain
   // under seed-domains, are in scope from now on.
   void AddScope(std::string_view normalized_url);
-  // Counts and hands a signal to the scheduler, which drops it when stale
-  // (changed_at, a sitemap's lastmod, not after the last fetch; a hint
-  // within [sched] signal_window of it).
-  void SignalPage(sched::PageId page, double now, sched::SignalSource source,
+  // Hands a signal to the scheduler and counts it, unless it is stale
+  // (sched::Scheduler::IsStaleSignal: changed_at, a lastmod, not after the
+  // last fetch; a hint within [sched] signal_window of it). True if taken.
+  bool SignalPage(sched::PageId page, double now, sched::SignalSource source,
                   double changed_at = -std::numeric_limits<double>::infinity());
   // Adds the page's and its host's records to `batch` and commits it: one
   // LevelDB batch per observation, new pages found by it included.

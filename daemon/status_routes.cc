@@ -1,7 +1,11 @@
 #include "daemon/status_routes.h"
 
+#include <limits>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "parse/w3c_datetime.h"
 
 namespace freshd::daemon {
 namespace {
@@ -77,7 +81,20 @@ HttpReply PostSignal(CrawlLoop& loop, const std::string& body) {
     }
   }
   if (urls.empty()) return Error(400, "no \"url\" or \"urls\" given");
-  return Json(200, loop.Signal(urls));
+  double changed_at = -std::numeric_limits<double>::infinity();
+  if (j.contains("lastmod")) {
+    std::optional<int64_t> t;
+    if (j["lastmod"].is_string()) {
+      t = parse::ParseW3cDatetime(j["lastmod"].get<std::string>());
+    }
+    if (!t) {
+      return Error(400,
+                   "\"lastmod\" must be a W3C datetime string, e.g. "
+                   "\"2026-11-22T08:00:00Z\"");
+    }
+    changed_at = static_cast<double>(*t);
+  }
+  return Json(200, loop.Signal(urls, changed_at));
 }
 
 }  // namespace

@@ -2,8 +2,10 @@
 //   GET  /status         JSON summary
 //   GET  /metrics        Prometheus text exposition 0.0.4
 //   GET  /page?url=URL   one page's state (URL percent-encoded)
-//   POST /signal         {"url": U} or {"urls": [U, ...]} (at most 10,000):
-//                        change hints, like sitemap lastmod signals
+//   POST /signal         {"url": U} or {"urls": [U, ...]} (at most 10,000),
+//                        optionally "lastmod": W3C datetime of the change:
+//                        change hints, like sitemap lastmod signals (one
+//                        not after the page's last fetch is stale, dropped)
 // Anything else: 404, or 405 for a known path with the wrong method.
 // Runs on the CrawlLoop's thread (the HttpServer's io_context).
 

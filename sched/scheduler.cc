@@ -275,8 +275,10 @@ void Scheduler::SetRate(double pages_per_second, double now) {
   bucket_.SetRate(pages_per_second, now);
 }
 
-bool Scheduler::IsStale(const PageState& s, double now,
-                        const SignalObs& signal) const {
+bool Scheduler::IsStaleSignal(PageId page, double now,
+                              const SignalObs& signal) const {
+  if (page >= pages_.size()) return false;
+  const PageState& s = pages_[page];
   if (!s.fetched()) return false;
   if (std::isfinite(signal.changed_at))
     return signal.changed_at <= s.last_fetch;
@@ -295,7 +297,7 @@ void Scheduler::Observe(const Observation& obs) {
         } else if constexpr (std::is_same_v<T, FailedObs>) {
           OnFailure(obs.page, obs.time, e.failure);
         } else if constexpr (std::is_same_v<T, SignalObs>) {
-          if (IsStale(pages_[obs.page], obs.time, e)) return;
+          if (IsStaleSignal(obs.page, obs.time, e)) return;
           AddSignal(pages_[obs.page]);
           if (policy_->uses_signals()) Reindex(obs.page);  // value moved
         } else {

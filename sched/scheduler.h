@@ -95,8 +95,15 @@ class Scheduler {
                 const DivergenceModel& model);
 
   // Consumes one observation (unknown page ids are ignored). A fetched, 304
-  // or failed observation ends the page's in-flight state.
+  // or failed observation ends the page's in-flight state. A stale signal
+  // (IsStaleSignal) is ignored.
   void Observe(const Observation& obs);
+
+  // Whether `signal`, received at `now`, is about a change the page's copy
+  // already has: its changed_at is not after the page's last fetch, or it
+  // has none and arrives within options().signal_window of that fetch.
+  // Never for a page not yet fetched; false for an unknown id.
+  bool IsStaleSignal(PageId page, double now, const SignalObs& signal) const;
 
   // May the caller contact `host` now? (politeness, in-flight limit)
   using HostGate = std::function<bool(HostId)>;
@@ -155,9 +162,6 @@ class Scheduler {
   double Deadline(PageId page) const;
   double IndexBound(PageId page) const;  // the selector's upper bound
   void Reindex(PageId page);
-  // Whether `signal`, received at `now`, is about a change the page's copy
-  // already has (SignalObs).
-  bool IsStale(const PageState& s, double now, const SignalObs& signal) const;
   void AdvanceHorizon(double now);
   void OnContent(PageId page, double now, const FetchedObs* fetched);
   void OnFailure(PageId page, double now, FailureClass failure);

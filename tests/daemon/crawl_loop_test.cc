@@ -169,6 +169,11 @@ TEST_F(CrawlLoopTest, CrawlsTheWebWithinBudgetAndServesStatus) {
         Ask(status_port, http::verb::get, "/page?url=" + page, "");
     replies["signal"] = Ask(status_port, http::verb::post, "/signal",
                             "{\"urls\": [\"" + page + "\", \"bad url\"]}");
+    replies["stale"] =
+        Ask(status_port, http::verb::post, "/signal",
+            "{\"url\": \"" + page + "\", \"lastmod\": \"2000-01-01\"}");
+    replies["bad_lastmod"] = Ask(status_port, http::verb::post, "/signal",
+                                 "{\"url\": \"" + page + "\", \"lastmod\": 5}");
     replies["bad"] = Ask(status_port, http::verb::post, "/signal", "not json");
     replies["missing"] = Ask(status_port, http::verb::get, "/nope", "");
   });
@@ -213,6 +218,13 @@ TEST_F(CrawlLoopTest, CrawlsTheWebWithinBudgetAndServesStatus) {
   auto jsig = nlohmann::json::parse(replies["signal"].substr(4));
   EXPECT_EQ(jsig["signals"], 1);
   EXPECT_EQ(jsig["ignored"], 1);
+  // A hint about a change before the page's last fetch is stale.
+  ASSERT_EQ(replies["stale"].substr(0, 4), "200 ") << replies["stale"];
+  auto jstale = nlohmann::json::parse(replies["stale"].substr(4));
+  EXPECT_EQ(jstale["signals"], 0);
+  EXPECT_EQ(jstale["stale"], 1);
+  EXPECT_EQ(replies["bad_lastmod"].substr(0, 4), "400 ");
+  EXPECT_NE(replies["bad_lastmod"].find("lastmod"), std::string::npos);
   EXPECT_EQ(replies["bad"].substr(0, 4), "400 ");
   EXPECT_EQ(replies["missing"].substr(0, 4), "404 ");
 

@@ -497,6 +497,9 @@ TEST(SchedulerTest, StaleSignalsAreDropped) {
   s->Observe({page, 1300, hint(999)});    // lastmod before the fetch
   s->Observe({page, 5000, hint(1000)});   // lastmod at the fetch
   EXPECT_EQ(s->page(page).signals, 0);
+  EXPECT_TRUE(s->IsStaleSignal(page, 1300, hint(999)));
+  EXPECT_FALSE(s->IsStaleSignal(page, 1300, hint(1001)));
+  EXPECT_FALSE(s->IsStaleSignal(page + 1, 1300, hint(999)));  // unknown id
   s->Observe({page, 1300, hint(1001)});   // a change after the fetch
   s->Observe({page, 1601, hint(kNone)});  // after the window
   EXPECT_EQ(s->page(page).signals, 2);
