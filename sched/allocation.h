@@ -3,8 +3,9 @@
 //
 // Cho & Garcia-Molina: weighted sync frequencies f_i maximizing Σw_iF̄_i (or
 // minimizing Σw_iĀ_i) under Σf_i = total, fixed-order refresh. Continuous
-// Lagrangian optima of the threshold policies: GREEDY/Azar (no signals) and
-// NCIS (signals), the "continuous optimum" the simulator is compared with. Pure
+// Lagrangian optima of the threshold policies: GREEDY/Azar (no signals), NCIS
+// (signals) and longevity (fragment staleness, Olston & Pandey), the
+// "continuous optimum" the simulator is compared with. Pure
 // functions of their inputs; thread-safe. Inputs are validated; bad input
 // yields Status::InvalidArgument, never a crash.
 #ifndef FRESHD_SCHED_ALLOCATION_H_

@@ -12,7 +12,8 @@
 // changed points shape the curve (DivergenceFitOptions::given_change). A page
 // without a fit uses Model(): churn at its change rate, saturating at the
 // host's level.
-// In memory only: after a restart the levels are re-learned from refits.
+// In memory only: at a restart the scheduler re-observes the restored pages'
+// saved fits (Scheduler::RestorePage), then refits move it on.
 // Not thread-safe (the scheduler's owner thread).
 #ifndef FRESHD_SCHED_DIVERGENCE_PRIOR_H_
 #define FRESHD_SCHED_DIVERGENCE_PRIOR_H_

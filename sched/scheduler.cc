@@ -282,7 +282,8 @@ bool Scheduler::IsStaleSignal(PageId page, double now,
   if (!s.fetched()) return false;
   if (std::isfinite(signal.changed_at))
     return signal.changed_at <= s.last_fetch;
-  return now < s.last_fetch + options_.signal_window;
+  return options_.signal_window > 0 &&
+         now < s.last_fetch + options_.signal_window;
 }
 
 void Scheduler::Observe(const Observation& obs) {

@@ -47,8 +47,8 @@ struct SimOptions {
   double min_interval_s = 60;
   double new_page_value = 1e300;  // never-fetched pages first (none here)
   int history = 4;
-  // Signals with no claimed change time received this long after a page's
-  // fetch are dropped (sched::SchedulerOptions::signal_window); days.
+  // Signals with no claimed change time received within this long after a
+  // page's fetch are dropped (sched::SchedulerOptions::signal_window); days.
   double signal_window_days = 0;
   std::vector<RateChange> rate_changes;  // e.g. R -> 2R -> R
 };
