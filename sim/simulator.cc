@@ -10,6 +10,7 @@
 
 #include "sched/allocation.h"
 #include "sched/scheduler.h"
+#include "sched/special_functions.h"
 #include "sim/page_process.h"
 
 namespace freshd::sim {
@@ -362,19 +363,20 @@ void StalenessOptima(const WebModel& m, double rate_per_day, SimResult& r) {
   };
   r.staleness_at_freshness_optimum = azar_staleness(rate_per_day);
   if (r.staleness_at_freshness_optimum < 0) return;
-  // Smallest budget whose Azar optimum is as stale as the staleness optimum:
-  // bracket by doubling, then bisect on log rate.
+  // The budget whose Azar optimum is as stale as the staleness optimum:
+  // bracket by doubling, then TOMS 748 on log rate (relative 1e-6).
   double lo = rate_per_day, hi = 2 * rate_per_day;
   for (int i = 0; azar_staleness(hi) > best->staleness; ++i) {
     if (i == 20) return;
     lo = hi;
     hi *= 2;
   }
-  for (int i = 0; i < 60 && hi - lo > 1e-9 * hi; ++i) {
-    const double mid = std::sqrt(lo * hi);
-    (azar_staleness(mid) > best->staleness ? lo : hi) = mid;
+  const double log_rate = sched::FindRoot(
+      [&](double y) { return azar_staleness(std::exp(y)) - best->staleness; },
+      std::log(lo), std::log(hi), 0, 1e-6);
+  if (std::isfinite(log_rate)) {
+    r.freshness_rate_for_staleness_optimum = std::exp(log_rate);
   }
-  r.freshness_rate_for_staleness_optimum = std::sqrt(lo * hi);
 }
 
 // Median over changing pages of |ln(Δ̂/Δ)| at the end of the run (a page
