@@ -316,34 +316,14 @@ Result<SimResult> Run::Go() {
   return r_;
 }
 
-void ContinuousOptima(const WebModel& m, double rate_per_day, SimResult& r) {
-  if (m.pages.size() > 200000) return;
-  std::vector<double> delta, mu;
-  std::vector<sched::PageParams> params;
-  bool signals = false;
-  for (uint32_t p = 0; p < m.pages.size(); ++p) {
-    const SimPage& s = m.pages[p];
-    delta.push_back(std::max(m.ChangeRate(p), 1e-12));
-    mu.push_back(s.importance);
-    params.push_back({delta.back(), s.importance, s.recall, s.false_rate});
-    signals = signals || s.recall > 0 || s.false_rate > 0;
-  }
-  auto g = sched::GreedyContinuousOptimum(delta, mu, rate_per_day);
-  if (g.ok()) r.continuous_optimum = g->accuracy;
-  if (signals) {
-    auto nc = sched::NcisContinuousOptimum(params, rate_per_day);
-    if (nc.ok()) r.continuous_optimum_ncis = nc->accuracy;
-  }
-}
-
-// The staleness optimum and the freshness optimum's staleness (SimResult).
-void StalenessOptima(const WebModel& m, double rate_per_day, SimResult& r) {
+// The staleness optimum and the freshness optimum's staleness (SimResult);
+// delta (per day) and mu are ContinuousOptima's.
+void StalenessOptima(const WebModel& m, const std::vector<double>& delta,
+                     const std::vector<double>& mu, double rate_per_day,
+                     SimResult& r) {
   if (m.pages.size() > 20000) return;
-  std::vector<double> delta, mu;
   std::vector<sched::DivergenceModel> models;
   for (uint32_t p = 0; p < m.pages.size(); ++p) {
-    delta.push_back(std::max(m.ChangeRate(p), 1e-12));
-    mu.push_back(m.pages[p].importance);
     models.push_back(m.TrueModel(p));
   }
   auto best =
@@ -377,6 +357,30 @@ void StalenessOptima(const WebModel& m, double rate_per_day, SimResult& r) {
   if (std::isfinite(log_rate)) {
     r.freshness_rate_for_staleness_optimum = std::exp(log_rate);
   }
+}
+
+// The continuous optima of the web's true parameters at the budget; with
+// `staleness`, also StalenessOptima.
+void ContinuousOptima(const WebModel& m, double rate_per_day, bool staleness,
+                      SimResult& r) {
+  if (m.pages.size() > 200000) return;
+  std::vector<double> delta, mu;
+  std::vector<sched::PageParams> params;
+  bool signals = false;
+  for (uint32_t p = 0; p < m.pages.size(); ++p) {
+    const SimPage& s = m.pages[p];
+    delta.push_back(std::max(m.ChangeRate(p), 1e-12));
+    mu.push_back(s.importance);
+    params.push_back({delta.back(), s.importance, s.recall, s.false_rate});
+    signals = signals || s.recall > 0 || s.false_rate > 0;
+  }
+  auto g = sched::GreedyContinuousOptimum(delta, mu, rate_per_day);
+  if (g.ok()) r.continuous_optimum = g->accuracy;
+  if (signals) {
+    auto nc = sched::NcisContinuousOptimum(params, rate_per_day);
+    if (nc.ok()) r.continuous_optimum_ncis = nc->accuracy;
+  }
+  if (staleness) StalenessOptima(m, delta, mu, rate_per_day, r);
 }
 
 // Median over changing pages of |ln(Δ̂/Δ)| at the end of the run (a page
@@ -466,10 +470,8 @@ Result<SimResult> RunSimulation(const WebModel& model,
   auto result = run.Go();
   if (!result.ok()) return result;
   if (!options.oracle) MeasureRateError(model, **scheduler, *result);
-  ContinuousOptima(model, options.rate_per_day, *result);
-  if (options.policy.starts_with("longevity")) {
-    StalenessOptima(model, options.rate_per_day, *result);
-  }
+  ContinuousOptima(model, options.rate_per_day,
+                   options.policy.starts_with("longevity"), *result);
   return result;
 }
 
