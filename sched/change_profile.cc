@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 namespace freshd::sched {
 namespace {
@@ -222,6 +223,116 @@ UtilityBounds AveragedBounds(const ChangeProfiles& profiles, double tau,
   curves(tau, &out.upper, &out.lower);
   out.u_max = tau * out.upper - out.a_min;
   out.u_min = tau * out.lower - out.a_max;
+  return out;
+}
+
+namespace {
+
+// The expected rise on a gap of length L, as a share of d_{i+1} − d_i: its
+// value at s ∈ [0, L] and its integral over [0, s] (ExpectedUtility).
+struct RiseShape {
+  double rate;
+  double Share(double s, double gap) const {
+    if (s >= gap) return 1;
+    if (!(rate * gap > 1e-9)) return s / gap;
+    if (!std::isfinite(rate)) return s > 0 ? 1 : 0;
+    return std::expm1(-rate * s) / std::expm1(-rate * gap);
+  }
+  double Area(double s, double gap) const {
+    if (!(rate * gap > 1e-9)) return 0.5 * s * (s / gap);  // s ≤ gap
+    if (!std::isfinite(rate)) return s;
+    return (s + std::expm1(-rate * s) / rate) / -std::expm1(-rate * gap);
+  }
+};
+
+// One profile's expected curve: its value at x and ∫₀^x (x ≤ its span).
+struct CurvePoint {
+  double value = 0, area = 0;
+};
+CurvePoint ExpectedCurveAt(const CompactProfile& p, const RiseShape& shape,
+                           double x) {
+  CurvePoint out;
+  double x_prev = 0, d_prev = 0;
+  for (int i = 0; i < p.size; ++i) {
+    ProfilePoint q = p.point(i);
+    if (q.t <= x_prev) {  // defensive, as in ProfileBounds
+      d_prev = std::max(d_prev, q.d);
+      continue;
+    }
+    const double gap = q.t - x_prev;
+    const double s = std::min(x, q.t) - x_prev;
+    const double rise = q.d - d_prev;
+    out.area += d_prev * s + rise * shape.Area(s, gap);
+    if (x <= q.t) {
+      out.value = d_prev + rise * shape.Share(s, gap);
+      return out;
+    }
+    x_prev = q.t;
+    d_prev = q.d;
+  }
+  out.area += d_prev * (x - x_prev);
+  out.value = d_prev;
+  return out;
+}
+
+}  // namespace
+
+CurveUtility ExpectedUtility(const ChangeProfiles& profiles, double tau,
+                             double rate) {
+  CurveUtility out;
+  if (!(tau > 0) || !std::isfinite(tau)) return out;
+  RiseShape shape{rate > 0 ? rate : 0};
+  std::vector<const CompactProfile*> live;
+  std::vector<double> breaks;
+  double mean_last = 0;
+  for (int i = 0; i < profiles.size(); ++i) {
+    const CompactProfile& p = profiles.profile(i);
+    if (p.size == 0) continue;
+    live.push_back(&p);
+    mean_last += p.point(p.size - 1).d;
+    for (int j = 0; j < p.size; ++j) {
+      if (p.dt[j] > 0 && p.dt[j] < tau) breaks.push_back(p.dt[j]);
+    }
+  }
+  out.profiles = static_cast<int>(live.size());
+  if (live.empty()) return out;
+  mean_last /= live.size();
+  breaks.push_back(tau);
+  std::sort(breaks.begin(), breaks.end());
+  breaks.erase(std::unique(breaks.begin(), breaks.end()), breaks.end());
+  // Between two breaks the same profiles reach x: integrate their mean. U is
+  // monotone there (C' is a constant-signed multiple of e^{−λx}), so its sup
+  // is at the ends; C, and with it U, can jump at a break where a profile
+  // ends.
+  double prev = 0, area = 0, value = 0;
+  for (double b : breaks) {
+    const double mid = 0.5 * (prev + b);
+    double start = 0, gain = 0;  // C(prev+), ∫ over (prev, b]
+    value = 0;
+    int n = 0;
+    for (const CompactProfile* p : live) {
+      if (Span(*p) < mid) continue;
+      CurvePoint at_prev = ExpectedCurveAt(*p, shape, prev);
+      CurvePoint at_b = ExpectedCurveAt(*p, shape, b);
+      start += at_prev.value;
+      value += at_b.value;
+      gain += at_b.area - at_prev.area;
+      ++n;
+    }
+    if (n > 0) {
+      start /= n;
+      value /= n;
+      gain /= n;
+    } else {  // past every profile: flat at the mean last divergence
+      start = value = mean_last;
+      gain = (b - prev) * mean_last;
+    }
+    out.u_sup = std::max(out.u_sup, prev * start - area);
+    area += gain;
+    out.u_sup = std::max(out.u_sup, b * value - area);
+    prev = b;
+  }
+  out.u = tau * value - area;
   return out;
 }
 

@@ -100,6 +100,30 @@ UtilityBounds ProfileBounds(const CompactProfile& profile, double tau,
 UtilityBounds AveragedBounds(const ChangeProfiles& profiles, double tau,
                              double d_max);
 
+// The longevity-bound policy's value (our addition: the paper uses the
+// bounds only to steer its period search): U(τ) = τ·C(τ) − ∫₀^τ C of the
+// expected curve C between the bounds when the page changes as Poisson
+// events at `rate`. In each gap (x_i, x_{i+1}] of a profile (length L) the
+// rise d_{i+1} − d_i comes with the first event, given one fell in the gap:
+// C = d_i + (d_{i+1} − d_i)·(1 − e^{−λs})/(1 − e^{−λL}), s = x − x_i. That is
+// exact for a churn region (one change replaces it), the bounds' midpoint
+// as λL → 0 and a step at x_i as λL → ∞; a scroll region's rise is spread
+// over its events, so early for fast pages. Curves are averaged over the
+// profiles that reach x, as in AveragedBounds; past every profile C stays
+// at the mean last divergence (the lower bound), so U stops growing there.
+struct CurveUtility {
+  double u = 0;  // U(τ); within [u_min, u_max] of AveragedBounds when every
+                 // profile's divergence is nondecreasing.
+  // sup of U over (0, τ]: nondecreasing in τ, as a crawl value must be (the
+  // averaged C drops where a profile with more divergence ends).
+  double u_sup = 0;
+  int profiles = 0;  // profiles with a point.
+};
+// All zeros when no profile has a point or τ is not finite and > 0; a rate
+// ≤ 0 or NaN is taken as → 0 (linear rises).
+CurveUtility ExpectedUtility(const ChangeProfiles& profiles, double tau,
+                             double rate);
+
 struct BoundState {
   double t_ref = 0;  // t_R.
   double phi = 0;    // current period; 0 = not started.

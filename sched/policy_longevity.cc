@@ -2,12 +2,13 @@
 //
 // longevity: value μ·U(τ) of the page's divergence model (fitted by the
 // scheduler from change profiles, or the simulator's truth in oracle mode).
-// longevity-bound: value μ·(U_min + w·(U_max − U_min)) from the bound curves
-// of the change profiles (no divergence model; w from the estimated change
-// rate, UpperShare below). The paper's period doubling/halving is how a
-// per-page period policy searches for U(τ) = T; under a shared budget the
-// selector compares values directly, so we use that point between the bounds
-// as the value estimate (stated in docs/RESULTS.md).
+// longevity-bound: value μ·sup_{τ'≤τ} U(τ') of the expected curve between
+// the change profiles' bound curves where the page's estimated change rate
+// puts the rises (ExpectedUtility in change_profile.h; no divergence model).
+// The paper's period doubling/halving is how a per-page period policy searches
+// for U(τ) = T; under a shared budget the selector compares values directly,
+// so we use that curve as the value estimate (stated in docs/RESULTS.md; a
+// faithful port of the search scored far worse, issue 4 notes).
 // Both: learning phase φ <= l·n (l auto-scaled to the budget unless set)
 // and risk bound φ <= ρ·T/D_max (T = implied threshold / μ, D_max = 1)
 // become the page's forced deadline.
@@ -38,19 +39,6 @@ float ForcedInterval(const PolicyInput& in, const PageState& state,
     limit = std::min(limit, rho * threshold / mu);
   }
   return static_cast<float>(std::max(limit, 1.0));
-}
-
-// Where between its bounds the step curve of a profile sits. The bounds put
-// each jump at one end of the interval between two observations; under the
-// page's estimated Poisson rate λ̂, the first change within an interval of
-// length L falls on average at L·(1/x − 1/(eˣ − 1)), x = λ̂L, so the curve is
-// at the upper bound for a share w(x) = 1 − 1/x + 1/(eˣ − 1) of it: 1/2 for
-// slow pages (the paper's even treatment), → 1 for pages that change many
-// times per interval. x: λ̂ × the mean refresh interval.
-double UpperShare(double x) {
-  if (!(x > 1e-6)) return 0.5;
-  if (x > 700) return 1 - 1 / x;  // 1/(eˣ − 1) underflows; x = ∞: 1
-  return 1 - 1 / x + 1 / std::expm1(x);
 }
 
 class LongevityPolicy final : public Policy {
@@ -84,10 +72,8 @@ class LongevityBoundPolicy final : public Policy {
   std::string_view name() const override { return "longevity-bound"; }
   double Value(const PolicyInput& in, double tau) const override {
     if (in.profiles == nullptr) return 0;
-    UtilityBounds b = AveragedBounds(in.profiles->profiles(), tau, 1.0);
-    if (b.profiles == 0) return 0;
-    double w = UpperShare(in.params.delta * in.mean_interval);
-    double u = b.u_min + w * (b.u_max - b.u_min);
+    double u =
+        ExpectedUtility(in.profiles->profiles(), tau, in.params.delta).u_sup;
     return u > 0 ? in.params.mu * u : 0;
   }
   double UpperBound(const PolicyInput&) const override { return kInf; }

@@ -901,9 +901,10 @@ def section_d():
            "beats both"], rows)
     out("Longevity on `sim/webs/scroll.toml`, R = %d/day, fragment "
         "staleness (lower is better; `longevity-bound` has no model, "
-        "compared with `longevity` oracle; its value sits between the "
-        "profiles' utility bounds where the page's estimated change rate "
-        "puts the jumps, `UpperShare` in `sched/policy_longevity.cc`):" %
+        "compared with `longevity` oracle; its value is the utility of the "
+        "expected curve between the profiles' bound curves, each rise "
+        "placed where the page's estimated change rate puts it, "
+        "`ExpectedUtility` in `sched/change_profile.h`):" %
         D_SCROLL_R)
     out()
     lo = results(d_scroll[("longevity", True)])

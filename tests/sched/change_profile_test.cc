@@ -85,6 +85,126 @@ TEST(ChangeProfileTest, AveragedBoundsSkipEmptyProfiles) {
   EXPECT_EQ(AveragedBounds(ChangeProfiles(3), 5, 1.0).profiles, 0);
 }
 
+// One profile <(0,0),(L,d)>: a churn region replaced by the first of the
+// page's Poisson(λ) changes, given one came by L. The jump at s gives
+// U(τ) = d·s·1[s ≤ τ], so E[U(τ)] = d·∫₀^τ sλe^{−λs}ds / (1 − e^{−λL})
+// = d·((1 − e^{−λτ})/λ − τe^{−λτ}) / (1 − e^{−λL}).
+TEST(ChangeProfileTest, ExpectedUtilityOfAChurnJumpIsTheMeanJumpTime) {
+  const double L = 4;
+  ChangeProfiles p(2);
+  p.OnRefresh(0, {});
+  p.OnRefresh(L, std::vector<double>{0.3});
+  const double d = p.profile(0).point(0).d;  // 0.3 as quantized
+  auto u = [&](double tau, double rate) {
+    return ExpectedUtility(p, tau, rate).u;
+  };
+  double last = INFINITY;
+  for (double rate : {0.01, 0.3, 1.0, 5.0, 40.0}) {
+    for (double tau : {L / 3, L}) {
+      const double expected =
+          d * (-std::expm1(-rate * tau) / rate - tau * std::exp(-rate * tau)) /
+          -std::expm1(-rate * L);
+      EXPECT_NEAR(u(tau, rate), expected, 1e-12) << rate << " " << tau;
+    }
+    EXPECT_LT(u(L, rate), last);  // the faster, the earlier the jump
+    last = u(L, rate);
+  }
+  // λ → 0: the jump is uniform on (0, L], the bounds' midpoint d·L/2.
+  UtilityBounds b = AveragedBounds(p, L, 1.0);
+  EXPECT_NEAR(u(L, 0), 0.5 * (b.u_min + b.u_max), 1e-12);
+  EXPECT_NEAR(u(L, 0), d * L / 2, 1e-12);
+  EXPECT_EQ(u(L, NAN), u(L, 0));
+  EXPECT_EQ(u(L, -1), u(L, 0));
+  // λ → ∞: the jump is at once; nothing was fresh to lose.
+  EXPECT_NEAR(u(L, INFINITY), 0, 1e-12);
+  EXPECT_NEAR(u(L, 1e6), d / 1e6, 1e-12);
+  // Past the profile the curve stays at d: U stops growing.
+  EXPECT_NEAR(u(3 * L, 1.0), u(L, 1.0), 1e-12);
+  EXPECT_EQ(ExpectedUtility(p, 3 * L, 1.0).u_sup, u(L, 1.0));
+  EXPECT_EQ(ExpectedUtility(p, L, 1.0).profiles, 1);
+  EXPECT_EQ(u(0, 1.0), 0);
+  EXPECT_EQ(u(INFINITY, 1.0), 0);
+  CurveUtility none = ExpectedUtility(ChangeProfiles(3), L, 1.0);
+  EXPECT_EQ(none.profiles, 0);
+  EXPECT_EQ(none.u, 0);
+  EXPECT_EQ(none.u_sup, 0);
+}
+
+// Refreshes at 0, 2, 4: profile base 0 has (2, .1), (4, .3); base 2 has
+// (2, .2). At τ = 4 and λ → 0 (linear rises): on (0, 2] both count, mean
+// area (0.1 + 0.2)/2; on (2, 4] only the first reaches, area 2·(.1 + .3)/2.
+// U = 4·0.3 − (0.15 + 0.4) = 0.65. Past τ = 4 the curve falls to the mean
+// last divergence, 0.25: U drops by 4·0.05 and u_sup keeps 0.65.
+TEST(ChangeProfileTest, ExpectedUtilityAveragesTheProfilesThatReach) {
+  ChangeProfiles p(3);
+  p.OnRefresh(0, {});
+  p.OnRefresh(2, std::vector<double>{.1});
+  p.OnRefresh(4, std::vector<double>{.3, .2});
+  CurveUtility at4 = ExpectedUtility(p, 4, 0);
+  EXPECT_NEAR(at4.u, 0.65, 1e-4);
+  EXPECT_NEAR(at4.u_sup, 0.65, 1e-4);
+  EXPECT_EQ(at4.profiles, 2);
+  CurveUtility at6 = ExpectedUtility(p, 6, 0);
+  EXPECT_NEAR(at6.u, 0.65 - 4 * 0.05, 1e-4);
+  EXPECT_NEAR(at6.u_sup, 0.65, 1e-4);
+}
+
+// Random nondecreasing profiles: the expected curve lies between the step
+// curves, so U lies between U_min and U_max, and u_sup never falls with τ.
+TEST(ChangeProfileTest, ExpectedUtilityLiesBetweenTheBounds) {
+  const uint64_t seed = 4242;
+  std::cout << "seed " << seed << "\n";
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> unit(0, 1);
+  for (int round = 0; round < 200; ++round) {
+    ChangeProfiles p(1 + static_cast<int>(rng() % 6));
+    // A page whose divergence from any base only grows with time: d(base,
+    // t) = g(t) − g(base) for an increasing g in [0, 1].
+    std::vector<double> times, g;
+    double t = 0, level = 0;
+    for (int i = 0; i < 10; ++i) {
+      times.push_back(t);
+      g.push_back(level);
+      std::vector<double> d;
+      for (int j = 0; j < p.size(); ++j) {
+        double base = p.profile(j).base_time;
+        size_t k = 0;
+        while (times[k] != base) ++k;
+        d.push_back(level - g[k]);
+      }
+      p.OnRefresh(t, d);
+      t += 0.1 + 3 * unit(rng);
+      level += (1 - level) * 0.3 * unit(rng);
+    }
+    for (double rate : {0.0, 0.2, 2.0, 50.0}) {
+      double sup = 0;
+      for (double tau = 0.05; tau < 25; tau += 0.05) {
+        UtilityBounds b = AveragedBounds(p, tau, 1.0);
+        CurveUtility c = ExpectedUtility(p, tau, rate);
+        ASSERT_GE(c.u, b.u_min - 1e-9) << round << " " << tau << " " << rate;
+        ASSERT_LE(c.u, b.u_max + 1e-9) << round << " " << tau << " " << rate;
+        ASSERT_GE(c.u_sup, c.u - 1e-12);
+        ASSERT_GE(c.u_sup, sup - 1e-12) << round << " " << tau << " " << rate;
+        sup = std::max(sup, c.u);
+      }
+      // The sup is U at τ or at either side of a profile point before it
+      // (U is monotone between points).
+      const double tau = 25;
+      double exact = std::max(0.0, ExpectedUtility(p, tau, rate).u);
+      for (int i = 0; i < p.size(); ++i) {
+        for (int j = 0; j < p.profile(i).size; ++j) {
+          const double x = p.profile(i).dt[j];
+          if (x >= tau) continue;
+          exact = std::max({exact, ExpectedUtility(p, x, rate).u,
+                            ExpectedUtility(p, x * (1 + 1e-12), rate).u});
+        }
+      }
+      EXPECT_NEAR(ExpectedUtility(p, tau, rate).u_sup, exact, 1e-9)
+          << round << " " << rate;
+    }
+  }
+}
+
 TEST(ChangeProfileTest, KeepsNewestHAndRecyclesSketchSlots) {
   ChangeProfiles p(2);
   EXPECT_EQ(p.OnRefresh(0, {}), 0);
@@ -254,6 +374,8 @@ TEST(ChangeProfileTest, HostileInputsStayFinite) {
       UtilityBounds b = AveragedBounds(p, pick(), pick());
       EXPECT_FALSE(std::isnan(b.a_max) || std::isnan(b.a_min) ||
                    std::isnan(b.u_max) || std::isnan(b.u_min));
+      CurveUtility c = ExpectedUtility(p, pick(), pick());
+      EXPECT_TRUE(std::isfinite(c.u) && std::isfinite(c.u_sup));
     }
   }
 }

@@ -99,36 +99,34 @@ TEST(PolicyTest, LongevityValueIsImportanceTimesUtility) {
 }
 
 // Bound-based: the paper's profile <(0,0),(2,.2),(5,.2),(13,.3)> gives
-// U_max = 1.3, U_min = -0.4 at τ = 9. With no rate or interval known the
-// value is μ·max(0, midpoint); the faster the page changes per refresh
-// interval (x = λ̂L), the nearer U_max: the first change comes early in an
-// interval, w(x) = 1 − 1/x + 1/(eˣ − 1).
-TEST(PolicyTest, LongevityBoundValueSitsBetweenTheUtilityBounds) {
+// U_max = 1.3, U_min = -0.4 at τ = 9. The value is μ·max(0, sup U) of the
+// expected curve between the bounds at the page's estimated rate
+// (ExpectedUtility): the faster the page, the earlier each rise.
+TEST(PolicyTest, LongevityBoundValueIsTheExpectedCurveUtility) {
   ProfileSet ps(4);
   ps.OnFetch(0, {}, {});
   ps.OnFetch(2, {.2}, {});
   ps.OnFetch(5, {.2, .05}, {});
   ps.OnFetch(13, {.3, .1, .1}, {});
   PageState s;
-  PolicyInput in{&s, PageParams{1, 1, 0, 0}, nullptr, &ps, false};
+  PolicyInput in{&s, PageParams{1, 2, 0, 0}, nullptr, &ps, false};
   auto p = Make("longevity-bound");
-  UtilityBounds b = AveragedBounds(ps.profiles(), 9, 1.0);
-  EXPECT_NEAR(p->Value(in, 9), std::max(0.0, 0.5 * (b.u_min + b.u_max)), 1e-12);
   UtilityBounds b0 = ProfileBounds(ps.profiles().profile(0), 9, 1.0);
   EXPECT_NEAR(b0.u_max, 1.3, 1e-3);
   EXPECT_NEAR(b0.u_min, -0.4, 1e-3);
-  in.mean_interval = 2;
-  double last = 0.5 * (b.u_min + b.u_max);
-  for (double rate : {0.01, 0.5, 1.0, 5.0, 1e3}) {
+  for (double rate : {0.0, 0.01, 0.5, 1.0, 5.0, 1e3}) {
     in.params.delta = rate;
-    const double x = 2 * rate;
-    const double w = 1 - 1 / x + 1 / std::expm1(x);
-    const double v = p->Value(in, 9);
-    EXPECT_NEAR(v, b.u_min + w * (b.u_max - b.u_min), 1e-9) << rate;
-    EXPECT_GT(v, last);  // more weight on U_max as x grows
-    last = v;
+    for (double tau : {1.0, 9.0, 13.0, 20.0}) {
+      CurveUtility c = ExpectedUtility(ps.profiles(), tau, rate);
+      EXPECT_NEAR(p->Value(in, tau), 2 * std::max(0.0, c.u_sup), 1e-12);
+      UtilityBounds b = AveragedBounds(ps.profiles(), tau, 1.0);
+      EXPECT_GE(c.u, b.u_min - 1e-12) << rate << " " << tau;
+      EXPECT_LE(c.u, b.u_max + 1e-12) << rate << " " << tau;
+    }
   }
-  EXPECT_NEAR(last, b.u_max, 1e-3 * b.u_max);  // x = 2000: w ≈ 1
+  ProfileSet empty(4);
+  in.profiles = &empty;
+  EXPECT_EQ(p->Value(in, 9), 0);
 }
 
 TEST(PolicyTest, LongevityLearningPhaseAndRiskBoundForceDeadlines) {
