@@ -98,26 +98,9 @@ Row GammaRow(int n, double y) {
   return out;
 }
 
-}  // namespace
-
-double Divergence(const DivergenceModel& m, double t) {
-  if (!IsValid(m) || !(t >= 0)) return kNaN;
-  if (t == 0) return 0;
-  const Coefficients co = Prepare(m);
-  const double e = co.c > 0 ? std::exp(-m.churn_rate * t) : 1;
-  double d = (1 - e) * co.cg;
-  if (co.k > 0) {
-    const Row gam = GammaRow(m.scroll_k, m.scroll_rate * t);
-    for (int j = 0; j < m.scroll_k; ++j) d += (co.a[j] + e * co.b[j]) * gam[j];
-  }
-  return d;
-}
-
-double Utility(const DivergenceModel& m, double t) {
-  if (!IsValid(m) || !(t >= 0)) return kNaN;
-  if (t == 0) return 0;
-  if (std::isinf(t)) return SupUtility(m);
-  const Coefficients co = Prepare(m);
+// U(t) for a valid model, finite t > 0, with its coefficients prepared.
+double PreparedUtility(const DivergenceModel& m, const Coefficients& co,
+                       double t) {
   double u = 0;
   const double a = m.churn_rate, b = m.scroll_rate;
   if (co.c > 0) u += co.cg * GammaJ(1, a * t) / a;
@@ -138,6 +121,28 @@ double Utility(const DivergenceModel& m, double t) {
     }
   }
   return u;
+}
+
+}  // namespace
+
+double Divergence(const DivergenceModel& m, double t) {
+  if (!IsValid(m) || !(t >= 0)) return kNaN;
+  if (t == 0) return 0;
+  const Coefficients co = Prepare(m);
+  const double e = co.c > 0 ? std::exp(-m.churn_rate * t) : 1;
+  double d = (1 - e) * co.cg;
+  if (co.k > 0) {
+    const Row gam = GammaRow(m.scroll_k, m.scroll_rate * t);
+    for (int j = 0; j < m.scroll_k; ++j) d += (co.a[j] + e * co.b[j]) * gam[j];
+  }
+  return d;
+}
+
+double Utility(const DivergenceModel& m, double t) {
+  if (!IsValid(m) || !(t >= 0)) return kNaN;
+  if (t == 0) return 0;
+  if (std::isinf(t)) return SupUtility(m);
+  return PreparedUtility(m, Prepare(m), t);
 }
 
 double SaturationDivergence(const DivergenceModel& m) {
@@ -179,18 +184,18 @@ double UtilityInverse(const DivergenceModel& m, double target) {
   if (!IsValid(m) || std::isnan(target)) return kNaN;
   if (target <= 0) return 0;
   if (!(SupUtility(m) > target)) return kInf;
+  const Coefficients co = Prepare(m);
+  auto excess = [&](double t) {
+    return t > 0 ? PreparedUtility(m, co, t) - target : -target;
+  };
   const double rate = std::fmax(m.churn_rate, m.scroll_rate);
   double lo = 0, hi = 1 / rate;
-  for (int i = 0; Utility(m, hi) < target; ++i) {
+  for (int i = 0; excess(hi) < 0; ++i) {
     if (i > 2000) return kInf;  // target within rounding of sup U
     lo = hi;
     hi *= 2;
   }
-  for (int i = 0; i < 200 && hi - lo > 1e-13 * hi; ++i) {
-    const double mid = 0.5 * (lo + hi);
-    (Utility(m, mid) < target ? lo : hi) = mid;
-  }
-  return 0.5 * (lo + hi);
+  return FindRoot(excess, lo, hi, 1e-13);
 }
 
 }  // namespace freshd::sched

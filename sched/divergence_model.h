@@ -45,7 +45,7 @@ double Utility(const DivergenceModel& m, double t);
 // as static.
 double SupUtility(const DivergenceModel& m);
 
-// φ ≥ 0 with U(φ) = T, by bisection to relative 1e-12. +∞ if SupUtility(m) ≤ T;
+// φ ≥ 0 with U(φ) = T, by TOMS 748 to relative 1e-13. +∞ if SupUtility(m) ≤ T;
 // 0 if T ≤ 0.
 double UtilityInverse(const DivergenceModel& m, double target);
 

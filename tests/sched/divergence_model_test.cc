@@ -147,6 +147,29 @@ TEST(DivergenceModelTest, MonotoneWithCorrectLimits) {
   EXPECT_NEAR(SupUtility(Churn(2.0 / 3, .25)), (2.0 / 3) / .25, 1e-14);
 }
 
+// U(U⁻¹(T)) = T over random mixed models and targets up to sup U.
+TEST(DivergenceModelTest, InverseRoundTripsOverRandomModels) {
+  const uint64_t seed = 9137;
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(0, 1);
+  int checked = 0;
+  for (int i = 0; i < 500; ++i) {
+    DivergenceModel m;
+    m.static_share = 0.5 * u(rng);
+    m.churn_share = (1 - m.static_share) * u(rng);
+    m.churn_rate = u(rng) < 0.2 ? 0 : std::exp(8 * u(rng) - 4);
+    m.scroll_k = 1 + static_cast<int>(20 * u(rng));
+    m.scroll_rate = std::exp(8 * u(rng) - 4);
+    const double sup = SupUtility(m);
+    const double target = sup * (0.999 * u(rng) + 1e-6);
+    const double phi = UtilityInverse(m, target);
+    ASSERT_TRUE(std::isfinite(phi)) << "seed " << seed << " case " << i;
+    EXPECT_NEAR(Utility(m, phi), target, 1e-11 * sup) << "case " << i;
+    ++checked;
+  }
+  EXPECT_EQ(checked, 500);
+}
+
 TEST(DivergenceModelTest, InverseEdgeCases) {
   const DivergenceModel churn = Churn(2.0 / 3, .25);  // sup U = 8/3
   EXPECT_TRUE(std::isinf(UtilityInverse(churn, 3)));
