@@ -54,18 +54,17 @@ struct PolicyOptions {
 };
 
 inline constexpr double kAutoLearningShare = 0.5;
-// Auto ρ. The paper ran its bound-based policy at ρ = 10 (§5.1); ours values
+// Auto ρ. The paper ran its bound-based policy at ρ = 10 (§5.1). Ours values
 // a page by its expected curve, far below U_max for fast pages, so fewer of
-// them reach the threshold by value, and 20 is the best of 10/20/30 for
-// longevity-bound (5 seeds, 60 days,
+// them reach the threshold by value; 20 is the only one of 10/20/30 no worse
+// than the old value anywhere (fragment staleness, 5 seeds, 60 days,
 // scroll.toml R = 50/100/200/400 and scroll-paper R = 100: ρ = 10 0.391/
 // 0.298/0.210/0.141/0.096; 20 0.391/0.297/0.208/0.138/0.094; 30 0.391/
 // 0.296/0.210/0.141/0.093). The curve-fitting policy has a model of when
 // content goes stale, so a tighter bound only forces refreshes the model
-// would not buy. For longevity (curve fitting), 3 seeds, 120 days, scroll.toml
-// R = 50/100/200/400 and scroll-paper R = 100: ρ = 10 0.386/0.297/0.208/
-// 0.139/0.103; 20 0.385/0.291/0.205/0.136/0.097; 30 0.384/0.291/0.205/
-// 0.136/0.095; 45 0.384/0.292/0.206/0.136/0.094 (issue 4 notes).
+// would not buy (3 seeds, 120 days, same webs and budgets: ρ = 10 0.386/
+// 0.297/0.208/0.139/0.103; 20 0.385/0.291/0.205/0.136/0.097; 30 0.384/
+// 0.291/0.205/0.136/0.095; 45 0.384/0.292/0.206/0.136/0.094; issue 4 notes).
 inline constexpr double kAutoRiskRhoBound = 20;
 inline constexpr double kAutoRiskRhoCurveFit = 30;
 
