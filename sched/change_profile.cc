@@ -175,29 +175,41 @@ double LowerAt(const CompactProfile& p, double x) {
 }
 double Span(const CompactProfile& p) { return p.size ? p.dt[p.size - 1] : 0; }
 
+// The profiles with a point, and where their averaged curves may change on
+// (0, τ]: every point offset inside (0, τ), sorted and distinct, then τ.
+struct CurveGrid {
+  std::vector<const CompactProfile*> live;
+  std::vector<double> breaks;
+};
+CurveGrid GridTo(const ChangeProfiles& profiles, double tau) {
+  CurveGrid grid;
+  for (int i = 0; i < profiles.size(); ++i) {
+    const CompactProfile& p = profiles.profile(i);
+    if (p.size == 0) continue;
+    grid.live.push_back(&p);
+    for (int j = 0; j < p.size; ++j) {
+      if (p.dt[j] > 0 && p.dt[j] < tau) grid.breaks.push_back(p.dt[j]);
+    }
+  }
+  grid.breaks.push_back(tau);
+  std::sort(grid.breaks.begin(), grid.breaks.end());
+  grid.breaks.erase(std::unique(grid.breaks.begin(), grid.breaks.end()),
+                    grid.breaks.end());
+  return grid;
+}
+
 }  // namespace
 
 UtilityBounds AveragedBounds(const ChangeProfiles& profiles, double tau,
                              double d_max) {
   UtilityBounds out;
-  std::vector<const CompactProfile*> live;
-  std::vector<double> breaks;
-  for (int i = 0; i < profiles.size(); ++i) {
-    const CompactProfile& p = profiles.profile(i);
-    if (p.size == 0) continue;
-    live.push_back(&p);
-    for (int j = 0; j < p.size; ++j) {
-      if (p.dt[j] > 0 && p.dt[j] < tau) breaks.push_back(p.dt[j]);
-    }
-  }
+  const CurveGrid grid = GridTo(profiles, tau);
+  const std::vector<const CompactProfile*>& live = grid.live;
   out.profiles = static_cast<int>(live.size());
   if (live.empty() || !(tau > 0) || !std::isfinite(tau)) {
     return UtilityBounds{};
   }
   d_max = ValidDMax(d_max);
-  breaks.push_back(tau);
-  std::sort(breaks.begin(), breaks.end());
-  breaks.erase(std::unique(breaks.begin(), breaks.end()), breaks.end());
   // The curves at x: mean over the profiles that reach x; past every
   // profile, upper = D_max and lower = the mean last divergence.
   auto curves = [&](double x, double* upper, double* lower) {
@@ -214,7 +226,7 @@ UtilityBounds AveragedBounds(const ChangeProfiles& profiles, double tau,
     *lower = n ? l / n : last / live.size();
   };
   double prev = 0, upper = 0, lower = 0;
-  for (double b : breaks) {
+  for (double b : grid.breaks) {
     curves(0.5 * (prev + b), &upper, &lower);  // constant on (prev, b)
     out.a_max += (b - prev) * upper;
     out.a_min += (b - prev) * lower;
@@ -282,41 +294,35 @@ CurveUtility ExpectedUtility(const ChangeProfiles& profiles, double tau,
   CurveUtility out;
   if (!(tau > 0) || !std::isfinite(tau)) return out;
   RiseShape shape{rate > 0 ? rate : 0};
-  std::vector<const CompactProfile*> live;
-  std::vector<double> breaks;
-  double mean_last = 0;
-  for (int i = 0; i < profiles.size(); ++i) {
-    const CompactProfile& p = profiles.profile(i);
-    if (p.size == 0) continue;
-    live.push_back(&p);
-    mean_last += p.point(p.size - 1).d;
-    for (int j = 0; j < p.size; ++j) {
-      if (p.dt[j] > 0 && p.dt[j] < tau) breaks.push_back(p.dt[j]);
-    }
-  }
+  const CurveGrid grid = GridTo(profiles, tau);
+  const std::vector<const CompactProfile*>& live = grid.live;
   out.profiles = static_cast<int>(live.size());
   if (live.empty()) return out;
+  double mean_last = 0;
+  for (const CompactProfile* p : live) mean_last += p->point(p->size - 1).d;
   mean_last /= live.size();
-  breaks.push_back(tau);
-  std::sort(breaks.begin(), breaks.end());
-  breaks.erase(std::unique(breaks.begin(), breaks.end()), breaks.end());
   // Between two breaks the same profiles reach x: integrate their mean. U is
   // monotone there (C' is a constant-signed multiple of e^{−λx}), so its sup
   // is at the ends; C, and with it U, can jump at a break where a profile
-  // ends.
+  // ends. at_prev: each profile's curve at the previous break (a profile
+  // that reaches an interval reached every one before it).
+  std::vector<CurvePoint> at_prev;
+  for (const CompactProfile* p : live) {
+    at_prev.push_back(ExpectedCurveAt(*p, shape, 0));
+  }
   double prev = 0, area = 0, value = 0;
-  for (double b : breaks) {
+  for (double b : grid.breaks) {
     const double mid = 0.5 * (prev + b);
     double start = 0, gain = 0;  // C(prev+), ∫ over (prev, b]
     value = 0;
     int n = 0;
-    for (const CompactProfile* p : live) {
-      if (Span(*p) < mid) continue;
-      CurvePoint at_prev = ExpectedCurveAt(*p, shape, prev);
-      CurvePoint at_b = ExpectedCurveAt(*p, shape, b);
-      start += at_prev.value;
+    for (size_t i = 0; i < live.size(); ++i) {
+      if (Span(*live[i]) < mid) continue;
+      const CurvePoint at_b = ExpectedCurveAt(*live[i], shape, b);
+      start += at_prev[i].value;
       value += at_b.value;
-      gain += at_b.area - at_prev.area;
+      gain += at_b.area - at_prev[i].area;
+      at_prev[i] = at_b;
       ++n;
     }
     if (n > 0) {
