@@ -257,12 +257,17 @@ struct RiseShape {
   }
 };
 
-// One profile's expected curve: its value at x and ∫₀^x (x ≤ its span).
+// One profile's expected curve: its value at x and ∫₀^x (x ≤ its span). A
+// rise ending below `saturated` is spread linearly (given how many changes
+// fell in the gap, Poisson changes are uniform in it, so an accumulating
+// region's expected rise is linear); a rise that reaches it comes with the
+// first change, `shape`.
 struct CurvePoint {
   double value = 0, area = 0;
 };
 CurvePoint ExpectedCurveAt(const CompactProfile& p, const RiseShape& shape,
-                           double x) {
+                           double saturated, double x) {
+  const RiseShape linear{0};
   CurvePoint out;
   double x_prev = 0, d_prev = 0;
   for (int i = 0; i < p.size; ++i) {
@@ -274,9 +279,10 @@ CurvePoint ExpectedCurveAt(const CompactProfile& p, const RiseShape& shape,
     const double gap = q.t - x_prev;
     const double s = std::min(x, q.t) - x_prev;
     const double rise = q.d - d_prev;
-    out.area += d_prev * s + rise * shape.Area(s, gap);
+    const RiseShape& placed = q.d < saturated ? linear : shape;
+    out.area += d_prev * s + rise * placed.Area(s, gap);
     if (x <= q.t) {
-      out.value = d_prev + rise * shape.Share(s, gap);
+      out.value = d_prev + rise * placed.Share(s, gap);
       return out;
     }
     x_prev = q.t;
@@ -298,9 +304,14 @@ CurveUtility ExpectedUtility(const ChangeProfiles& profiles, double tau,
   const std::vector<const CompactProfile*>& live = grid.live;
   out.profiles = static_cast<int>(live.size());
   if (live.empty()) return out;
-  double mean_last = 0;
-  for (const CompactProfile* p : live) mean_last += p->point(p->size - 1).d;
+  double mean_last = 0, ceiling = 0;
+  for (const CompactProfile* p : live) {
+    mean_last += p->point(p->size - 1).d;
+    for (int j = 0; j < p->size; ++j)
+      ceiling = std::max(ceiling, p->point(j).d);
+  }
   mean_last /= live.size();
+  const double saturated = (1 - kSaturationTolerance) * ceiling;
   // Between two breaks the same profiles reach x: integrate their mean. U is
   // monotone there (C' is a constant-signed multiple of e^{−λx}), so its sup
   // is at the ends; C, and with it U, can jump at a break where a profile
@@ -308,7 +319,7 @@ CurveUtility ExpectedUtility(const ChangeProfiles& profiles, double tau,
   // that reaches an interval reached every one before it).
   std::vector<CurvePoint> at_prev;
   for (const CompactProfile* p : live) {
-    at_prev.push_back(ExpectedCurveAt(*p, shape, 0));
+    at_prev.push_back(ExpectedCurveAt(*p, shape, saturated, 0));
   }
   double prev = 0, area = 0, value = 0;
   for (double b : grid.breaks) {
@@ -318,7 +329,7 @@ CurveUtility ExpectedUtility(const ChangeProfiles& profiles, double tau,
     int n = 0;
     for (size_t i = 0; i < live.size(); ++i) {
       if (Span(*live[i]) < mid) continue;
-      const CurvePoint at_b = ExpectedCurveAt(*live[i], shape, b);
+      const CurvePoint at_b = ExpectedCurveAt(*live[i], shape, saturated, b);
       start += at_prev[i].value;
       value += at_b.value;
       gain += at_b.area - at_prev[i].area;

@@ -103,14 +103,19 @@ UtilityBounds AveragedBounds(const ChangeProfiles& profiles, double tau,
 // The longevity-bound policy's value (our addition: the paper uses the
 // bounds only to steer its period search): U(τ) = τ·C(τ) − ∫₀^τ C of the
 // expected curve C between the bounds when the page changes as Poisson
-// events at `rate`. In each gap (x_i, x_{i+1}] of a profile (length L) the
-// rise d_{i+1} − d_i comes with the first event, given one fell in the gap:
-// C = d_i + (d_{i+1} − d_i)·(1 − e^{−λs})/(1 − e^{−λL}), s = x − x_i. That is
-// exact for a churn region (one change replaces it), the bounds' midpoint
-// as λL → 0 and a step at x_i as λL → ∞; a scroll region's rise is spread
-// over its events, so early for fast pages. Curves are averaged over the
-// profiles that reach x, as in AveragedBounds; past every profile C stays
-// at the mean last divergence (the lower bound), so U stops growing there.
+// events at `rate`. In each gap (x_i, x_{i+1}] of a profile (length L):
+//  - a rise that reaches the page's saturation level (its largest observed
+//    divergence, less kSaturationTolerance of it) comes with the first
+//    event, given one fell in the gap: C = d_i + (d_{i+1} − d_i)·(1 −
+//    e^{−λs})/(1 − e^{−λL}), s = x − x_i. Exact for a churn region (one
+//    change replaces it); the bounds' midpoint as λL → 0, a step at x_i as
+//    λL → ∞. A scroll region that fills up in the gap rises later than that.
+//  - a rise that ends below it is still accumulating (a scroll region not
+//    yet turned over): given how many changes fell in the gap they are
+//    uniform in it, so C rises linearly, whatever λ.
+// Curves are averaged over the profiles that reach x, as in AveragedBounds;
+// past every profile C stays at the mean last divergence (the lower bound),
+// so U stops growing there.
 struct CurveUtility {
   double u = 0;  // U(τ); within [u_min, u_max] of AveragedBounds when every
                  // profile's divergence is nondecreasing.
@@ -121,6 +126,10 @@ struct CurveUtility {
 };
 // All zeros when no profile has a point or τ is not finite and > 0; a rate
 // ≤ 0 or NaN is taken as → 0 (linear rises).
+// kSaturationTolerance: min-hash noise (sd ≈ 0.06 at D = 0.3, m = 64) spreads
+// the points of a saturated churn region by about 20% of its level; 0.03 to
+// 0.35 score within 0.2% of each other (issue 4 notes).
+inline constexpr double kSaturationTolerance = 0.25;
 CurveUtility ExpectedUtility(const ChangeProfiles& profiles, double tau,
                              double rate);
 

@@ -3,8 +3,9 @@
 // longevity: value μ·U(τ) of the page's divergence model (fitted by the
 // scheduler from change profiles, or the simulator's truth in oracle mode).
 // longevity-bound: value μ·sup_{τ'≤τ} U(τ') of the expected curve between
-// the change profiles' bound curves where the page's estimated change rate
-// puts the rises (ExpectedUtility in change_profile.h; no divergence model).
+// the change profiles' bound curves: a rise to the page's saturation level
+// at the first change at its estimated rate, an accumulating rise linear
+// (ExpectedUtility in change_profile.h; no divergence model).
 // The paper's period doubling/halving is how a per-page period policy searches
 // for U(τ) = T; under a shared budget the selector compares values directly,
 // so we use that curve as the value estimate (stated in docs/RESULTS.md; a

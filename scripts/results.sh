@@ -902,9 +902,10 @@ def section_d():
     out("Longevity on `sim/webs/scroll.toml`, R = %d/day, fragment "
         "staleness (lower is better; `longevity-bound` has no model, "
         "compared with `longevity` oracle; its value is the utility of the "
-        "expected curve between the profiles' bound curves, each rise "
-        "placed where the page's estimated change rate puts it, "
-        "`ExpectedUtility` in `sched/change_profile.h`):" %
+        "expected curve between the profiles' bound curves: a rise that "
+        "fills the page's largest divergence comes with the first change "
+        "at its estimated change rate, one still accumulating rises "
+        "linearly; `ExpectedUtility` in `sched/change_profile.h`):" %
         D_SCROLL_R)
     out()
     lo = results(d_scroll[("longevity", True)])

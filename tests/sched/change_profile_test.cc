@@ -130,6 +130,41 @@ TEST(ChangeProfileTest, ExpectedUtilityOfAChurnJumpIsTheMeanJumpTime) {
   EXPECT_EQ(none.u_sup, 0);
 }
 
+// Refreshes at 0, 2, 4: profile base 0 has (2, .2), (4, .6); base 2 has
+// (2, .4). The page's saturation level is .6·(1 − kSaturationTolerance) =
+// .45. The rises to .2 and .4 end below it: an accumulating region, linear
+// whatever λ. The rise to .6 reaches it: at the first change in (2, 4].
+TEST(ChangeProfileTest, ExpectedUtilitySpreadsAnAccumulatingRiseLinearly) {
+  ChangeProfiles p(3);
+  p.OnRefresh(0, {});
+  p.OnRefresh(2, std::vector<double>{.2});
+  p.OnRefresh(4, std::vector<double>{.6, .4});
+  ASSERT_EQ(p.profile(0).size, 2);
+  const double d1 = p.profile(0).point(0).d, d2 = p.profile(0).point(1).d;
+  const double d_second = p.profile(1).point(0).d;
+  for (double rate : {0.0, 0.5, 10.0}) {
+    // On (0, 2] both profiles are linear: C(1) = d/2, ∫₀¹ C = d/4, averaged.
+    const double mean_c1 = 0.5 * (d1 / 2 + d_second / 2);
+    const double mean_a1 = 0.5 * (d1 / 4 + d_second / 4);
+    EXPECT_NEAR(ExpectedUtility(p, 1, rate).u, mean_c1 - mean_a1, 1e-12)
+        << rate;
+    // On (2, 3] only the first profile reaches: C = d1 + (d2 − d1)·share.
+    const double s = 1, gap = 2;
+    double share = s / gap, area = 0.5 * s * s / gap;
+    if (rate > 0) {
+      share = std::expm1(-rate * s) / std::expm1(-rate * gap);
+      area = (s + std::expm1(-rate * s) / rate) / -std::expm1(-rate * gap);
+    }
+    const double c3 = d1 + (d2 - d1) * share;
+    const double area_to_2 = 0.5 * (d1 + d_second);  // both linear, mean
+    const double a3 = area_to_2 + d1 * s + (d2 - d1) * area;
+    EXPECT_NEAR(ExpectedUtility(p, 3, rate).u, 3 * c3 - a3, 1e-12) << rate;
+  }
+  // Once the saturating rise is done (τ = 4), the sooner it came, the less
+  // freshness it cost: U = ∫ x dC.
+  EXPECT_LT(ExpectedUtility(p, 4, 10).u, ExpectedUtility(p, 4, 0).u);
+}
+
 // Refreshes at 0, 2, 4: profile base 0 has (2, .1), (4, .3); base 2 has
 // (2, .2). At τ = 4 and λ → 0 (linear rises): on (0, 2] both count, mean
 // area (0.1 + 0.2)/2; on (2, 4] only the first reaches, area 2·(.1 + .3)/2.
