@@ -125,6 +125,11 @@ Status CrawlLoop::Init() {
     AddScope(urls_.url(id));
   }
   last_signal_lastmod_.assign(urls_.size(), -kInf);
+  const std::vector<double>& saved = recovery_.signal_lastmods;
+  for (size_t id = 0; id < saved.size() && id < urls_.size(); ++id) {
+    if (saved[id] > 0) last_signal_lastmod_[id] = saved[id];
+  }
+  recovery_.signal_lastmods = {};  // the loop's copy is the live one
 
   auto crawler =
       fetch::Crawler::Create(io_, fetch::CrawlerOptionsFromConfig(config_));
@@ -419,8 +424,33 @@ void CrawlLoop::Complete(sched::PageId page, fetch::FetchResult r,
   }
 }
 
+double CrawlLoop::StoredLastmod(sched::PageId page) const {
+  const double t = last_signal_lastmod_[page];
+  return t > 0 && std::isfinite(t) ? t : 0.0;
+}
+
+void CrawlLoop::PersistSignaled(sched::PageId page, store::StoreBatch* batch) {
+  const std::string& url = urls_.url(page);
+  store::PageRecord record;  // a page not yet committed has no fetch data
+  auto stored = store_->GetPage(parse::UrlKey(url), url);
+  if (stored.ok()) {
+    record = std::move(stored).value();
+  } else if (stored.status().code() != Status::Code::kNotFound) {
+    ++store_errors_;
+    spdlog::error("store: {}: {}", url, stored.status().ToString());
+    return;
+  }
+  record.last_signal_lastmod = StoredLastmod(page);
+  if (Status s = PersistPage(*sched_, page, url, std::move(record), batch);
+      !s.ok()) {
+    ++store_errors_;
+    spdlog::error("store: {}: {}", url, s.ToString());
+  }
+}
+
 Status CrawlLoop::Persist(sched::PageId page, store::PageRecord record,
                           double now, store::StoreBatch* batch) {
+  record.last_signal_lastmod = StoredLastmod(page);
   Status s =
       PersistPage(*sched_, page, urls_.url(page), std::move(record), batch);
   if (s.ok()) {
@@ -488,6 +518,7 @@ void CrawlLoop::OnSitemap(fetch::FetchResult r, int depth) {
         lastmod > last_signal_lastmod_[*page] &&
         SignalPage(*page, now, sched::SignalSource::kSitemapLastmod, lastmod)) {
       last_signal_lastmod_[*page] = lastmod;
+      PersistSignaled(*page, &batch);
     }
   }
   Commit(&batch, now);
@@ -514,9 +545,13 @@ nlohmann::json CrawlLoop::Signal(const std::vector<std::string>& urls,
       continue;
     }
     if (auto page = urls_.Find(normalized.value())) {
-      ++(SignalPage(*page, now, sched::SignalSource::kPushedHint, changed_at)
-             ? signals
-             : stale);
+      if (SignalPage(*page, now, sched::SignalSource::kPushedHint,
+                     changed_at)) {
+        ++signals;
+        PersistSignaled(*page, &batch);
+      } else {
+        ++stale;
+      }
     } else if (AddUrl(normalized.value(), 1.0, false, &batch)) {
       ++added;
     } else {

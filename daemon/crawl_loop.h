@@ -87,6 +87,13 @@ class CrawlLoop {
       double changed_at = -std::numeric_limits<double>::infinity());
 
   const RecoveryReport& recovery() const { return recovery_; }
+  // The newest sitemap lastmod taken as a change signal for `page` (−∞:
+  // none, or an unknown id); kept in the page's record across restarts.
+  double signal_lastmod(sched::PageId page) const {
+    return page < last_signal_lastmod_.size()
+               ? last_signal_lastmod_[page]
+               : -std::numeric_limits<double>::infinity();
+  }
   const std::vector<std::string>& urls() const { return urls_.urls(); }
   const sched::Scheduler& scheduler() const { return *sched_; }
   const fetch::Crawler& crawler() const { return *crawler_; }
@@ -138,6 +145,11 @@ class CrawlLoop {
   // LevelDB batch per observation, new pages found by it included.
   Status Persist(sched::PageId page, store::PageRecord record, double now,
                  store::StoreBatch* batch);
+  // After a signal was taken: the page's stored record with its new
+  // scheduler state (the signal count) and lastmod into `batch`, so a
+  // restart loses no signal and takes no lastmod twice.
+  void PersistSignaled(sched::PageId page, store::StoreBatch* batch);
+  double StoredLastmod(sched::PageId page) const;     // record encoding
   void Commit(store::StoreBatch* batch, double now);  // counts failures
   void CountOutcome(std::string_view name);
   double EstimatedFreshness(double now) const;

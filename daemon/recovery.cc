@@ -129,6 +129,9 @@ Status RestorePages(const store::PageStore& store, sched::Scheduler* scheduler,
         }
         if (urls->size() <= *id) urls->resize(static_cast<size_t>(*id) + 1);
         (*urls)[*id] = record.url;
+        std::vector<double>& lastmods = report->signal_lastmods;
+        if (lastmods.size() <= *id) lastmods.resize(urls->size(), 0.0);
+        lastmods[*id] = record.last_signal_lastmod;
         ++(reset ? report->pages_reset : report->pages);
         return true;
       },

@@ -71,6 +71,9 @@ struct RecoveryReport {
   double threshold = 0;
   uint64_t corrupt = 0;  // records that did not decode (store or state)
   std::vector<CorruptRecord> corrupt_records;  // the first max_reported
+  // Per page id: the record's last_signal_lastmod (0: none), which the
+  // daemon keeps beside the scheduler (it moves the vector out).
+  std::vector<double> signal_lastmods;
 };
 
 // Scans store hosts first (interning every host name into `hosts` and

@@ -7,7 +7,7 @@
 namespace freshd::store {
 namespace {
 
-constexpr uint8_t kPageVersion = 1;
+constexpr uint8_t kPageVersion = 2;  // 2 adds last_signal_lastmod
 constexpr uint8_t kHostVersion = 2;  // 2 adds fetch_state
 constexpr uint8_t kSignalVersion = 1;
 
@@ -56,6 +56,7 @@ Status EncodePageValue(const PageRecord& page, std::string* out) {
   PutDouble(out, page.last_fetch_time);
   PutFixed64(out, page.content_hash);
   PutLengthPrefixed(out, page.sketch);
+  PutDouble(out, page.last_signal_lastmod);
   return Status::OK();
 }
 
@@ -63,6 +64,7 @@ Status DecodePageValue(std::string_view in, PageRecord* out) {
   Decoder d(in);
   constexpr std::string_view kWhat = "page";
   if (Status s = ReadVersion(d, kWhat, kPageVersion); !s.ok()) return s;
+  const bool v1 = static_cast<uint8_t>(in[0]) == 1;
   PageRecord p;
   uint32_t status = 0;
   if (!d.GetLengthPrefixed(&p.sched_state, kMaxBlobBytes))
@@ -78,6 +80,8 @@ Status DecodePageValue(std::string_view in, PageRecord* out) {
   if (!d.GetFixed64(&p.content_hash)) return Bad(kWhat, "content_hash");
   if (!d.GetLengthPrefixed(&p.sketch, kMaxBlobBytes))
     return Bad(kWhat, "sketch");
+  if (!v1 && !d.GetDouble(&p.last_signal_lastmod))
+    return Bad(kWhat, "last_signal_lastmod");
   if (!d.done()) return Bad(kWhat, "length (trailing bytes)");
   p.last_status = static_cast<int32_t>(status);
   p.url_key = out->url_key;

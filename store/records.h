@@ -43,6 +43,10 @@ struct PageRecord {
   double last_fetch_time = 0.0;  // Unix seconds, 0 = never fetched
   uint64_t content_hash = 0;     // hash of the page's visible text
   std::string sketch;            // bottom-m sketch bytes (parse/sketch.h)
+  // Version 2: the newest sitemap lastmod (Unix seconds) the daemon took as
+  // a change signal for this page, 0 = none, so a lastmod is a signal once
+  // across restarts too.
+  double last_signal_lastmod = 0.0;
 
   bool operator==(const PageRecord&) const = default;
 };

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -13,6 +14,7 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <future>
 #include <thread>
@@ -285,8 +287,13 @@ TEST_F(CrawlLoopTest, StatusAnswersWhileAParseIsHeld) {
   EXPECT_TRUE(s["errors"].empty()) << s.dump();
 }
 
+// Signals too: the count since each page's last fetch (sitemap lastmods and
+// pushed hints alike) and the newest lastmod taken, so a sitemap read after
+// the restart does not signal the same lastmod again.
 TEST_F(CrawlLoopTest, RestartRebuildsEveryPageFromTheStore) {
-  std::map<std::string, int> fetches_before;
+  std::map<std::string, int> fetches_before, signals_before;
+  std::map<std::string, double> lastmod_before;
+  int with_lastmod = 0;
   {
     asio::io_context io;
     auto loop = CrawlLoop::Create(io, config_);
@@ -295,10 +302,17 @@ TEST_F(CrawlLoopTest, RestartRebuildsEveryPageFromTheStore) {
     RunFor(io, *loop.value(), 1.5);
     const CrawlLoop& c = *loop.value();
     for (sched::PageId id = 0; id < c.urls().size(); ++id) {
-      fetches_before[c.urls()[id]] = c.scheduler().page(id).fetches;
+      const std::string& url = c.urls()[id];
+      fetches_before[url] = c.scheduler().page(id).fetches;
+      signals_before[url] = c.scheduler().page(id).signals;
+      lastmod_before[url] = c.signal_lastmod(id);
+      with_lastmod += std::isfinite(c.signal_lastmod(id));
     }
   }
   ASSERT_GT(fetches_before.size(), 10u);
+  // Pages change ~1-4 times a second and the sitemap says so (else the
+  // lastmod comparison below shows nothing).
+  EXPECT_GT(with_lastmod, 0);
   asio::io_context io;
   auto loop = CrawlLoop::Create(io, config_);
   ASSERT_TRUE(loop.ok()) << loop.status().ToString();
@@ -309,12 +323,28 @@ TEST_F(CrawlLoopTest, RestartRebuildsEveryPageFromTheStore) {
   EXPECT_GE(c.crawler().gate().size(), 1u);
   ASSERT_EQ(c.urls().size(), fetches_before.size());
   for (sched::PageId id = 0; id < c.urls().size(); ++id) {
-    EXPECT_EQ(c.scheduler().page(id).fetches, fetches_before[c.urls()[id]])
-        << c.urls()[id];
+    const std::string& url = c.urls()[id];
+    EXPECT_EQ(c.scheduler().page(id).fetches, fetches_before[url]) << url;
+    EXPECT_EQ(c.scheduler().page(id).signals, signals_before[url]) << url;
+    EXPECT_EQ(c.signal_lastmod(id), lastmod_before[url]) << url;
   }
   // The seed's host stays in scope after a restart without seeds: new links
   // found on it are still followed.
-  EXPECT_TRUE(loop.value()->Signal({Seed(0) + "p/1"})["signals"] == 1);
+  const std::string hinted = Seed(0) + "p/1";
+  auto hinted_id = std::find(c.urls().begin(), c.urls().end(), hinted);
+  ASSERT_NE(hinted_id, c.urls().end());
+  const int hinted_signals =
+      c.scheduler().page(hinted_id - c.urls().begin()).signals;
+  EXPECT_TRUE(loop.value()->Signal({hinted})["signals"] == 1);
+  loop.value().reset();  // closes the store
+  // A pushed hint is kept as soon as it is answered, with no fetch after it.
+  auto again = CrawlLoop::Create(io, config_);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  const CrawlLoop& d = *again.value();
+  auto id = std::find(d.urls().begin(), d.urls().end(), hinted);
+  ASSERT_NE(id, d.urls().end());
+  EXPECT_EQ(d.scheduler().page(id - d.urls().begin()).signals,
+            hinted_signals + 1);
 }
 
 // Scope "seed-domains" admits the seeds' registrable domains by the Public

@@ -27,6 +27,7 @@ PageRecord SamplePage() {
   p.last_fetch_time = 1763740000.123456;
   p.content_hash = 0xfedcba9876543210ULL;
   p.sketch = std::string(512, '\xab');
+  p.last_signal_lastmod = 1763739000.5;
   return p;
 }
 
@@ -49,7 +50,7 @@ TEST(RecordsTest, PageRoundTrip) {
   PageRecord in = SamplePage();
   std::string value;
   ASSERT_TRUE(EncodePageValue(in, &value).ok());
-  EXPECT_EQ(value[0], 1) << "version byte";
+  EXPECT_EQ(value[0], 2) << "version byte";
   PageRecord out;
   out.url_key = in.url_key;  // key-derived fields come from the caller
   out.url = in.url;
@@ -78,6 +79,31 @@ TEST(RecordsTest, HostVersion1StillDecodes) {
   EXPECT_EQ(DecodeHostValue(cut, &out).code(), Status::Code::kCorruption);
   v2[0] = 3;
   EXPECT_EQ(DecodeHostValue(v2, &out).code(), Status::Code::kCorruption);
+}
+
+// A version-1 page value (before last_signal_lastmod) still decodes, with
+// 0 (none); the current encoder writes version 2.
+TEST(RecordsTest, PageVersion1StillDecodes) {
+  PageRecord p = SamplePage();
+  ASSERT_NE(p.last_signal_lastmod, 0);
+  std::string v2;
+  ASSERT_TRUE(EncodePageValue(p, &v2).ok());
+  // v1 = v2 with version byte 1 and without the trailing f64.
+  std::string v1 = v2.substr(0, v2.size() - 8);
+  v1[0] = 1;
+  PageRecord out;
+  out.url_key = p.url_key;
+  out.url = p.url;
+  ASSERT_TRUE(DecodePageValue(v1, &out).ok());
+  PageRecord expected = p;
+  expected.last_signal_lastmod = 0;
+  EXPECT_EQ(out, expected);
+  // A v2 value cut before its last field is corrupt, not a v1 record.
+  std::string cut = v2.substr(0, v2.size() - 8);
+  Status s = DecodePageValue(cut, &out);
+  EXPECT_EQ(s.code(), Status::Code::kCorruption);
+  EXPECT_NE(s.message().find("last_signal_lastmod"), std::string::npos)
+      << s.message();
 }
 
 TEST(RecordsTest, NegativeAndExtremeValuesRoundTrip) {
@@ -111,11 +137,11 @@ TEST(RecordsTest, HostAndSignalRoundTrip) {
 TEST(RecordsTest, UnknownVersionIsCorruption) {
   std::string value;
   ASSERT_TRUE(EncodePageValue(SamplePage(), &value).ok());
-  value[0] = 2;
+  value[0] = 3;
   PageRecord out;
   Status s = DecodePageValue(value, &out);
   EXPECT_EQ(s.code(), Status::Code::kCorruption);
-  EXPECT_NE(s.message().find("unknown version 2"), std::string::npos)
+  EXPECT_NE(s.message().find("unknown version 3"), std::string::npos)
       << s.message();
   value[0] = 0;
   EXPECT_EQ(DecodePageValue(value, &out).code(), Status::Code::kCorruption);
