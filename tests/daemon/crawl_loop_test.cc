@@ -16,6 +16,7 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <functional>
 #include <future>
 #include <thread>
 
@@ -133,6 +134,35 @@ class CrawlLoopTest : public ::testing::Test {
         io.stop();
       });
     });
+    loop.Start();
+    io.run();
+    io.restart();
+    EXPECT_TRUE(stopped.ok()) << stopped.ToString();
+  }
+
+  // Runs `io` for at least `min_seconds` and until `done()` (checked every
+  // 100 ms) or `max_seconds`, then stops the loop cleanly.
+  void RunUntil(asio::io_context& io, CrawlLoop& loop, double min_seconds,
+                double max_seconds, const std::function<bool()>& done) {
+    asio::steady_timer timer(io);
+    const auto start = std::chrono::steady_clock::now();
+    Status stopped = Status::Internal("not stopped");
+    std::function<void()> check = [&] {
+      timer.expires_after(std::chrono::milliseconds(100));
+      timer.async_wait([&](boost::system::error_code) {
+        const double elapsed = std::chrono::duration<double>(
+                                   std::chrono::steady_clock::now() - start)
+                                   .count();
+        if (elapsed < max_seconds && (elapsed < min_seconds || !done())) {
+          return check();
+        }
+        loop.Stop(5, [&](Status s) {
+          stopped = s;
+          io.stop();
+        });
+      });
+    };
+    check();
     loop.Start();
     io.run();
     io.restart();
@@ -299,8 +329,14 @@ TEST_F(CrawlLoopTest, RestartRebuildsEveryPageFromTheStore) {
     auto loop = CrawlLoop::Create(io, config_);
     ASSERT_TRUE(loop.ok()) << loop.status().ToString();
     ASSERT_TRUE(loop.value()->AddSeed(Seed(0), 2).ok());
-    RunFor(io, *loop.value(), 1.5);
     const CrawlLoop& c = *loop.value();
+    // 1.5 s, and on until a sitemap lastmod was taken (slow under ASan).
+    RunUntil(io, *loop.value(), 1.5, 30, [&] {
+      for (sched::PageId id = 0; id < c.urls().size(); ++id) {
+        if (std::isfinite(c.signal_lastmod(id))) return true;
+      }
+      return false;
+    });
     for (sched::PageId id = 0; id < c.urls().size(); ++id) {
       const std::string& url = c.urls()[id];
       fetches_before[url] = c.scheduler().page(id).fetches;
