@@ -7,7 +7,6 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
-#include <limits>
 #include <thread>
 
 #include "daemon/clock.h"
@@ -23,7 +22,6 @@
 namespace freshd::daemon {
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr int kMaxSitemapDepth = 1;  // an index, then its children
 constexpr int kMaxDispatchPerTick = 1000;
 
@@ -124,12 +122,8 @@ Status CrawlLoop::Init() {
     ++host_pages_[sched_->page(id).host];
     AddScope(urls_.url(id));
   }
-  last_signal_lastmod_.assign(urls_.size(), -kInf);
-  const std::vector<double>& saved = recovery_.signal_lastmods;
-  for (size_t id = 0; id < saved.size() && id < urls_.size(); ++id) {
-    if (saved[id] > 0) last_signal_lastmod_[id] = saved[id];
-  }
-  recovery_.signal_lastmods = {};  // the loop's copy is the live one
+  last_signal_lastmod_ = std::move(recovery_.signal_lastmods);
+  last_signal_lastmod_.resize(urls_.size(), 0);
 
   auto crawler =
       fetch::Crawler::Create(io_, fetch::CrawlerOptionsFromConfig(config_));
@@ -278,7 +272,7 @@ std::optional<sched::PageId> CrawlLoop::AddUrl(const std::string& url,
   if (!id.ok()) return std::nullopt;
   ++host_pages_[host.value()];
   urls_.Add(url);  // as id.value(): both count the pages added
-  last_signal_lastmod_.push_back(-kInf);
+  last_signal_lastmod_.push_back(0);
   if (!PersistPage(*sched_, id.value(), url, {}, batch).ok()) ++store_errors_;
   return id.value();
 }
@@ -424,11 +418,6 @@ void CrawlLoop::Complete(sched::PageId page, fetch::FetchResult r,
   }
 }
 
-double CrawlLoop::StoredLastmod(sched::PageId page) const {
-  const double t = last_signal_lastmod_[page];
-  return t > 0 && std::isfinite(t) ? t : 0.0;
-}
-
 void CrawlLoop::PersistSignaled(sched::PageId page, store::StoreBatch* batch) {
   const std::string& url = urls_.url(page);
   store::PageRecord record;  // a page not yet committed has no fetch data
@@ -440,7 +429,7 @@ void CrawlLoop::PersistSignaled(sched::PageId page, store::StoreBatch* batch) {
     spdlog::error("store: {}: {}", url, stored.status().ToString());
     return;
   }
-  record.last_signal_lastmod = StoredLastmod(page);
+  record.last_signal_lastmod = last_signal_lastmod_[page];
   if (Status s = PersistPage(*sched_, page, url, std::move(record), batch);
       !s.ok()) {
     ++store_errors_;
@@ -450,7 +439,7 @@ void CrawlLoop::PersistSignaled(sched::PageId page, store::StoreBatch* batch) {
 
 Status CrawlLoop::Persist(sched::PageId page, store::PageRecord record,
                           double now, store::StoreBatch* batch) {
-  record.last_signal_lastmod = StoredLastmod(page);
+  record.last_signal_lastmod = last_signal_lastmod_[page];
   Status s =
       PersistPage(*sched_, page, urls_.url(page), std::move(record), batch);
   if (s.ok()) {

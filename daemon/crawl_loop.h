@@ -87,12 +87,10 @@ class CrawlLoop {
       double changed_at = -std::numeric_limits<double>::infinity());
 
   const RecoveryReport& recovery() const { return recovery_; }
-  // The newest sitemap lastmod taken as a change signal for `page` (−∞:
-  // none, or an unknown id); kept in the page's record across restarts.
+  // The newest sitemap lastmod taken as a change signal for `page` (Unix
+  // seconds; 0: none, or an unknown id); kept in its record across restarts.
   double signal_lastmod(sched::PageId page) const {
-    return page < last_signal_lastmod_.size()
-               ? last_signal_lastmod_[page]
-               : -std::numeric_limits<double>::infinity();
+    return page < last_signal_lastmod_.size() ? last_signal_lastmod_[page] : 0;
   }
   const std::vector<std::string>& urls() const { return urls_.urls(); }
   const sched::Scheduler& scheduler() const { return *sched_; }
@@ -149,7 +147,6 @@ class CrawlLoop {
   // scheduler state (the signal count) and lastmod into `batch`, so a
   // restart loses no signal and takes no lastmod twice.
   void PersistSignaled(sched::PageId page, store::StoreBatch* batch);
-  double StoredLastmod(sched::PageId page) const;     // record encoding
   void Commit(store::StoreBatch* batch, double now);  // counts failures
   void CountOutcome(std::string_view name);
   double EstimatedFreshness(double now) const;
@@ -166,7 +163,7 @@ class CrawlLoop {
   std::vector<uint32_t> host_pages_;           // pages per HostId
   std::vector<std::string> host_fetch_state_;  // per HostId, as stored
   double last_fetch_state_save_ = 0;
-  std::vector<double> last_signal_lastmod_;  // per page, -inf: none
+  std::vector<double> last_signal_lastmod_;  // per page, 0: none
   std::set<std::string> scope_hosts_;        // [crawler] scope seed-hosts
   std::set<std::string> scope_domains_;      // ... seed-domains (eTLD+1)
   std::optional<parse::PublicSuffixList> public_suffixes_;  // seed-domains

@@ -72,7 +72,7 @@ struct RecoveryReport {
   uint64_t corrupt = 0;  // records that did not decode (store or state)
   std::vector<CorruptRecord> corrupt_records;  // the first max_reported
   // Per page id: the record's last_signal_lastmod (0: none), which the
-  // daemon keeps beside the scheduler (it moves the vector out).
+  // daemon keeps beside the scheduler (CrawlLoop moves the vector out).
   std::vector<double> signal_lastmods;
 };
 
