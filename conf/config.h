@@ -93,7 +93,8 @@ struct SchedConfig {
   double new_page_value = 1.0;   // crawl value of a never-fetched URL
   double risk_rho = 0.0;         // longevity: phi <= rho * T / D_max; 0 auto
   double learning_l = 0.0;       // longevity: phi <= l * refreshes so far
-                                 // (days; 0: half the mean refresh interval)
+                                 // (days; 0: half the mean refresh interval),
+                                 // until a profile holds 3 points
   double min_interval_s = 60.0;  // never refetch sooner than this
   double max_interval_s = 90 * 86400.0;  // never leave a page longer
   // Mean time between changes assumed before any change is seen, worth one

@@ -304,13 +304,10 @@ CurveUtility ExpectedUtility(const ChangeProfiles& profiles, double tau,
   const std::vector<const CompactProfile*>& live = grid.live;
   out.profiles = static_cast<int>(live.size());
   if (live.empty()) return out;
-  double mean_last = 0, ceiling = 0;
-  for (const CompactProfile* p : live) {
-    mean_last += p->point(p->size - 1).d;
-    for (int j = 0; j < p->size; ++j)
-      ceiling = std::max(ceiling, p->point(j).d);
-  }
+  double mean_last = 0;
+  for (const CompactProfile* p : live) mean_last += p->point(p->size - 1).d;
   mean_last /= live.size();
+  const double ceiling = MaxDivergence(profiles);
   const double saturated = (1 - kSaturationTolerance) * ceiling;
   // Between two breaks the same profiles reach x: integrate their mean. U is
   // monotone there (C' is a constant-signed multiple of e^{−λx}), so its sup
@@ -351,6 +348,15 @@ CurveUtility ExpectedUtility(const ChangeProfiles& profiles, double tau,
   }
   out.u = tau * value - area;
   return out;
+}
+
+double MaxDivergence(const ChangeProfiles& profiles) {
+  double max = 0;
+  for (int i = 0; i < profiles.size(); ++i) {
+    const CompactProfile& p = profiles.profile(i);
+    for (int j = 0; j < p.size; ++j) max = std::max(max, p.point(j).d);
+  }
+  return max;
 }
 
 double BoundBasedStep(const ChangeProfiles& profiles, BoundState& state,

@@ -48,23 +48,29 @@ struct PolicyOptions {
   // l "such that the investment in learning is proportional to the refresh
   // cost"; docs/RESULTS.md has the measurements behind the share).
   double learning_l = 0;
-  // Longevity risk bound φ <= ρ·T/D_max (Olston & Pandey §4.4); 0: auto, the
-  // policy's own default below.
+  // Longevity risk bound φ <= ρ·T/D_max (Olston & Pandey §4.5); 0: auto, the
+  // policy's own default below (none for longevity-bound with h >= 3).
   double risk_rho = 0;
 };
 
 inline constexpr double kAutoLearningShare = 0.5;
-// Auto ρ. The paper ran its bound-based policy at ρ = 10 (§5.1). Ours values
-// a page by its expected curve, far below U_max for fast pages, so fewer of
-// them reach the threshold by value; 20 is the only one of 10/20/30 no worse
-// than the old value anywhere (fragment staleness, 5 seeds, 60 days,
-// scroll.toml R = 50/100/200/400 and scroll-paper R = 100: ρ = 10 0.391/
-// 0.298/0.210/0.141/0.096; 20 0.391/0.297/0.208/0.138/0.094; 30 0.391/
-// 0.296/0.210/0.141/0.093). The curve-fitting policy has a model of when
-// content goes stale, so a tighter bound only forces refreshes the model
-// would not buy (3 seeds, 120 days, same webs and budgets: ρ = 10 0.386/
-// 0.297/0.208/0.139/0.103; 20 0.385/0.291/0.205/0.136/0.097; 30 0.384/
-// 0.291/0.205/0.136/0.095; 45 0.384/0.292/0.206/0.136/0.094; issue 4 notes).
+// Auto ρ. The paper ran its bound-based policy at ρ = 10 (§5.1), where the
+// bound is what refreshes a page whose profiles saw no change. Ours values
+// such a page by its model instead (policy_longevity.cc), and then every
+// finite ρ only forces refreshes that value would not buy (fragment
+// staleness, 5 seeds, 60 days, scroll.toml R = 50/100/200/400 and
+// scroll-paper R = 100: ρ = 20 0.391/0.291/0.206/0.137/0.093; 40 0.392/
+// 0.290/0.204/0.138/0.093; 80 0.392/0.289/0.204/0.139/0.093; ∞ 0.391/
+// 0.289/0.203/0.138/0.092; issue 4 notes), so by default it has none; the
+// daemon's max_interval floor still bounds every page. Except with h <= 2,
+// where a profile holds a single point: too little to value pages by (no
+// bound starves scroll pages: scroll.toml R = 200 0.293 against 0.244 at
+// ρ = 20), so kAutoRiskRhoBound applies there. The curve-fitting
+// policy has a model of when content goes stale, so a tighter bound only
+// forces refreshes the model would not buy (3 seeds, 120 days, same webs
+// and budgets: ρ = 10 0.386/0.297/0.208/0.139/0.103; 20 0.385/0.291/0.205/
+// 0.136/0.097; 30 0.384/0.291/0.205/0.136/0.095; 45 0.384/0.292/0.206/
+// 0.136/0.094; issue 4 notes).
 inline constexpr double kAutoRiskRhoBound = 20;
 inline constexpr double kAutoRiskRhoCurveFit = 30;
 

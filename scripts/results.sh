@@ -905,7 +905,9 @@ def section_d():
         "expected curve between the profiles' bound curves: a rise that "
         "fills the page's largest divergence comes with the first change "
         "at its estimated change rate, one still accumulating rises "
-        "linearly; `ExpectedUtility` in `sched/change_profile.h`):" %
+        "linearly; `ExpectedUtility` in `sched/change_profile.h`; a page "
+        "whose profiles saw no change is valued by its model, its host's "
+        "level at its estimated rate):" %
         D_SCROLL_R)
     out()
     lo = results(d_scroll[("longevity", True)])
@@ -932,8 +934,9 @@ def section_d():
            "≤ 5%", "forced crawls", "− nutch", "− uniform"], rows)
     out("\"Forced crawls\": share of all crawls (warm-up included) that "
         "went to a page because its deadline had passed (`max_interval` "
-        "floor, the longevity learning phase φ ≤ l·n, the risk bound "
-        "φ ≤ ρT/D_max) instead of by value. Near 100% means the policy's "
+        "floor, the longevity learning phase φ ≤ l·n over a page's first "
+        "4 refreshes, the risk bound φ ≤ ρT/D_max, which "
+        "`longevity-bound` has only when configured) instead of by value. Near 100% means the policy's "
         "value order never decides: the selector degenerates into "
         "oldest-deadline-first, a round robin like `uniform`.")
     out()
@@ -1019,7 +1022,8 @@ def section_d_budget():
     fixed = budget_gap_table(fixed_run)
     out("%s. A %d-day warm-up at R/n = 0.1 is %g fetches per page, "
         "and the longevity policies are still in their learning phase "
-        "(φ ≤ l·n forces refreshes; \"forced crawls\" above). The same "
+        "(φ ≤ l·n forces refreshes until a page's 4th refresh; "
+        "\"forced crawls\" above). The same "
         "comparison once every page has been fetched %d times on average: "
         "warm-up %d·n/R days, then measured over the next %d·n/R days (at "
         "R = 100: days %d–%d):" %

@@ -6,7 +6,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 namespace freshd::sched {
 namespace {
@@ -129,6 +131,33 @@ TEST(PolicyTest, LongevityBoundValueIsTheExpectedCurveUtility) {
   EXPECT_EQ(p->Value(in, 9), 0);
 }
 
+// Profiles that never saw the page change have no curve to value it by (a
+// slow page between changes): longevity-bound then values it by its model,
+// as the curve-fitting policy would, instead of 0 until a deadline.
+TEST(PolicyTest, LongevityBoundValuesAnUnchangedPageByItsModel) {
+  ProfileSet flat(4);
+  flat.OnFetch(0, {}, {});
+  flat.OnFetch(10, {0}, {});
+  flat.OnFetch(30, {0, 0}, {});
+  ASSERT_EQ(MaxDivergence(flat.profiles()), 0);
+  PageState s;
+  DivergenceModel churn{0.5, 0.5, 0.1, 1, 0};  // half churns at rate .1
+  PolicyInput in{&s, PageParams{0.1, 2, 0, 0}, &churn, &flat, false};
+  auto p = Make("longevity-bound");
+  for (double tau : {1.0, 10.0, 40.0}) {
+    EXPECT_NEAR(p->Value(in, tau), 2 * Utility(churn, tau), 1e-12) << tau;
+    EXPECT_GT(p->Value(in, tau), 0);
+  }
+  in.model = nullptr;  // no model either: nothing to value it by
+  EXPECT_EQ(p->Value(in, 10), 0);
+  // One change seen: the profiles' own curve again, whatever the model.
+  flat.OnFetch(40, {0.4, 0.4, 0.4}, {});
+  in.model = &churn;
+  EXPECT_NEAR(p->Value(in, 10),
+              2 * ExpectedUtility(flat.profiles(), 10, 0.1).u_sup, 1e-12);
+  EXPECT_NE(p->Value(in, 10), 2 * Utility(churn, 10));
+}
+
 TEST(PolicyTest, LongevityLearningPhaseAndRiskBoundForceDeadlines) {
   PolicyOptions o;
   o.learning_l = 100;
@@ -170,24 +199,67 @@ TEST(PolicyTest, AutoLearningPhaseFollowsTheMeanInterval) {
   EXPECT_FLOAT_EQ(s.forced, kAutoRiskRhoCurveFit * 30);
 }
 
-// risk_rho = 0: each longevity policy uses its own ρ (the paper's 10 for the
-// bound-based one); a configured ρ applies to both.
+// The learning phase φ <= l·n lasts until a change profile holds 3 points:
+// the 4th refresh with h >= 4, never with h <= 3 (a profile holds at most
+// h − 1). After it, a page that value alone abandons (a fast churn page) is
+// not refreshed at l·n forever.
+TEST(PolicyTest, LearningPhaseEndsOnceAProfileHoldsThreePoints) {
+  PolicyOptions o;
+  o.learning_l = 100;
+  for (const char* name : {"longevity", "longevity-bound"}) {
+    auto p = MakePolicy(name, o);
+    ASSERT_TRUE(p.ok());
+    for (int h : {3, 4, 8}) {
+      ProfileSet ps(h);
+      PageState s;
+      DivergenceModel m;
+      PolicyInput in{&s, PageParams{1, 1, 0, 0}, &m, &ps, false};
+      std::vector<double> divergences;
+      for (int n = 1; n <= 6; ++n) {
+        ps.OnFetch(10.0 * n, divergences, {});
+        if (static_cast<int>(divergences.size()) < h - 1) {
+          divergences.push_back(0.3);
+        }
+        s.fetches = n;
+        (*p)->OnFetched(in, s, true, 10, 0);  // threshold 0: no risk bound
+        if (n < 4 || h < 4) {
+          EXPECT_FLOAT_EQ(s.forced, 100.f * n)
+              << name << " h=" << h << " " << n;
+        } else {
+          EXPECT_EQ(s.forced, 0.f) << name << " h=" << h << " " << n;
+        }
+      }
+    }
+  }
+}
+
+// risk_rho = 0: the curve-fitting policy bounds its risk at its own ρ; the
+// bound-based one values a page its profiles never saw change by its model,
+// so it needs no bound, unless a profile holds a single point (h <= 2), too
+// little to value pages by. A configured ρ applies to both.
 TEST(PolicyTest, AutoRiskBoundIsPerPolicy) {
   PageState s;
-  s.fetches = 1000;  // learning phase long over
+  s.fetches = 1000;
   DivergenceModel m;
-  PolicyInput in{&s, PageParams{1, 2, 0, 0}, &m, nullptr, false};
-  in.mean_interval = 1e6;
-  for (double rho : {0.0, 4.0}) {
-    PolicyOptions o;
-    o.risk_rho = rho;
-    auto fit = MakePolicy("longevity", o);
-    auto bound = MakePolicy("longevity-bound", o);
-    ASSERT_TRUE(fit.ok() && bound.ok());
-    (*fit)->OnFetched(in, s, true, 1, 50);  // T = 50/μ = 25
-    EXPECT_FLOAT_EQ(s.forced, (rho > 0 ? rho : kAutoRiskRhoCurveFit) * 25);
-    (*bound)->OnFetched(in, s, true, 1, 50);
-    EXPECT_FLOAT_EQ(s.forced, (rho > 0 ? rho : kAutoRiskRhoBound) * 25);
+  for (int h : {2, 4}) {
+    ProfileSet ps(h);
+    for (int n = 0; n < 4; ++n) {
+      ps.OnFetch(n, std::vector<double>(std::min(n, h - 1), 0.1), {});
+    }
+    PolicyInput in{&s, PageParams{1, 2, 0, 0}, &m, &ps, false};
+    in.mean_interval = 1e6;  // the learning phase (with h = 2) binds later
+    for (double rho : {0.0, 4.0}) {
+      PolicyOptions o;
+      o.risk_rho = rho;
+      auto fit = MakePolicy("longevity", o);
+      auto bound = MakePolicy("longevity-bound", o);
+      ASSERT_TRUE(fit.ok() && bound.ok());
+      (*fit)->OnFetched(in, s, true, 1, 50);  // T = 50/μ = 25
+      EXPECT_FLOAT_EQ(s.forced, (rho > 0 ? rho : kAutoRiskRhoCurveFit) * 25);
+      (*bound)->OnFetched(in, s, true, 1, 50);
+      const double auto_rho = h <= 2 ? kAutoRiskRhoBound : 0;
+      EXPECT_FLOAT_EQ(s.forced, (rho > 0 ? rho : auto_rho) * 25) << h;
+    }
   }
 }
 
