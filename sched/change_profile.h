@@ -125,8 +125,9 @@ struct CurveUtility {
   int profiles = 0;  // profiles with a point.
 };
 // All zeros when no profile has a point or τ is not finite and > 0; a rate
-// ≤ 0 or NaN is taken as → 0 (linear rises). All zeros too when no profile
-// saw a change (MaxDivergence 0): the profiles know nothing of its curve.
+// ≤ 0 or NaN is taken as → 0 (linear rises). u and u_sup are 0 when no
+// profile saw a change (MaxDivergence 0): the profiles know nothing of its
+// curve (longevity-bound then values the page by its model).
 // kSaturationTolerance: min-hash noise (sd ≈ 0.06 at D = 0.3, m = 64) spreads
 // the points of a saturated churn region by about 20% of its level; 0.03 to
 // 0.35 score within 0.2% of each other (issue 4 notes).
