@@ -255,9 +255,13 @@ std::optional<sched::PageId> CrawlLoop::AddUrl(const std::string& url,
   double now = UnixNow();
   if (known) {
     if (seed) {
+      const float before = sched_->page(*known).importance;
       sched_->Observe(
           {*known, now,
            sched::DiscoveredObs{importance, sched::DiscoverySource::kSeed}});
+      if (sched_->page(*known).importance > before) {
+        PersistPageState(*known, batch);
+      }
     }
     return known;
   }
@@ -418,7 +422,7 @@ void CrawlLoop::Complete(sched::PageId page, fetch::FetchResult r,
   }
 }
 
-void CrawlLoop::PersistSignaled(sched::PageId page, store::StoreBatch* batch) {
+void CrawlLoop::PersistPageState(sched::PageId page, store::StoreBatch* batch) {
   const std::string& url = urls_.url(page);
   store::PageRecord record;  // a page not yet committed has no fetch data
   auto stored = store_->GetPage(parse::UrlKey(url), url);
@@ -499,15 +503,17 @@ void CrawlLoop::OnSitemap(fetch::FetchResult r, int depth) {
     bool known = urls_.Find(e.loc).has_value();
     std::optional<sched::PageId> page = AddUrl(e.loc, 1.0, false, &batch);
     if (!page || !known || !e.lastmod) continue;
-    // A lastmod is a signal once: when it is newer than both our copy (the
-    // scheduler's rule, SignalPage) and the last lastmod we took as a
-    // signal for this page.
+    // A lastmod is considered once, when it is newer than the last one
+    // considered for this page: taken as a signal if it is also newer than
+    // our copy (the scheduler's rule, SignalPage), else counted stale (and,
+    // as the copy only gets newer, stale for good). Either way the record
+    // keeps it, so a restart does not consider it again.
     double lastmod = static_cast<double>(*e.lastmod);
     if (sched_->page(*page).fetched() &&
-        lastmod > last_signal_lastmod_[*page] &&
-        SignalPage(*page, now, sched::SignalSource::kSitemapLastmod, lastmod)) {
+        lastmod > last_signal_lastmod_[*page]) {
       last_signal_lastmod_[*page] = lastmod;
-      PersistSignaled(*page, &batch);
+      SignalPage(*page, now, sched::SignalSource::kSitemapLastmod, lastmod);
+      PersistPageState(*page, &batch);
     }
   }
   Commit(&batch, now);
@@ -516,7 +522,10 @@ void CrawlLoop::OnSitemap(fetch::FetchResult r, int depth) {
 bool CrawlLoop::SignalPage(sched::PageId page, double now,
                            sched::SignalSource source, double changed_at) {
   const sched::SignalObs signal{source, changed_at};
-  if (sched_->IsStaleSignal(page, now, signal)) return false;
+  if (sched_->IsStaleSignal(page, now, signal)) {
+    ++signals_stale_total_;
+    return false;
+  }
   ++signals_total_;
   sched_->Observe({page, now, signal});
   return true;
@@ -537,7 +546,7 @@ nlohmann::json CrawlLoop::Signal(const std::vector<std::string>& urls,
       if (SignalPage(*page, now, sched::SignalSource::kPushedHint,
                      changed_at)) {
         ++signals;
-        PersistSignaled(*page, &batch);
+        PersistPageState(*page, &batch);
       } else {
         ++stale;
       }

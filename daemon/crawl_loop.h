@@ -63,7 +63,9 @@ class CrawlLoop {
 
   // Adds a seed (normalized; its host joins the scope). InvalidArgument for
   // a URL that does not normalize or is not http(s); ResourceExhausted past
-  // [crawler] max_urls. A known URL only gets its importance raised.
+  // [crawler] max_urls. A known URL only gets its importance raised to
+  // `weight` (never lowered); a raise is written to the store at once, so it
+  // survives a restart before the page's next fetch.
   Status AddSeed(std::string_view url, double weight);
 
   void Start();
@@ -87,8 +89,9 @@ class CrawlLoop {
       double changed_at = -std::numeric_limits<double>::infinity());
 
   const RecoveryReport& recovery() const { return recovery_; }
-  // The newest sitemap lastmod taken as a change signal for `page` (Unix
-  // seconds; 0: none, or an unknown id); kept in its record across restarts.
+  // The newest sitemap lastmod considered as a change signal for `page`
+  // (taken, or dropped as stale; Unix seconds; 0: none, or an unknown id);
+  // kept in its record across restarts.
   double signal_lastmod(sched::PageId page) const {
     return page < last_signal_lastmod_.size() ? last_signal_lastmod_[page] : 0;
   }
@@ -127,26 +130,32 @@ class CrawlLoop {
   void FetchSitemap(const std::string& url, int depth);
   void OnSitemap(fetch::FetchResult result, int depth);
   // The id of `url` (normalized), adding it when new and in scope; a new
-  // page's record goes into `batch` (the caller commits it).
+  // page's record goes into `batch` (the caller commits it). A `seed` that
+  // is already known gets its importance raised to `importance` if lower,
+  // and then its rewritten record goes into `batch` too (PersistPageState),
+  // so the raise survives a restart before the page's next fetch.
   std::optional<sched::PageId> AddUrl(const std::string& url, double importance,
                                       bool seed, store::StoreBatch* batch);
   bool InScope(const std::string& url) const;
   // A seed (or a recovered page): its host, and its registrable domain
   // under seed-domains, are in scope from now on.
   void AddScope(std::string_view normalized_url);
-  // Hands a signal to the scheduler and counts it, unless it is stale
-  // (sched::Scheduler::IsStaleSignal: changed_at, a lastmod, not after the
-  // last fetch; a hint within [sched] signal_window of it). True if taken.
+  // Hands a signal to the scheduler and counts it (signals_total), unless it
+  // is stale (sched::Scheduler::IsStaleSignal: changed_at, a lastmod, not
+  // after the last fetch; a hint within [sched] signal_window of it): then
+  // it only counts it (signals_stale_total). True if taken. Every signal,
+  // sitemap lastmod or pushed hint, goes through here.
   bool SignalPage(sched::PageId page, double now, sched::SignalSource source,
                   double changed_at = -std::numeric_limits<double>::infinity());
   // Adds the page's and its host's records to `batch` and commits it: one
   // LevelDB batch per observation, new pages found by it included.
   Status Persist(sched::PageId page, store::PageRecord record, double now,
                  store::StoreBatch* batch);
-  // After a signal was taken: the page's stored record with its new
-  // scheduler state (the signal count) and lastmod into `batch`, so a
-  // restart loses no signal and takes no lastmod twice.
-  void PersistSignaled(sched::PageId page, store::StoreBatch* batch);
+  // Between fetches (a signal taken, a seed's importance raised): the
+  // page's stored record with its current scheduler state (signal count,
+  // importance) and lastmod into `batch`, so a restart loses no signal or
+  // raise and takes no lastmod twice. Store errors are counted and logged.
+  void PersistPageState(sched::PageId page, store::StoreBatch* batch);
   void Commit(store::StoreBatch* batch, double now);  // counts failures
   void CountOutcome(std::string_view name);
   double EstimatedFreshness(double now) const;
@@ -177,6 +186,7 @@ class CrawlLoop {
   double started_unix_ = 0;
   uint64_t fetched_total_ = 0;
   uint64_t signals_total_ = 0;
+  uint64_t signals_stale_total_ = 0;  // dropped by SignalPage
   uint64_t robots_denied_total_ = 0;
   uint64_t sitemaps_fetched_ = 0;
   uint64_t store_errors_ = 0;

@@ -49,6 +49,7 @@ nlohmann::json CrawlLoop::StatusJson() const {
       {"errors", errors},
       {"robots_denied_total", robots_denied_total_},
       {"signals_total", signals_total_},
+      {"signals_stale_total", signals_stale_total_},
       {"sitemaps_fetched_total", sitemaps_fetched_},
       {"store_errors_total", store_errors_},
       {"policy", config_.sched.policy},
@@ -94,6 +95,9 @@ std::string CrawlLoop::MetricsText() const {
   metric("freshd_signals_total", "counter",
          "Change signals (sitemap lastmod, POST /signal).",
          s["signals_total"].get<double>());
+  metric("freshd_signals_stale_total", "counter",
+         "Stale change signals dropped (sitemap lastmod, POST /signal).",
+         s["signals_stale_total"].get<double>());
   out +=
       "# HELP freshd_fetch_outcomes_total Fetch outcomes by class.\n"
       "# TYPE freshd_fetch_outcomes_total counter\n";

@@ -15,6 +15,7 @@
 #include <boost/beast/http.hpp>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <functional>
 #include <future>
@@ -23,6 +24,7 @@
 #include "daemon/http_server.h"
 #include "daemon/seeds.h"
 #include "daemon/status_routes.h"
+#include "parse/url.h"
 #include "sim/test_web.h"
 #include "sim/test_web_server.h"
 
@@ -76,6 +78,14 @@ std::string Ask(uint16_t port, http::verb verb, const std::string& target,
   cio.run();
   if (result) return "ERR " + result.message();
   return std::to_string(res.result_int()) + " " + res.body();
+}
+
+// The value of the unlabelled Prometheus sample `name` in `text`, or NaN.
+double MetricValue(const std::string& text, const std::string& name) {
+  const std::string prefix = "\n" + name + " ";
+  size_t at = text.find(prefix);
+  if (at == std::string::npos) return std::nan("");
+  return std::strtod(text.c_str() + at + prefix.size(), nullptr);
 }
 
 double UnixNow() {
@@ -191,6 +201,10 @@ TEST_F(CrawlLoopTest, CrawlsTheWebWithinBudgetAndServesStatus) {
     replies["stale"] =
         Ask(status_port, http::verb::post, "/signal",
             "{\"url\": \"" + page + "\", \"lastmod\": \"2000-01-01\"}");
+    replies["status_after_stale"] =
+        Ask(status_port, http::verb::get, "/status", "");
+    replies["metrics_after_stale"] =
+        Ask(status_port, http::verb::get, "/metrics", "");
     replies["bad_lastmod"] = Ask(status_port, http::verb::post, "/signal",
                                  "{\"url\": \"" + page + "\", \"lastmod\": 5}");
     replies["bad"] = Ask(status_port, http::verb::post, "/signal", "not json");
@@ -217,7 +231,8 @@ TEST_F(CrawlLoopTest, CrawlsTheWebWithinBudgetAndServesStatus) {
   for (const char* key :
        {"version", "uptime_s", "pages_known", "pages_fetched_total",
         "rate_target", "rate_actual", "hosts", "estimated_freshness", "queue",
-        "errors", "robots_denied_total", "signals_total"}) {
+        "errors", "robots_denied_total", "signals_total",
+        "signals_stale_total"}) {
     EXPECT_TRUE(s.contains(key)) << key;
   }
 
@@ -242,6 +257,19 @@ TEST_F(CrawlLoopTest, CrawlsTheWebWithinBudgetAndServesStatus) {
   auto jstale = nlohmann::json::parse(replies["stale"].substr(4));
   EXPECT_EQ(jstale["signals"], 0);
   EXPECT_EQ(jstale["stale"], 1);
+  // ... and counted in /status and /metrics (>=: sitemap lastmods read in
+  // the meantime may be stale too).
+  ASSERT_EQ(replies["status_after_stale"].substr(0, 4), "200 ");
+  auto jafter = nlohmann::json::parse(replies["status_after_stale"].substr(4));
+  const uint64_t stale_before = js["signals_stale_total"];
+  EXPECT_GE(jafter["signals_stale_total"].get<uint64_t>(), stale_before + 1);
+  const std::string& metrics = replies["metrics_after_stale"];
+  EXPECT_NE(metrics.find("# TYPE freshd_signals_stale_total counter\n"),
+            std::string::npos);
+  EXPECT_GE(MetricValue(metrics, "freshd_signals_stale_total"),
+            stale_before + 1.0)
+      << metrics;
+  EXPECT_GE(s["signals_stale_total"].get<uint64_t>(), stale_before + 1);
   EXPECT_EQ(replies["bad_lastmod"].substr(0, 4), "400 ");
   EXPECT_NE(replies["bad_lastmod"].find("lastmod"), std::string::npos);
   EXPECT_EQ(replies["bad"].substr(0, 4), "400 ");
@@ -305,8 +333,8 @@ TEST_F(CrawlLoopTest, StatusAnswersWhileAParseIsHeld) {
 }
 
 // Signals too: the count since each page's last fetch (sitemap lastmods and
-// pushed hints alike) and the newest lastmod taken, so a sitemap read after
-// the restart does not signal the same lastmod again.
+// pushed hints alike) and the newest lastmod considered (taken or stale), so
+// a sitemap read after the restart does not consider the same lastmod again.
 TEST_F(CrawlLoopTest, RestartRebuildsEveryPageFromTheStore) {
   std::map<std::string, int> fetches_before, signals_before;
   std::map<std::string, double> lastmod_before;
@@ -368,6 +396,109 @@ TEST_F(CrawlLoopTest, RestartRebuildsEveryPageFromTheStore) {
   ASSERT_NE(id, d.urls().end());
   EXPECT_EQ(d.scheduler().page(id - d.urls().begin()).signals,
             hinted_signals + 1);
+}
+
+// A sitemap lastmod not after the page's last fetch is a stale signal:
+// dropped (no signal taken) and counted once in signals_stale_total, like a
+// stale POST /signal hint. The site here is a loopback HttpServer whose sitemap
+// dates its only page to 2000; nothing posts hints.
+TEST_F(CrawlLoopTest, StaleSitemapLastmodIsCountedNotTaken) {
+  asio::io_context io;
+  uint16_t port = 0;
+  auto site = HttpServer::Listen(io, "127.0.0.1:0", [&](const HttpRequest& r) {
+    const std::string root = "http://s.test:" + std::to_string(port) + "/";
+    if (r.target == "/robots.txt") {
+      return HttpReply{
+          200, "text/plain",
+          "User-agent: *\nAllow: /\nSitemap: " + root + "sitemap.xml\n"};
+    }
+    if (r.target == "/sitemap.xml") {
+      return HttpReply{
+          200, "application/xml",
+          "<urlset xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">"
+          "<url><loc>" +
+              root + "</loc><lastmod>2000-01-01</lastmod></url></urlset>"};
+    }
+    return HttpReply{200, "text/html", "<html><body>still</body></html>"};
+  });
+  ASSERT_TRUE(site.ok()) << site.status().ToString();
+  port = site.value()->port();
+  config_.fetch.resolve["s.test"] = "127.0.0.1";
+  auto loop = CrawlLoop::Create(io, config_);
+  ASSERT_TRUE(loop.ok()) << loop.status().ToString();
+  ASSERT_TRUE(loop.value()
+                  ->AddSeed("http://s.test:" + std::to_string(port) + "/", 1)
+                  .ok());
+  // The sitemap comes with robots.txt (again each robots_cache_s = 1 s);
+  // its lastmod counts once the page has been fetched, and only once
+  // however often the sitemap is read again.
+  RunUntil(io, *loop.value(), 0, 10, [&] {
+    nlohmann::json s = loop.value()->StatusJson();
+    return s["signals_stale_total"] > 0 && s["sitemaps_fetched_total"] >= 3;
+  });
+  nlohmann::json s = loop.value()->StatusJson();
+  EXPECT_GE(s["sitemaps_fetched_total"].get<int>(), 3) << s.dump();
+  EXPECT_EQ(s["signals_stale_total"].get<int>(), 1) << s.dump();
+  EXPECT_EQ(s["signals_total"], 0) << s.dump();
+}
+
+// AddSeed on a known URL raises its importance and writes the page record
+// at once: a restart before the page's next fetch keeps the raise, and the
+// record's fetch metadata is kept. Seed(0) is fetched in the first run;
+// Seed(1) is added and raised in the second, which never starts (no fetch).
+TEST_F(CrawlLoopTest, RaisedSeedImportanceSurvivesARestart) {
+  const std::string fetched = Seed(0), unfetched = Seed(1);
+  {
+    asio::io_context io;
+    auto loop = CrawlLoop::Create(io, config_);
+    ASSERT_TRUE(loop.ok()) << loop.status().ToString();
+    ASSERT_TRUE(loop.value()->AddSeed(fetched, 1).ok());
+    const CrawlLoop& c = *loop.value();
+    RunUntil(io, *loop.value(), 0, 10,
+             [&] { return c.scheduler().page(0).fetched(); });
+    ASSERT_TRUE(c.scheduler().page(0).fetched());
+  }
+  auto stored_record = [&](const std::string& url) {
+    auto store = store::PageStore::Open(config_.store);
+    EXPECT_TRUE(store.ok()) << store.status().ToString();
+    if (!store.ok()) return store::PageRecord{};
+    auto record = store.value()->GetPage(parse::UrlKey(url), url);
+    EXPECT_TRUE(record.ok()) << url << ": " << record.status().ToString();
+    if (!record.ok()) return store::PageRecord{};
+    store::PageRecord r = std::move(record).value();
+    r.sched_state.clear();  // the fetch metadata only
+    return r;
+  };
+  const store::PageRecord fetched_before = stored_record(fetched);
+  EXPECT_GT(fetched_before.last_fetch_time, 0);
+
+  auto importance = [](const CrawlLoop& c, const std::string& url) {
+    auto it = std::find(c.urls().begin(), c.urls().end(), url);
+    EXPECT_NE(it, c.urls().end()) << url;
+    if (it == c.urls().end()) return -1.0;
+    return static_cast<double>(
+        c.scheduler().page(it - c.urls().begin()).importance);
+  };
+  {
+    asio::io_context io;
+    auto loop = CrawlLoop::Create(io, config_);
+    ASSERT_TRUE(loop.ok()) << loop.status().ToString();
+    CrawlLoop& c = *loop.value();
+    ASSERT_TRUE(c.AddSeed(fetched, 4).ok());
+    ASSERT_TRUE(c.AddSeed(unfetched, 1).ok());
+    ASSERT_TRUE(c.AddSeed(unfetched, 3).ok());
+    ASSERT_TRUE(c.AddSeed(unfetched, 2).ok());  // never lowered
+    EXPECT_EQ(importance(c, fetched), 4);
+    EXPECT_EQ(importance(c, unfetched), 3);
+  }  // closed without Start: no fetch since the raises
+  store::PageRecord fetched_after = stored_record(fetched);
+  EXPECT_EQ(fetched_after, fetched_before);
+
+  asio::io_context io;
+  auto loop = CrawlLoop::Create(io, config_);
+  ASSERT_TRUE(loop.ok()) << loop.status().ToString();
+  EXPECT_EQ(importance(*loop.value(), fetched), 4);
+  EXPECT_EQ(importance(*loop.value(), unfetched), 3);
 }
 
 // Scope "seed-domains" admits the seeds' registrable domains by the Public
