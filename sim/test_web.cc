@@ -173,8 +173,10 @@ WebResponse TestWeb::Page(uint32_t host, uint32_t page, std::string_view inm,
   std::string etag = ETagOf(tl.version);
   WebResponse r;
   r.headers.emplace_back("ETag", etag);
-  r.headers.emplace_back("Last-Modified",
-                         HttpDate(UnixTime(std::max(0.0, tl.last_change))));
+  if (model_.pages[page].last_modified) {  // as the simulator's server
+    r.headers.emplace_back("Last-Modified",
+                           HttpDate(UnixTime(std::max(0.0, tl.last_change))));
+  }
   if (!inm.empty() && EtagMatches(inm, etag)) {
     r.status = 304;
     return r;

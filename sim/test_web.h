@@ -5,8 +5,9 @@
 // server needs no state and the ground truth can be recomputed later:
 //   /             index page linking every page of the host (at most 10,000)
 //   /p/N          page N's HTML at the current version; ETag names the
-//                 version, Last-Modified its last change; If-None-Match with
-//                 the current ETag gives 304
+//                 version and, for pages whose class says last_modified,
+//                 Last-Modified its last change; If-None-Match with the
+//                 current ETag gives 304
 //   /robots.txt   allow all, and a Sitemap line
 //   /sitemap.xml  the host's pages with lastmod = their latest signal (true
 //                 signals after their delay, and false ones), if any

@@ -228,6 +228,17 @@ Result<WebSpec> LoadWebSpec(const std::string& path) {
   return ParseWebSpec(text, path);  // (refuses more than kMaxTomlBytes)
 }
 
+WebSpec PolledSignalsSpec(WebSpec spec, double poll_days) {
+  for (PageClass& c : spec.classes) {
+    if (c.delay_days.kind == Distribution::Kind::kConst &&
+        c.delay_days.a == 0) {
+      c.delay_days = {Distribution::Kind::kUniform, 0, poll_days};
+    }
+    c.signal_lastmod = true;
+  }
+  return spec;
+}
+
 WebModel WebModel::Build(const WebSpec& spec, uint64_t seed) {
   WebModel m;
   m.spec = spec;

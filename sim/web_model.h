@@ -64,6 +64,13 @@ struct WebSpec {
 Result<WebSpec> ParseWebSpec(std::string_view toml, std::string_view name);
 Result<WebSpec> LoadWebSpec(const std::string& path);
 
+// The web as a crawler that polls its sitemaps every `poll_days` sees it:
+// every class's signals claim their change time (sitemap lastmod) and, where
+// they had no delay, arrive U(0, poll_days) late (a delay already there is
+// kept: the polling adds to it, not modelled). Pages, changes and which
+// changes signal are those of `spec` for the same seed.
+WebSpec PolledSignalsSpec(WebSpec spec, double poll_days);
+
 // One page's true behaviour.
 struct SimPage {
   uint32_t host = 0;

@@ -20,8 +20,8 @@ namespace {
 
 constexpr double kStart = 1.7e9;  // wall time of virtual time 0
 
-WebModel SmallWeb() {
-  auto spec = ParseWebSpec(R"(
+WebModel SmallWeb(bool last_modified = true) {
+  auto spec = ParseWebSpec(std::string(R"(
 name = "small"
 hosts = 3
 pages_per_host = 20
@@ -29,6 +29,8 @@ pages_per_host = 20
 name = "news"
 share = 1.0
 static_words = 30
+last_modified = )") + (last_modified ? "true" : "false") +
+                               R"(
 [class.churn]
 words = 10
 rate = { dist = "uniform", min = 0.5, max = 2.0 }
@@ -85,6 +87,23 @@ TEST(TestWebTest, PagesFollowThePageProcessAndChangeOverTime) {
   // Rate >= 1.5/day over 30 days: it changed on most days.
   EXPECT_GT(changed, 15);
   EXPECT_LT(changed, 30);
+}
+
+// As in the simulator, only a class with last_modified = true has servers
+// that report the latest change; the others send no Last-Modified.
+TEST(TestWebTest, LastModifiedOnlyWhereTheClassServesIt) {
+  TestWebOptions o;
+  o.day_seconds = 10;
+  o.start_unix = kStart;
+  TestWeb with(SmallWeb(true), o), without(SmallWeb(false), o);
+  WebResponse a = with.Respond("h1.test", "/p/25", "", kStart + 100);
+  WebResponse b = without.Respond("h1.test", "/p/25", "", kStart + 100);
+  ASSERT_EQ(a.status, 200);
+  ASSERT_EQ(b.status, 200);
+  EXPECT_FALSE(Header(a, "Last-Modified").empty());
+  EXPECT_EQ(Header(b, "Last-Modified"), "");
+  EXPECT_EQ(a.body, b.body);
+  EXPECT_EQ(Header(a, "ETag"), Header(b, "ETag"));
 }
 
 TEST(TestWebTest, ConditionalGetAnswers304OnlyForTheCurrentEtag) {

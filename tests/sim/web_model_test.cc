@@ -118,5 +118,50 @@ TEST(WebModelTest, UnboundedDrawsAreClamped) {
   EXPECT_GT(at_the_cap, 10);
 }
 
+// The web as daily sitemap polling shows it: the same pages, changes and
+// signal emissions, every signal claiming its change time and, where it had
+// no delay, U(0, poll) days late; a delay already there is kept.
+TEST(WebModelTest, PolledSignalsKeepThePagesAndDelayEachSignal) {
+  auto spec = ParseWebSpec(
+      Web("share = 0.5\n[class.churn]\nwords = 10\nrate = 2\n"
+          "[class.signals]\n"
+          "recall = 0.5\nfalse_rate = 0.2\n") +
+          "[[class]]\nname = \"late\"\nshare = 0.5\n[class.churn]\n"
+          "words = 10\nrate = 1\n"
+          "[class.signals]\nrecall = 1\ndelay_days = 3\n",
+      "polled");
+  ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+  WebModel plain = WebModel::Build(spec.value(), 9);
+  WebModel polled = WebModel::Build(PolledSignalsSpec(spec.value(), 1), 9);
+  ASSERT_EQ(plain.pages.size(), polled.pages.size());
+  int late = 0;
+  for (uint32_t p = 0; p < plain.pages.size(); ++p) {
+    const SimPage& a = plain.pages[p];
+    const SimPage& b = polled.pages[p];
+    EXPECT_EQ(a.cls, b.cls);
+    EXPECT_EQ(a.importance, b.importance);
+    EXPECT_EQ(a.churn_rate, b.churn_rate);
+    EXPECT_EQ(a.recall, b.recall);
+    EXPECT_EQ(a.false_rate, b.false_rate);
+    EXPECT_FALSE(a.signal_lastmod);
+    EXPECT_TRUE(b.signal_lastmod);
+    EXPECT_EQ(VersionAt(plain, p, 30 * kDay), VersionAt(polled, p, 30 * kDay));
+    for (uint64_t i = 0; i < 20; ++i) {
+      SignalDraw x = TrueSignal(plain, p, kChurn, i);
+      SignalDraw y = TrueSignal(polled, p, kChurn, i);
+      EXPECT_EQ(x.emitted, y.emitted);
+      if (a.cls == 1) {  // delayed already: kept
+        EXPECT_EQ(y.delay, 3 * kDay);
+        ++late;
+      } else {
+        EXPECT_EQ(x.delay, 0);
+        EXPECT_GE(y.delay, 0);
+        EXPECT_LT(y.delay, kDay);
+      }
+    }
+  }
+  EXPECT_GT(late, 0);
+}
+
 }  // namespace
 }  // namespace freshd::sim

@@ -1,0 +1,87 @@
+// RunOnLiveWeb: the real daemon loop (CrawlLoop: fetcher, parser,
+// scheduler, LevelDB store in a temporary directory) crawling a simulated
+// web served over HTTP on 127.0.0.1 (sim::TestWebServer) in compressed
+// time, measured against the web's ground truth (daemon/truth_meter.h). It
+// is what `freshd demo` runs, and how the end-to-end harness (bench/e2e,
+// tests/daemon/live_web_test.cc) compares what the daemon achieves with
+// what `freshd sim` predicts for the same web, policy and budget.
+//
+// The daemon is configured as the simulator's scheduler is, with its times
+// scaled by day_seconds / 86400: the same budget per virtual day, minimum
+// interval (60 virtual s), prior change interval (1 day), max_interval
+// floor (90 days), per-host delay (the web's largest crawl delay); sitemaps
+// (the signals) are polled once a virtual day. Blocks for days * day_seconds
+// wall seconds, running its own io_context.
+
+#ifndef FRESHD_DAEMON_LIVE_WEB_H_
+#define FRESHD_DAEMON_LIVE_WEB_H_
+
+#include <cstdint>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "conf/status.h"
+#include "daemon/crawl_loop.h"
+#include "sim/test_web.h"
+#include "sim/web_model.h"
+
+namespace freshd::daemon {
+
+// What a report callback sees, on the loop's thread.
+struct LiveWebProgress {
+  double unix_time = 0;       // the instant reported
+  double wall_s = 0;          // since the crawl started
+  double virtual_days = 0;    // the web's clock
+  double true_freshness = 0;  // at this instant (daemon/truth_meter.h)
+  double true_staleness = 0;  // fragment staleness, at this instant
+  uint64_t testweb_requests = 0;
+  bool final = false;  // the last report, at the end
+  const CrawlLoop* loop = nullptr;
+  const sim::TestWeb* web = nullptr;
+};
+
+// Where the run listens, told once before the crawl starts.
+struct LiveWebStart {
+  uint16_t web_port = 0;     // the test web, http://h<N>.test:PORT/
+  uint16_t status_port = 0;  // the status endpoint; 0 when not served
+};
+
+struct LiveWebOptions {
+  std::string policy = "ncis";
+  double rate_per_day = 100;  // budget, pages per virtual day
+  double burst = 5;           // token bucket depth, pages
+  double days = 60;           // virtual days to crawl
+  double warmup_days = 0;     // the average covers [warmup_days, days]
+  double day_seconds = 1;     // wall seconds per virtual day, >= 1
+  // true: every page of the web is a seed, weighted by its importance (an
+  // operator's seed list with weights), so the daemon knows what the
+  // simulator's scheduler knows; false: each host's root page, weight 1, and
+  // the rest is discovered through links and sitemaps.
+  bool seed_pages = true;
+  bool serve_status = false;     // the status endpoint on 127.0.0.1:ephemeral
+  double sample_days = 0.01;     // ground-truth sampling period
+  double report_every_days = 0;  // 0: only the final report
+  std::function<void(const LiveWebProgress&)> on_report;  // may be empty
+  std::function<void(const LiveWebStart&)> on_start;      // may be empty
+};
+
+struct LiveWebResult {
+  double true_freshness = 0;      // time average over [warmup_days, days]
+  double fragment_staleness = 0;  // likewise (daemon/truth_meter.h)
+  double measured_days = 0;       // virtual days that average covers
+  uint64_t fetches = 0;           // pages fetched within that window
+  double fetches_per_day = 0;
+  uint64_t testweb_requests = 0;  // every request the web answered
+  nlohmann::json status;          // the loop's final /status
+};
+
+// InvalidArgument for bad options (non-positive budget or days, warm-up not
+// below days, day_seconds < 1: the config's smallest robots_cache and prior
+// change interval are 1 s); the loop's or the server's errors otherwise.
+Result<LiveWebResult> RunOnLiveWeb(const sim::WebModel& model,
+                                   const LiveWebOptions& options);
+
+}  // namespace freshd::daemon
+
+#endif  // FRESHD_DAEMON_LIVE_WEB_H_
