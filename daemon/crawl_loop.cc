@@ -121,6 +121,7 @@ Status CrawlLoop::Init() {
   for (sched::PageId id = 0; id < urls_.size(); ++id) {
     ++host_pages_[sched_->page(id).host];
     AddScope(urls_.url(id));
+    if (sched_->page(id).fetched()) NoteOrigin(id);
   }
   last_signal_lastmod_ = std::move(recovery_.signal_lastmods);
   last_signal_lastmod_.resize(urls_.size(), 0);
@@ -308,6 +309,7 @@ void CrawlLoop::Tick() {
     if (!page) break;
     Dispatch(*page, now);
   }
+  if (now >= next_robots_refresh_) RefreshRobots(now);
   if (now - last_fetch_state_save_ >= kFetchStateSaveS &&
       !SaveFetchState().ok()) {
     ++store_errors_;
@@ -318,7 +320,25 @@ void CrawlLoop::Tick() {
   ScheduleTick(std::clamp(sched_->NextTokenTime(now) - now, 0.01, 0.25));
 }
 
+void CrawlLoop::RefreshRobots(double now) {
+  for (const std::string& origin : host_origins_) {
+    if (!origin.empty()) crawler_->RefreshRobots(origin);
+  }
+  const double period = std::clamp(config_.politeness.robots_cache_s / 4,
+                                   kMinRobotsRefreshS, kMaxRobotsRefreshS);
+  next_robots_refresh_ = now + period;
+}
+
+void CrawlLoop::NoteOrigin(sched::PageId page) {
+  const sched::HostId host = sched_->page(page).host;
+  if (host_origins_.size() <= host) host_origins_.resize(host + 1);
+  if (host_origins_[host].empty()) {
+    host_origins_[host] = parse::UrlOrigin(urls_.url(page));
+  }
+}
+
 void CrawlLoop::Dispatch(sched::PageId page, double now) {
+  NoteOrigin(page);
   const std::string& url = urls_.url(page);
   InFlight& f = in_flight_[page];
   f.started_unix = now;

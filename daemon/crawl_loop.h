@@ -8,9 +8,10 @@
 // On start the scheduler is rebuilt from the store (daemon/recovery.h).
 //
 // Time: the scheduler and the store get Unix seconds; the Crawler its own
-// steady clock. Sitemaps are fetched when robots.txt is (each robots cache
-// period, [politeness] robots_cache), outside the token budget: at most
-// kMaxSitemapsPerOrigin per origin and round.
+// steady clock. Sitemaps are fetched when robots.txt is, outside the token
+// budget: at most kMaxSitemapsPerOrigin per origin and round. robots.txt is
+// re-read once its cached copy expires ([politeness] robots_cache) on every
+// host the loop has crawled, whether or not it is crawling it now.
 // Not thread-safe: everything runs on the io_context's one thread, including
 // the status endpoint's calls (so they need no locks), except HTML parsing:
 // a fetched HTML body is extracted and fingerprinted on a small worker pool
@@ -51,6 +52,10 @@ namespace freshd::daemon {
 
 inline constexpr int kMaxSitemapsPerOrigin = 20;
 inline constexpr double kFetchStateSaveS = 60;
+// How often every contacted host's robots.txt (and so its sitemaps) is
+// checked for expiry: a quarter of [politeness] robots_cache, within these.
+inline constexpr double kMinRobotsRefreshS = 0.25;
+inline constexpr double kMaxRobotsRefreshS = 3600;
 
 class CrawlLoop {
  public:
@@ -120,6 +125,14 @@ class CrawlLoop {
   void ScheduleTick(double delay_s);
   void Tick();
   void Dispatch(sched::PageId page, double now);
+  // Has the crawler re-read the robots.txt (and sitemaps) of every host the
+  // loop has handed a URL to whose cached copy expired: so sitemap signals
+  // arrive each robots cache period even on hosts the scheduler leaves
+  // alone (without them, nothing would raise those pages' values).
+  void RefreshRobots(double now);
+  // Remembers the origin of `page`'s host (the first URL dispatched to it,
+  // or a recovered fetched page): RefreshRobots covers it from then on.
+  void NoteOrigin(sched::PageId page);
   void OnFetched(sched::PageId page, fetch::FetchResult result);
   // The rest of OnFetched on the io thread; `parsed`: the body's
   // fingerprint when it was HTML (computed on the parse pool).
@@ -172,6 +185,8 @@ class CrawlLoop {
   std::vector<uint32_t> host_pages_;           // pages per HostId
   std::vector<std::string> host_fetch_state_;  // per HostId, as stored
   double last_fetch_state_save_ = 0;
+  double next_robots_refresh_ = 0;           // Unix seconds
+  std::vector<std::string> host_origins_;    // by host id; "": none yet
   std::vector<double> last_signal_lastmod_;  // per page, 0: none
   std::set<std::string> scope_hosts_;        // [crawler] scope seed-hosts
   std::set<std::string> scope_domains_;      // ... seed-domains (eTLD+1)

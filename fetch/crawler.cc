@@ -40,6 +40,7 @@ class Crawler::Impl {
   }
 
   void Fetch(CrawlRequest request, Callback done);
+  void RefreshRobots(const std::string& origin);
   double Now() const {
     return std::chrono::duration<double>(
                std::chrono::steady_clock::now().time_since_epoch())
@@ -75,6 +76,8 @@ class Crawler::Impl {
   };
 
   void Step(const JobPtr& job);
+  // Queues a fetch of origin's robots.txt, ahead of the host's other jobs.
+  void FetchRobots(const std::string& origin);
   void Enqueue(const JobPtr& job, bool front);
   void Pump(const std::string& host);
   void Start(const JobPtr& job);
@@ -143,7 +146,10 @@ void Crawler::Impl::Step(const JobPtr& job) {
   }
   auto [it, first] = robots_waiters_.try_emplace(origin);
   it->second.push_back(job);
-  if (!first) return;  // robots.txt already on its way
+  if (first) FetchRobots(origin);  // else robots.txt is already on its way
+}
+
+void Crawler::Impl::FetchRobots(const std::string& origin) {
   auto robots = std::make_shared<Job>();
   robots->is_robots = true;
   robots->robots_origin = origin;
@@ -151,6 +157,15 @@ void Crawler::Impl::Step(const JobPtr& job) {
   robots->visited.insert(robots->current);
   robots->start = Now();
   Enqueue(robots, true);
+}
+
+void Crawler::Impl::RefreshRobots(const std::string& origin) {
+  if (!options_.obey_robots ||
+      robots_.Check(origin, "/", Now()) != RobotsCache::Verdict::kFetchRobots) {
+    return;  // its copy is still fresh (or robots are not obeyed)
+  }
+  if (!robots_waiters_.try_emplace(origin).second) return;  // on its way
+  FetchRobots(origin);
 }
 
 void Crawler::Impl::Enqueue(const JobPtr& job, bool front) {
@@ -370,6 +385,10 @@ Result<std::unique_ptr<Crawler>> Crawler::Create(asio::io_context& io,
 
 void Crawler::Fetch(CrawlRequest request, Callback done) {
   impl_->Fetch(std::move(request), std::move(done));
+}
+
+void Crawler::RefreshRobots(const std::string& origin) {
+  impl_->RefreshRobots(origin);
 }
 
 void Crawler::set_sitemap_handler(SitemapHandler handler) {

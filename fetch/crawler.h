@@ -77,6 +77,14 @@ class Crawler {
   // redirects, redirects = hops followed, total_elapsed_s including waits.
   void Fetch(CrawlRequest request, Callback done);
 
+  // Fetches `origin`'s robots.txt (parse::UrlOrigin form) now, through the
+  // gate and ahead of the host's queued URLs, if its cached copy has expired
+  // (or was never fetched, or was dropped) and no fetch of it is on its
+  // way; its sitemaps are then reported as after any robots.txt fetch. So a
+  // caller can have sitemaps read every robots cache period on hosts it
+  // hands no URL to. No-op when robots are not obeyed.
+  void RefreshRobots(const std::string& origin);
+
   void set_sitemap_handler(SitemapHandler handler);
 
   const PolitenessGate& gate() const;

@@ -21,10 +21,12 @@
 #include <future>
 #include <thread>
 
+#include "daemon/clock.h"
 #include "daemon/http_server.h"
 #include "daemon/seeds.h"
 #include "daemon/status_routes.h"
 #include "parse/url.h"
+#include "parse/w3c_datetime.h"
 #include "sim/test_web.h"
 #include "sim/test_web_server.h"
 
@@ -398,37 +400,51 @@ TEST_F(CrawlLoopTest, RestartRebuildsEveryPageFromTheStore) {
             hinted_signals + 1);
 }
 
+// A one-page site on loopback, http://s.test:PORT/ (resolved through
+// [fetch] resolve): robots.txt names its sitemap, which dates the page by
+// `lastmod()` (a W3C datetime). Returns the root URL; the server lives in
+// `*site`.
+std::string OnePageSite(asio::io_context& io, Config* config,
+                        std::function<std::string()> lastmod,
+                        std::unique_ptr<HttpServer>* site) {
+  auto root = std::make_shared<std::string>();
+  auto listening = HttpServer::Listen(
+      io, "127.0.0.1:0", [root, lastmod](const HttpRequest& r) {
+        if (r.target == "/robots.txt") {
+          return HttpReply{
+              200, "text/plain",
+              "User-agent: *\nAllow: /\nSitemap: " + *root + "sitemap.xml\n"};
+        }
+        if (r.target == "/sitemap.xml") {
+          return HttpReply{
+              200, "application/xml",
+              "<urlset xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">"
+              "<url><loc>" +
+                  *root + "</loc><lastmod>" + lastmod() +
+                  "</lastmod></url></urlset>"};
+        }
+        return HttpReply{200, "text/html", "<html><body>still</body></html>"};
+      });
+  if (!listening.ok()) return "";
+  *site = std::move(listening).value();
+  *root = "http://s.test:" + std::to_string((*site)->port()) + "/";
+  config->fetch.resolve["s.test"] = "127.0.0.1";
+  return *root;
+}
+
 // A sitemap lastmod not after the page's last fetch is a stale signal:
 // dropped (no signal taken) and counted once in signals_stale_total, like a
 // stale POST /signal hint. The site here is a loopback HttpServer whose sitemap
 // dates its only page to 2000; nothing posts hints.
 TEST_F(CrawlLoopTest, StaleSitemapLastmodIsCountedNotTaken) {
   asio::io_context io;
-  uint16_t port = 0;
-  auto site = HttpServer::Listen(io, "127.0.0.1:0", [&](const HttpRequest& r) {
-    const std::string root = "http://s.test:" + std::to_string(port) + "/";
-    if (r.target == "/robots.txt") {
-      return HttpReply{
-          200, "text/plain",
-          "User-agent: *\nAllow: /\nSitemap: " + root + "sitemap.xml\n"};
-    }
-    if (r.target == "/sitemap.xml") {
-      return HttpReply{
-          200, "application/xml",
-          "<urlset xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">"
-          "<url><loc>" +
-              root + "</loc><lastmod>2000-01-01</lastmod></url></urlset>"};
-    }
-    return HttpReply{200, "text/html", "<html><body>still</body></html>"};
-  });
-  ASSERT_TRUE(site.ok()) << site.status().ToString();
-  port = site.value()->port();
-  config_.fetch.resolve["s.test"] = "127.0.0.1";
+  std::unique_ptr<HttpServer> site;
+  const std::string root = OnePageSite(
+      io, &config_, [] { return std::string("2000-01-01"); }, &site);
+  ASSERT_FALSE(root.empty());
   auto loop = CrawlLoop::Create(io, config_);
   ASSERT_TRUE(loop.ok()) << loop.status().ToString();
-  ASSERT_TRUE(loop.value()
-                  ->AddSeed("http://s.test:" + std::to_string(port) + "/", 1)
-                  .ok());
+  ASSERT_TRUE(loop.value()->AddSeed(root, 1).ok());
   // The sitemap comes with robots.txt (again each robots_cache_s = 1 s);
   // its lastmod counts once the page has been fetched, and only once
   // however often the sitemap is read again.
@@ -440,6 +456,33 @@ TEST_F(CrawlLoopTest, StaleSitemapLastmodIsCountedNotTaken) {
   EXPECT_GE(s["sitemaps_fetched_total"].get<int>(), 3) << s.dump();
   EXPECT_EQ(s["signals_stale_total"].get<int>(), 1) << s.dump();
   EXPECT_EQ(s["signals_total"], 0) << s.dump();
+}
+
+// A host the scheduler leaves alone still has its robots.txt and sitemaps
+// re-read each robots cache period (1 s here), so its lastmod signals keep
+// arriving: the site's only page is fetched once (min_interval 1 h), while
+// its sitemap, dating the page to "now", is read again and again.
+TEST_F(CrawlLoopTest, SitemapsAreReadOnHostsNotBeingCrawled) {
+  asio::io_context io;
+  std::unique_ptr<HttpServer> site;
+  const std::string root = OnePageSite(
+      io, &config_,
+      [] { return parse::FormatIso8601Utc(static_cast<int64_t>(UnixNow())); },
+      &site);
+  ASSERT_FALSE(root.empty());
+  config_.sched.min_interval_s = 3600;
+  config_.sched.max_interval_s = 7200;
+  auto loop = CrawlLoop::Create(io, config_);
+  ASSERT_TRUE(loop.ok()) << loop.status().ToString();
+  ASSERT_TRUE(loop.value()->AddSeed(root, 1).ok());
+  RunUntil(io, *loop.value(), 0, 10, [&] {
+    return loop.value()->StatusJson()["sitemaps_fetched_total"] >= 4;
+  });
+  nlohmann::json s = loop.value()->StatusJson();
+  EXPECT_EQ(s["pages_fetched_total"], 1) << s.dump();
+  EXPECT_GE(s["sitemaps_fetched_total"].get<int>(), 4) << s.dump();
+  EXPECT_GE(s["signals_total"].get<int>(), 2) << s.dump();
+  EXPECT_TRUE(s["errors"].empty()) << s.dump();
 }
 
 // AddSeed on a known URL raises its importance and writes the page record

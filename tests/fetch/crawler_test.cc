@@ -11,7 +11,9 @@
 #include <boost/asio/io_context.hpp>
 #include <chrono>
 #include <map>
+#include <thread>
 
+#include "parse/url.h"
 #include "tests/fetch/fetch_helpers.h"
 #include "tests/fetch/test_server.h"
 
@@ -87,6 +89,47 @@ TEST(CrawlerTest, Rfc9309_RobotsTxtIsFetchedFirstAndCached) {
   EXPECT_EQ(res[server.Url("/private/x")].outcome, OutcomeClass::kRobotsDenied);
   ASSERT_EQ(sitemaps.size(), 1u);
   EXPECT_EQ(sitemaps[0], server.Url("/sitemap.xml"));
+}
+
+// RefreshRobots re-reads robots.txt (and reports its sitemaps again) once
+// the cached copy has expired, with no URL handed in; not while it is
+// fresh, and once however often it is asked while that fetch is on its way.
+TEST(CrawlerTest, RefreshRobotsRereadsAnExpiredCopyOnce) {
+  TestServer server([](const ServerRequest& req) {
+    if (req.target == "/robots.txt") {
+      return RobotsReply("User-agent: *\nAllow: /\nSitemap: /sitemap.xml\n");
+    }
+    return Reply::Html("page " + req.target);
+  });
+  CrawlerOptions o = Opts();
+  o.politeness.robots_cache_s = 0.3;
+  boost::asio::io_context io;
+  auto crawler = Crawler::Create(io, o);
+  ASSERT_TRUE(crawler.ok()) << crawler.status().ToString();
+  int reports = 0;
+  (*crawler)->set_sitemap_handler(
+      [&](const std::string&, const std::vector<std::string>&) { ++reports; });
+  CrawlRequest req;
+  req.url = server.Url("/a");
+  FetchResult first;
+  (*crawler)->Fetch(req, [&](FetchResult r) { first = std::move(r); });
+  io.run();
+  ASSERT_EQ(first.outcome, OutcomeClass::kOk);
+  ASSERT_EQ(server.CountTarget("/robots.txt"), 1u);
+  const std::string origin = parse::UrlOrigin(server.Url("/a"));
+
+  (*crawler)->RefreshRobots(origin);  // fresh: nothing to do
+  io.restart();
+  io.run();
+  EXPECT_EQ(server.CountTarget("/robots.txt"), 1u);
+
+  std::this_thread::sleep_for(std::chrono::milliseconds(350));  // expired
+  for (int i = 0; i < 3; ++i) (*crawler)->RefreshRobots(origin);
+  io.restart();
+  io.run();
+  EXPECT_EQ(server.CountTarget("/robots.txt"), 2u);
+  EXPECT_EQ(server.CountTarget("/a"), 1u);  // no page fetched with it
+  EXPECT_EQ(reports, 2);
 }
 
 TEST(CrawlerTest, Rfc9309_ProductTokenGroupWins) {
