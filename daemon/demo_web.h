@@ -5,9 +5,9 @@
 // the hosts' root pages (daemon/live_web.h: a temporary LevelDB store,
 // private networks allowed for loopback only through [fetch] resolve) with
 // the status endpoint on an ephemeral loopback port, and prints a JSON line
-// every few seconds: what the daemon
-// reports (pages, fetches, estimated freshness) and the true freshness of
-// its copy computed from the web's ground truth. Exit 0 after --seconds.
+// every few seconds: what the daemon reports (pages, fetches, estimated
+// freshness) and the true freshness of its copy computed from the web's
+// ground truth. Exit 0 after --seconds.
 
 #ifndef FRESHD_DAEMON_DEMO_WEB_H_
 #define FRESHD_DAEMON_DEMO_WEB_H_
