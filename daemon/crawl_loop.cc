@@ -625,16 +625,14 @@ void CrawlLoop::CountOutcome(std::string_view name) {
 }
 
 double CrawlLoop::EstimatedFreshness(double now) const {
-  // Σ μ·P(fresh) / Σ μ with P(fresh) = e^{-Δ̂τ} under the estimated rate;
+  // Σ μ·P(fresh) / Σ μ, P(fresh) from the estimated change rate and the
+  // signals since the last fetch (sched::Scheduler::FreshProbability);
   // never-fetched pages count as stale.
   double weight = 0, fresh = 0;
   for (sched::PageId id = 0; id < sched_->size(); ++id) {
-    const sched::PageState& s = sched_->page(id);
-    weight += s.importance;
-    if (!s.fetched()) continue;
-    double delta = sched_->Params(id).delta;
-    double tau = std::max(0.0, now - s.last_fetch);
-    fresh += s.importance * std::exp(-std::max(0.0, delta) * tau);
+    const double mu = sched_->page(id).importance;
+    weight += mu;
+    fresh += mu * sched_->FreshProbability(id, now);
   }
   return weight > 0 ? fresh / weight : 0;
 }

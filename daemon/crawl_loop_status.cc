@@ -158,6 +158,7 @@ Result<nlohmann::json> CrawlLoop::PageJson(std::string_view raw_url) const {
            ? nlohmann::json(p.alpha * p.delta / (p.alpha * p.delta + p.nu))
            : nullptr},
       {"signals_since_fetch", s.signals},
+      {"fresh_probability", sched_->FreshProbability(id, now)},
       {"value", value},
       {"in_flight", s.in_flight()},
       {"next_expected_fetch_unix", next},

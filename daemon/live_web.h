@@ -74,6 +74,11 @@ struct LiveWebResult {
   double fetches_per_day = 0;
   uint64_t testweb_requests = 0;  // every request the web answered
   nlohmann::json status;          // the loop's final /status
+  // The daemon's own estimate of true_freshness over the same pages
+  // (TruthMeter::EstimatedFreshness: /status's estimated_freshness without
+  // the URLs that are not web pages), time-averaged over the same window
+  // at the same instants.
+  double estimated_freshness = 0;
 };
 
 // InvalidArgument for bad options (non-positive budget or days, warm-up not

@@ -85,6 +85,30 @@ Truth TruthMeter::Measure(const CrawlLoop& loop, double unix_now) {
                sum.staleness / total_importance_};
 }
 
+double TruthMeter::EstimatedFreshness(const CrawlLoop& loop, double unix_now) {
+  // The newest copy per web page, as Measure() takes it.
+  std::fill(fetched_at_.begin(), fetched_at_.end(), -1.0);
+  std::vector<double> fresh(fetched_at_.size(), 0);
+  const sched::Scheduler& scheduler = loop.scheduler();
+  for (size_t id = 0; id < loop.urls().size(); ++id) {
+    int64_t page = PageOf(loop, id);
+    const auto pid = static_cast<sched::PageId>(id);
+    const sched::PageState& s = scheduler.page(pid);
+    if (page < 0 || !s.fetched()) continue;
+    const auto p = static_cast<size_t>(page);
+    if (s.last_fetch > fetched_at_[p]) {
+      fetched_at_[p] = s.last_fetch;
+      fresh[p] = scheduler.FreshProbability(pid, unix_now);
+    }
+  }
+  const sim::WebModel& model = web_.model();
+  double sum = 0;
+  for (uint32_t p = 0; p < model.pages.size(); ++p) {
+    sum += model.pages[p].importance * fresh[p];
+  }
+  return total_importance_ > 0 ? sum / total_importance_ : 0;
+}
+
 Truth TruthMeter::Sample(const CrawlLoop& loop, double unix_now) {
   Truth t = Measure(loop, unix_now);
   if (last_sample_ >= 0 && unix_now > last_sample_) {

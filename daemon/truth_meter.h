@@ -36,6 +36,13 @@ class TruthMeter {
   // The truth of `loop`'s copy at `unix_now`.
   Truth Measure(const CrawlLoop& loop, double unix_now);
 
+  // The loop's own belief about the same quantity: the scheduler's
+  // P(fresh) at `unix_now` (sched::Scheduler::FreshProbability) of each web
+  // page's copy, weighted as Measure() weighs the truth (never fetched: 0).
+  // It differs from the loop's /status estimated_freshness only in the
+  // pages counted: that one also counts URLs that are not web pages.
+  double EstimatedFreshness(const CrawlLoop& loop, double unix_now);
+
   // Measure(), also added to the running integrals as the value over the
   // time since the previous sample (the first sample only starts them).
   // Sample often compared with the pages' change and fetch intervals.

@@ -181,6 +181,15 @@ double NcisValue(const PageParams& p, double tau, int n_signals,
   return ValueAtTheta(p, theta, max_terms);
 }
 
+double FreshProbability(const PageParams& p, double tau, int n_signals) {
+  if (Invalid(p) || !(tau >= 0) || n_signals < 0) return kNaN;
+  if (p.delta == 0) return 1;
+  double fresh = std::exp(-(1 - p.alpha) * p.delta * tau);
+  const double sigma = p.alpha * p.delta + p.nu;
+  if (n_signals > 0 && sigma > 0) fresh *= std::pow(p.nu / sigma, n_signals);
+  return fresh;
+}
+
 double CisValue(const PageParams& p, double tau, int n_signals) {
   if (Invalid(p) || !(tau >= 0) || n_signals < 0) return kNaN;
   if (p.delta == 0 || p.mu == 0) return 0;

@@ -39,6 +39,13 @@ double AgeValue(double delta, double mu, double tau);
 // α == 0.
 double SignalTimeEquivalent(const PageParams& p);
 
+// P(fresh | τ, n) = e^{−κτ}·q^n, κ = (1−α)Δ, q = ν/(αΔ+ν) (MATH.md Paper 2
+// (a)): the probability that a page copied τ ago, with n signals received
+// since, has not changed. α = 0 gives GREEDY's e^{−Δτ} (signals carry no
+// information); ν = 0 with n ≥ 1 gives 0 (a signal proves a change); Δ = 0
+// gives 1. When σ = αΔ + ν = 0 the model emits no signals, so n is ignored.
+double FreshProbability(const PageParams& p, double tau, int n_signals);
+
 // Expected cycle length L(θ) and expected fresh time per cycle G(θ) of the
 // threshold policy with threshold θ on effective time (MATH.md Paper 2 (c)).
 // max_terms > 0 keeps only the terms j < max_terms (APPROX-m); 0 = exact

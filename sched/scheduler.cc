@@ -149,6 +149,18 @@ PageParams Scheduler::Params(PageId page) const {
   return PageParams{s.rate, s.importance, s.alpha, s.nu};
 }
 
+double Scheduler::FreshProbability(PageId page, double now) const {
+  const PageState& s = pages_[page];
+  if (!s.fetched()) return 0;
+  PageParams params = Params(page);
+  if (!options_.oracle && !policy_->uses_signals()) {
+    params.alpha = params.nu = 0;  // never estimated: signals ignored
+  }
+  const double p = sched::FreshProbability(
+      params, std::max(0.0, now - s.last_fetch), s.signals);
+  return std::isfinite(p) ? std::clamp(p, 0.0, 1.0) : 0;
+}
+
 const DivergenceModel* Scheduler::Model(PageId page) const {
   if (!policy_->uses_profiles()) return nullptr;
   if (options_.oracle) return &truth_models_[page];

@@ -127,6 +127,11 @@ class Scheduler {
 
   // The model the value function reads (truth or estimate).
   PageParams Params(PageId page) const;
+  // P(the page's copy is fresh at `now`) under Params(page), given the
+  // signals received since its last fetch (sched/crawl_value.h
+  // FreshProbability; signals count only for policies that estimate their
+  // quality, or in oracle mode); 0 before its first fetch.
+  double FreshProbability(PageId page, double now) const;
   // Base times of the page's change profiles, oldest first (longevity).
   std::vector<double> ProfileBaseTimes(PageId page) const;
   // The page's divergence curve (true in oracle mode, else fitted; "never

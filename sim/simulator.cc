@@ -25,6 +25,7 @@ enum EventKind : uint8_t {
   kFalseSignal = 3,
   kRateChange = 4,
   kSnapshot = 5,
+  kEstimate = 6,  // sample the scheduler's estimated freshness
 };
 
 struct Event {
@@ -67,6 +68,8 @@ class Run {
   }
   void OnChange(uint32_t p, Region r, double now);
   void Crawl(uint32_t p, double now);
+  // Adds the μ-weighted mean of the scheduler's P(fresh) at `now`.
+  void SampleEstimate(double now);
 
   const WebModel& m_;
   const SimOptions& o_;
@@ -82,6 +85,8 @@ class Run {
   std::vector<double> snapshots_;
   std::vector<uint64_t> snapshot_crawls_;
   double weight_ = 0;
+  double estimate_sum_ = 0;  // Σ over SampleEstimate calls
+  int estimate_count_ = 0;
 };
 
 void Run::Integrate(uint32_t p, double now) {
@@ -158,6 +163,19 @@ void Run::Crawl(uint32_t p, double now) {
   }
 }
 
+void Run::SampleEstimate(double now) {
+  double fresh = 0, weight = 0;
+  for (uint32_t p = 0; p < m_.pages.size(); ++p) {
+    const double mu = m_.pages[p].importance;
+    weight += mu;
+    fresh += mu * sched_.FreshProbability(p, now);
+  }
+  if (weight > 0) {
+    estimate_sum_ += fresh / weight;
+    ++estimate_count_;
+  }
+}
+
 Result<SimResult> Run::Go() {
   std::clock_t cpu0 = std::clock();
   size_t n = m_.pages.size();
@@ -230,6 +248,10 @@ Result<SimResult> Run::Go() {
         {std::min(snap_times[i], end_), static_cast<uint32_t>(i), kSnapshot});
   }
 
+  const int samples = std::max(0, o_.estimate_samples);
+  for (int i = 0; i < samples && end_ > warm_; ++i) {
+    Push(warm_ + (i + 0.5) * (end_ - warm_) / samples, 0, kEstimate);
+  }
   double now = 0, wake = 0;
   uint64_t selections = 0, evaluations = 0;
   while (true) {
@@ -263,6 +285,9 @@ Result<SimResult> Run::Go() {
         }
         case kRateChange:
           sched_.SetRate(o_.rate_changes[e.index].rate_per_day / kDay, now);
+          break;
+        case kEstimate:
+          SampleEstimate(now);
           break;
         case kSnapshot:
           for (uint32_t p = 0; p < n; ++p) Integrate(p, now);
@@ -309,6 +334,9 @@ Result<SimResult> Run::Go() {
     double crawls =
         static_cast<double>(snapshot_crawls_[i + 1] - snapshot_crawls_[i]);
     r_.window_crawls_per_day.push_back(len > 0 ? crawls * kDay / len : 0);
+  }
+  if (estimate_count_ > 0) {
+    r_.estimated_freshness = estimate_sum_ / estimate_count_;
   }
   r_.mean_evaluations =
       selections > 0 ? static_cast<double>(evaluations) / selections : 0;
@@ -516,6 +544,9 @@ std::string SimResultToJson(const WebModel& model, const SimOptions& options,
     j["staleness_at_freshness_optimum"] = r.staleness_at_freshness_optimum;
     j["freshness_rate_for_staleness_optimum"] =
         r.freshness_rate_for_staleness_optimum;
+  }
+  if (r.estimated_freshness >= 0) {
+    j["estimated_freshness"] = r.estimated_freshness;
   }
   if (!options.rate_changes.empty()) {
     j["segment_freshness"] = r.window_freshness;  // 2nd half of each segment

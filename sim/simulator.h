@@ -47,6 +47,10 @@ struct SimOptions {
   double min_interval_s = 60;
   double new_page_value = 1e300;  // never-fetched pages first (none here)
   int history = 4;
+  // Instants, evenly spread over the measured window, at which the
+  // scheduler's own estimate of its copy's freshness (what the daemon's
+  // /status reports) is sampled for SimResult::estimated_freshness; 0: none.
+  int estimate_samples = 100;
   // Signals with no claimed change time received within this long after a
   // page's fetch are dropped (sched::SchedulerOptions::signal_window); days.
   double signal_window_days = 0;
@@ -102,6 +106,11 @@ struct SimResult {
   // standard deviation. scatter -1: not measured (oracle, < 3 pages).
   double rate_log_slope = 0;
   double rate_log_scatter = -1;
+  // The μ-weighted mean over pages of the scheduler's P(fresh)
+  // (sched::Scheduler::FreshProbability), averaged over the samples of
+  // SimOptions::estimate_samples: the daemon's `estimated_freshness`, to
+  // set against `total.fresh`. -1: not sampled.
+  double estimated_freshness = -1;
   double cpu_seconds = 0;
 };
 

@@ -452,6 +452,7 @@ void RunSimBench(const Flags& flags, const sim::WebSpec& base) {
       o.oracle = mode == "oracle";
       o.rate_per_day = 0.25 * static_cast<double>(web.pages.size());
       o.days = flags.sim_days;
+      o.estimate_samples = 0;  // the simulation alone
       std::vector<double> rate, cpu;
       sim::SimResult last;
       for (int run = 0; run < flags.runs; ++run) {

@@ -544,6 +544,48 @@ TEST_F(CrawlLoopTest, RaisedSeedImportanceSurvivesARestart) {
   EXPECT_EQ(importance(*loop.value(), unfetched), 3);
 }
 
+// /status's estimated_freshness counts the signals each page received
+// since its fetch (sched::Scheduler::FreshProbability), for a policy that
+// models them: the one page, fetched once (min_interval 1 h) seconds ago
+// with a prior change interval of a day, is believed fresh until a hint
+// comes. Nothing has shown a false signal yet (ν̂ = 0), so the hint means a
+// change. `freshness`, which does not model signals, keeps e^{−Δ̂τ}. GET
+// /page shows the page's own P(fresh).
+TEST_F(CrawlLoopTest, HintsLowerTheEstimatedFreshness) {
+  config_.sched.min_interval_s = 3600;
+  config_.sched.max_interval_s = 7200;
+  for (const char* policy : {"ncis", "freshness"}) {
+    SCOPED_TRACE(policy);
+    config_.sched.policy = policy;
+    std::filesystem::remove_all(config_.store.path);
+    asio::io_context io;
+    std::unique_ptr<HttpServer> site;
+    const std::string root = OnePageSite(
+        io, &config_, [] { return std::string("2000-01-01"); }, &site);
+    ASSERT_FALSE(root.empty());
+    auto loop = CrawlLoop::Create(io, config_);
+    ASSERT_TRUE(loop.ok()) << loop.status().ToString();
+    CrawlLoop& c = *loop.value();
+    ASSERT_TRUE(c.AddSeed(root, 1).ok());
+    RunUntil(io, c, 0, 10, [&] { return c.scheduler().page(0).fetched(); });
+    ASSERT_TRUE(c.scheduler().page(0).fetched());
+    const double before = c.StatusJson()["estimated_freshness"];
+    EXPECT_GT(before, 0.99);
+    EXPECT_EQ(c.Signal({root})["signals"], 1);
+    const double after = c.StatusJson()["estimated_freshness"];
+    auto page = c.PageJson(root);
+    ASSERT_TRUE(page.ok()) << page.status().ToString();
+    const double page_after = page.value()["fresh_probability"];
+    if (std::string(policy) == "ncis") {
+      EXPECT_LT(after, 0.01);
+      EXPECT_LT(page_after, 0.01);
+    } else {
+      EXPECT_NEAR(after, before, 1e-3);
+      EXPECT_NEAR(page_after, before, 1e-3);
+    }
+  }
+}
+
 // Scope "seed-domains" admits the seeds' registrable domains by the Public
 // Suffix List, not their last two labels: a seed on news.bbc.co.uk admits
 // sport.bbc.co.uk and bbc.co.uk but not other co.uk sites or co.uk itself;

@@ -48,6 +48,7 @@ LiveWebOptions Live(const std::string& policy) {
 // through daily sitemap polling) and the daemon's figure.
 struct Compared {
   double predicted = 0;
+  double predicted_estimate = 0;  // the simulated scheduler's own estimate
   LiveWebResult live;
   // Pearson correlation of ln Δ̂ (the daemon's estimates) and ln Δ (the
   // truth) over the pages fetched at least 3 times, at the end.
@@ -79,7 +80,10 @@ Compared CrawlAndPredict(const std::string& policy) {
   auto predicted = sim::RunSimulation(
       sim::WebModel::Build(sim::PolledSignalsSpec(spec, 1), kSeed), so);
   EXPECT_TRUE(predicted.ok()) << predicted.status().ToString();
-  if (predicted.ok()) c.predicted = predicted.value().total.fresh;
+  if (predicted.ok()) {
+    c.predicted = predicted.value().total.fresh;
+    c.predicted_estimate = predicted.value().estimated_freshness;
+  }
 
   sim::WebModel model = sim::WebModel::Build(spec, kSeed);
   // At the end, the meter's figure is checked against a brute-force one:
@@ -135,10 +139,10 @@ TEST(LiveWebTest, DaemonReachesTheSimulatorsPredictionAndBeatsUniform) {
     const char* name = c == &ncis ? "ncis" : "uniform";
     SCOPED_TRACE(name);
     std::printf(
-        "%s: daemon %.4f, simulator %.4f, %.1f fetches/day, corr(ln rate) "
-        "%.3f\n",
-        name, c->live.true_freshness, c->predicted, c->live.fetches_per_day,
-        c->rate_correlation);
+        "%s: daemon %.4f (its estimate %.4f), simulator %.4f (its estimate "
+        "%.4f), %.1f fetches/day, corr(ln rate) %.3f\n",
+        name, c->live.true_freshness, c->live.estimated_freshness, c->predicted,
+        c->predicted_estimate, c->live.fetches_per_day, c->rate_correlation);
     // The budget was spent: 40 fetches per virtual day, a token bucket of 5.
     EXPECT_GT(c->live.fetches_per_day, 0.85 * kRate);
     EXPECT_LT(c->live.fetches_per_day, 1.05 * kRate);

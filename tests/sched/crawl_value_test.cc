@@ -55,6 +55,9 @@ TEST(CrawlValueTest, MatchesEveryJsonVector) {
     ExpectClose(GreedyValue(p.delta, p.mu, tau), o["V_greedy"], 1e-12,
                 "V_greedy");
     ExpectClose(CisValue(p, tau, n), o["V_cis"], 1e-10, "V_cis");
+    if (o.contains("p_fresh")) {
+      ExpectClose(FreshProbability(p, tau, n), o["p_fresh"], 1e-12, "p");
+    }
     if (o.contains("L")) {
       ExpectClose(NcisCycleLength(p, teff), o["L"], 1e-10, "L");
       ExpectClose(NcisFreshTime(p, teff), o["G"], 1e-10, "G");
@@ -177,6 +180,33 @@ TEST(CrawlValueTest, SpecialCasesReduceToGreedyAndCis) {
     // signal.
     EXPECT_DOUBLE_EQ(CisValue({.7, 1.2, .6, 5}, tau, 1), 1.2 / .7);
   }
+}
+
+TEST(CrawlValueTest, FreshProbabilityLimits) {
+  const PageParams p{.8, .6, .5, .2};
+  // The MATH.md row: (.8,.6,.5,.2, τ 2, n 1) → P(fresh) .1498.
+  EXPECT_NEAR(FreshProbability(p, 2, 1), .1498, 5e-5);
+  // Each signal multiplies by q = ν/σ; time by e^{−κτ}.
+  EXPECT_NEAR(FreshProbability(p, 2, 3) / FreshProbability(p, 2, 2), .2 / .6,
+              1e-12);
+  EXPECT_NEAR(FreshProbability(p, 3, 0) / FreshProbability(p, 1, 0),
+              std::exp(-2 * .4), 1e-12);
+  // α = 0: signals say nothing, GREEDY's e^{−Δτ}.
+  EXPECT_NEAR(FreshProbability({.8, .6, 0, .2}, 2, 5), std::exp(-1.6), 1e-12);
+  // ν = 0: one signal proves a change; without one, only unsignalled
+  // changes can have happened.
+  EXPECT_EQ(FreshProbability({.8, .6, .5, 0}, 2, 1), 0);
+  EXPECT_NEAR(FreshProbability({.8, .6, .5, 0}, 2, 0), std::exp(-.8), 1e-12);
+  // α = 1: only signals matter.
+  EXPECT_NEAR(FreshProbability({.6, .8, 1, .3}, 7, 2), 1.0 / 9, 1e-12);
+  EXPECT_EQ(FreshProbability({.6, .8, 1, .3}, 7, 0), 1);
+  // No signal process at all (σ = 0): n is ignored.
+  EXPECT_NEAR(FreshProbability({.8, .6, 0, 0}, 2, 3), std::exp(-1.6), 1e-12);
+  // A page that never changes stays fresh.
+  EXPECT_EQ(FreshProbability({0, .6, .5, .2}, 50, 4), 1);
+  EXPECT_TRUE(std::isnan(FreshProbability(p, -1, 0)));
+  EXPECT_TRUE(std::isnan(FreshProbability(p, 1, -1)));
+  EXPECT_TRUE(std::isnan(FreshProbability({.8, .6, 1.5, .2}, 1, 0)));
 }
 
 TEST(CrawlValueTest, GreedyIsMuTimesFreshnessDerivative) {
