@@ -83,10 +83,6 @@ class CrawlLoop {
   // The status endpoint's views (DESIGN.md contract).
   nlohmann::json StatusJson() const;
   std::string MetricsText() const;
-  // /status's estimated_freshness at Unix time `now`: the importance-weighted
-  // mean of the scheduler's P(fresh) over known pages (never fetched: 0).
-  // O(pages known).
-  double EstimatedFreshness(double now) const;
   // NotFound for a URL the crawler does not know.
   Result<nlohmann::json> PageJson(std::string_view url) const;
   // POST /signal: a change hint per known URL, claiming the change time
@@ -175,6 +171,7 @@ class CrawlLoop {
   void PersistPageState(sched::PageId page, store::StoreBatch* batch);
   void Commit(store::StoreBatch* batch, double now);  // counts failures
   void CountOutcome(std::string_view name);
+  double EstimatedFreshness(double now) const;
 
   boost::asio::io_context& io_;
   Config config_;

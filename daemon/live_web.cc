@@ -130,18 +130,6 @@ Result<LiveWebResult> RunOnLiveWeb(const sim::WebModel& model,
           ? web->UnixTime(options.report_every_days * sim::kDay)
           : end + 1;
   uint64_t fetched_at_warmup = 0;
-  // The loop's estimate, integrated as the meter integrates the truth: each
-  // sample's value holds until the next sample.
-  double estimate_integral = 0, estimate_span = 0;
-  double estimate = -1, estimate_at = 0;  // -1: not yet sampled in window
-  auto sample_estimate = [&](double t) {
-    if (estimate >= 0) {
-      estimate_integral += estimate * (t - estimate_at);
-      estimate_span += t - estimate_at;
-    }
-    estimate = meter.EstimatedFreshness(crawl, t);
-    estimate_at = t;
-  };
   auto fetched_total = [&] {
     return crawl.StatusJson()["pages_fetched_total"].get<uint64_t>();
   };
@@ -174,15 +162,12 @@ Result<LiveWebResult> RunOnLiveWeb(const sim::WebModel& model,
         warm = true;
         meter.ResetAverage();
         fetched_at_warmup = fetched_total();
-        estimate = -1;
       }
       t = std::min(t, end);
       Truth truth = meter.Sample(crawl, t);
-      if (warm) sample_estimate(t);
       if (t >= end) {
         result.true_freshness = meter.Average().freshness;
-        result.estimated_freshness =
-            estimate_span > 0 ? estimate_integral / estimate_span : estimate;
+        result.estimated_freshness = meter.Average().estimated_freshness;
         result.fragment_staleness = meter.Average().staleness;
         result.measured_days = meter.averaged_seconds() / options.day_seconds;
         result.fetches = fetched_total() - fetched_at_warmup;
@@ -205,7 +190,6 @@ Result<LiveWebResult> RunOnLiveWeb(const sim::WebModel& model,
   };
   crawl.Start();
   meter.Sample(crawl, UnixNow());
-  if (warm) sample_estimate(UnixNow());
   tick();
   io.run();
   result.testweb_requests = server.value()->requests();

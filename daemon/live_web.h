@@ -74,10 +74,8 @@ struct LiveWebResult {
   double fetches_per_day = 0;
   uint64_t testweb_requests = 0;  // every request the web answered
   nlohmann::json status;          // the loop's final /status
-  // The daemon's own estimate of true_freshness over the same pages
-  // (TruthMeter::EstimatedFreshness: /status's estimated_freshness without
-  // the URLs that are not web pages), time-averaged over the same window
-  // at the same instants.
+  // The daemon's own estimate of true_freshness (Truth::
+  // estimated_freshness), time-averaged over the same window.
   double estimated_freshness = 0;
 };
 

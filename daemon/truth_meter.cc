@@ -20,6 +20,7 @@ TruthMeter::TruthMeter(const sim::TestWeb& web) : web_(web) {
   copy_.assign(n, sim::Version{});
   copy_fetched_.assign(n, -1);
   fetched_at_.assign(n, -1);
+  newest_id_.assign(n, 0);
 }
 
 int64_t TruthMeter::PageOf(const CrawlLoop& loop, size_t id) {
@@ -53,8 +54,12 @@ Truth TruthMeter::Measure(const CrawlLoop& loop, double unix_now) {
     int64_t page = PageOf(loop, id);
     const sched::PageState& s = scheduler.page(static_cast<sched::PageId>(id));
     if (page < 0 || !s.fetched()) continue;
-    double& at = fetched_at_[static_cast<size_t>(page)];
-    at = std::max(at, web_.VirtualTime(s.last_fetch));
+    const auto p = static_cast<size_t>(page);
+    const double at = web_.VirtualTime(s.last_fetch);
+    if (at > fetched_at_[p]) {
+      fetched_at_[p] = at;
+      newest_id_[p] = id;
+    }
   }
   const sim::WebModel& model = web_.model();
   const double now = web_.VirtualTime(unix_now);
@@ -72,6 +77,9 @@ Truth TruthMeter::Measure(const CrawlLoop& loop, double unix_now) {
       continue;
     }
     if (last_change_[p] <= fetched_at_[p]) sum.freshness += weight;
+    sum.estimated_freshness +=
+        weight * scheduler.FreshProbability(
+                     static_cast<sched::PageId>(newest_id_[p]), unix_now);
     if (copy_fetched_[p] != fetched_at_[p]) {
       copy_[p] = sim::VersionAt(model, p, fetched_at_[p]);
       copy_fetched_[p] = fetched_at_[p];
@@ -82,31 +90,8 @@ Truth TruthMeter::Measure(const CrawlLoop& loop, double unix_now) {
   }
   if (total_importance_ <= 0) return Truth{};
   return Truth{sum.freshness / total_importance_,
-               sum.staleness / total_importance_};
-}
-
-double TruthMeter::EstimatedFreshness(const CrawlLoop& loop, double unix_now) {
-  // The newest copy per web page, as Measure() takes it.
-  std::fill(fetched_at_.begin(), fetched_at_.end(), -1.0);
-  std::vector<double> fresh(fetched_at_.size(), 0);
-  const sched::Scheduler& scheduler = loop.scheduler();
-  for (size_t id = 0; id < loop.urls().size(); ++id) {
-    int64_t page = PageOf(loop, id);
-    const auto pid = static_cast<sched::PageId>(id);
-    const sched::PageState& s = scheduler.page(pid);
-    if (page < 0 || !s.fetched()) continue;
-    const auto p = static_cast<size_t>(page);
-    if (s.last_fetch > fetched_at_[p]) {
-      fetched_at_[p] = s.last_fetch;
-      fresh[p] = scheduler.FreshProbability(pid, unix_now);
-    }
-  }
-  const sim::WebModel& model = web_.model();
-  double sum = 0;
-  for (uint32_t p = 0; p < model.pages.size(); ++p) {
-    sum += model.pages[p].importance * fresh[p];
-  }
-  return total_importance_ > 0 ? sum / total_importance_ : 0;
+               sum.staleness / total_importance_,
+               sum.estimated_freshness / total_importance_};
 }
 
 Truth TruthMeter::Sample(const CrawlLoop& loop, double unix_now) {
@@ -115,6 +100,7 @@ Truth TruthMeter::Sample(const CrawlLoop& loop, double unix_now) {
     const double dt = unix_now - last_sample_;
     integral_.freshness += t.freshness * dt;
     integral_.staleness += t.staleness * dt;
+    integral_.estimated_freshness += t.estimated_freshness * dt;
     span_ += dt;
   }
   last_sample_ = std::max(last_sample_, unix_now);
@@ -128,8 +114,9 @@ void TruthMeter::ResetAverage() {
 }
 
 Truth TruthMeter::Average() const {
-  if (!(span_ > 0)) return Truth{-1, -1};
-  return Truth{integral_.freshness / span_, integral_.staleness / span_};
+  if (!(span_ > 0)) return Truth{-1, -1, -1};
+  return Truth{integral_.freshness / span_, integral_.staleness / span_,
+               integral_.estimated_freshness / span_};
 }
 
 }  // namespace freshd::daemon

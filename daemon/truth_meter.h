@@ -6,8 +6,10 @@
 // importance-weighted mean of the exact word-set distance between each
 // copy and its page now (sim::VersionDivergence). A never-fetched page is
 // stale (distance 1). URLs that are not one of the web's pages (/p/N on its
-// host; e.g. the hosts' index pages) are not counted. Sample() integrates
-// both over time, for the time averages the simulator reports. Times are
+// host; e.g. the hosts' index pages) are not counted. Alongside, what the
+// loop believes the freshness is (Truth::estimated_freshness). Sample()
+// integrates all three over time, for the time averages the simulator
+// reports. Times are
 // wall-clock Unix seconds and must not go backwards between calls. Not
 // thread-safe: call it on the loop's thread.
 
@@ -26,6 +28,11 @@ namespace freshd::daemon {
 struct Truth {
   double freshness = 0;  // in [0, 1], higher is better
   double staleness = 0;  // in [0, 1], lower is better
+  // Not truth: what the loop believes `freshness` is, the scheduler's
+  // P(fresh) of each page's copy (sched::Scheduler::FreshProbability),
+  // weighted alike (never fetched: 0). /status's estimated_freshness, less
+  // the URLs that are not web pages.
+  double estimated_freshness = 0;
 };
 
 class TruthMeter {
@@ -35,13 +42,6 @@ class TruthMeter {
 
   // The truth of `loop`'s copy at `unix_now`.
   Truth Measure(const CrawlLoop& loop, double unix_now);
-
-  // The loop's own belief about the same quantity: the scheduler's
-  // P(fresh) at `unix_now` (sched::Scheduler::FreshProbability) of each web
-  // page's copy, weighted as Measure() weighs the truth (never fetched: 0).
-  // It differs from the loop's /status estimated_freshness only in the
-  // pages counted: that one also counts URLs that are not web pages.
-  double EstimatedFreshness(const CrawlLoop& loop, double unix_now);
 
   // Measure(), also added to the running integrals as the value over the
   // time since the previous sample (the first sample only starts them).
@@ -69,6 +69,7 @@ class TruthMeter {
   std::vector<double> copy_fetched_;
   std::vector<int64_t> page_of_id_;  // by URL id
   std::vector<double> fetched_at_;   // scratch, by web page
+  std::vector<size_t> newest_id_;    // scratch: the URL id of that copy
   double total_importance_ = 0;
   Truth integral_;
   double span_ = 0;

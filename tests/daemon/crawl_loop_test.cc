@@ -432,6 +432,24 @@ std::string OnePageSite(asio::io_context& io, Config* config,
   return *root;
 }
 
+// A loop on `io` with `*config`, seeded with a new OnePageSite's root
+// (returned in *root); nullptr, with a test failure, when either does not
+// start.
+std::unique_ptr<CrawlLoop> OnePageLoop(asio::io_context& io, Config* config,
+                                       std::function<std::string()> lastmod,
+                                       std::unique_ptr<HttpServer>* site,
+                                       std::string* root) {
+  *root = OnePageSite(io, config, std::move(lastmod), site);
+  EXPECT_FALSE(root->empty());
+  if (root->empty()) return nullptr;
+  auto loop = CrawlLoop::Create(io, *config);
+  EXPECT_TRUE(loop.ok()) << loop.status().ToString();
+  if (!loop.ok()) return nullptr;
+  Status seeded = loop.value()->AddSeed(*root, 1);
+  EXPECT_TRUE(seeded.ok()) << seeded.ToString();
+  return seeded.ok() ? std::move(loop).value() : nullptr;
+}
+
 // A sitemap lastmod not after the page's last fetch is a stale signal:
 // dropped (no signal taken) and counted once in signals_stale_total, like a
 // stale POST /signal hint. The site here is a loopback HttpServer whose sitemap
@@ -439,20 +457,18 @@ std::string OnePageSite(asio::io_context& io, Config* config,
 TEST_F(CrawlLoopTest, StaleSitemapLastmodIsCountedNotTaken) {
   asio::io_context io;
   std::unique_ptr<HttpServer> site;
-  const std::string root = OnePageSite(
-      io, &config_, [] { return std::string("2000-01-01"); }, &site);
-  ASSERT_FALSE(root.empty());
-  auto loop = CrawlLoop::Create(io, config_);
-  ASSERT_TRUE(loop.ok()) << loop.status().ToString();
-  ASSERT_TRUE(loop.value()->AddSeed(root, 1).ok());
+  std::string root;
+  auto loop = OnePageLoop(
+      io, &config_, [] { return std::string("2000-01-01"); }, &site, &root);
+  ASSERT_NE(loop, nullptr);
   // The sitemap comes with robots.txt (again each robots_cache_s = 1 s);
   // its lastmod counts once the page has been fetched, and only once
   // however often the sitemap is read again.
-  RunUntil(io, *loop.value(), 0, 10, [&] {
-    nlohmann::json s = loop.value()->StatusJson();
+  RunUntil(io, *loop, 0, 10, [&] {
+    nlohmann::json s = loop->StatusJson();
     return s["signals_stale_total"] > 0 && s["sitemaps_fetched_total"] >= 3;
   });
-  nlohmann::json s = loop.value()->StatusJson();
+  nlohmann::json s = loop->StatusJson();
   EXPECT_GE(s["sitemaps_fetched_total"].get<int>(), 3) << s.dump();
   EXPECT_EQ(s["signals_stale_total"].get<int>(), 1) << s.dump();
   EXPECT_EQ(s["signals_total"], 0) << s.dump();
@@ -465,20 +481,17 @@ TEST_F(CrawlLoopTest, StaleSitemapLastmodIsCountedNotTaken) {
 TEST_F(CrawlLoopTest, SitemapsAreReadOnHostsNotBeingCrawled) {
   asio::io_context io;
   std::unique_ptr<HttpServer> site;
-  const std::string root = OnePageSite(
-      io, &config_,
-      [] { return parse::FormatIso8601Utc(static_cast<int64_t>(UnixNow())); },
-      &site);
-  ASSERT_FALSE(root.empty());
+  std::string root;
   config_.sched.min_interval_s = 3600;
   config_.sched.max_interval_s = 7200;
-  auto loop = CrawlLoop::Create(io, config_);
-  ASSERT_TRUE(loop.ok()) << loop.status().ToString();
-  ASSERT_TRUE(loop.value()->AddSeed(root, 1).ok());
-  RunUntil(io, *loop.value(), 0, 10, [&] {
-    return loop.value()->StatusJson()["sitemaps_fetched_total"] >= 4;
-  });
-  nlohmann::json s = loop.value()->StatusJson();
+  auto loop = OnePageLoop(
+      io, &config_,
+      [] { return parse::FormatIso8601Utc(static_cast<int64_t>(UnixNow())); },
+      &site, &root);
+  ASSERT_NE(loop, nullptr);
+  RunUntil(io, *loop, 0, 10,
+           [&] { return loop->StatusJson()["sitemaps_fetched_total"] >= 4; });
+  nlohmann::json s = loop->StatusJson();
   EXPECT_EQ(s["pages_fetched_total"], 1) << s.dump();
   EXPECT_GE(s["sitemaps_fetched_total"].get<int>(), 4) << s.dump();
   EXPECT_GE(s["signals_total"].get<int>(), 2) << s.dump();
@@ -560,13 +573,11 @@ TEST_F(CrawlLoopTest, HintsLowerTheEstimatedFreshness) {
     std::filesystem::remove_all(config_.store.path);
     asio::io_context io;
     std::unique_ptr<HttpServer> site;
-    const std::string root = OnePageSite(
-        io, &config_, [] { return std::string("2000-01-01"); }, &site);
-    ASSERT_FALSE(root.empty());
-    auto loop = CrawlLoop::Create(io, config_);
-    ASSERT_TRUE(loop.ok()) << loop.status().ToString();
-    CrawlLoop& c = *loop.value();
-    ASSERT_TRUE(c.AddSeed(root, 1).ok());
+    std::string root;
+    auto loop = OnePageLoop(
+        io, &config_, [] { return std::string("2000-01-01"); }, &site, &root);
+    ASSERT_NE(loop, nullptr);
+    CrawlLoop& c = *loop;
     RunUntil(io, c, 0, 10, [&] { return c.scheduler().page(0).fetched(); });
     ASSERT_TRUE(c.scheduler().page(0).fetched());
     const double before = c.StatusJson()["estimated_freshness"];
