@@ -624,17 +624,4 @@ void CrawlLoop::CountOutcome(std::string_view name) {
   }
 }
 
-double CrawlLoop::EstimatedFreshness(double now) const {
-  // Σ μ·P(fresh) / Σ μ, P(fresh) from the estimated change rate and the
-  // signals since the last fetch (sched::Scheduler::FreshProbability);
-  // never-fetched pages count as stale.
-  double weight = 0, fresh = 0;
-  for (sched::PageId id = 0; id < sched_->size(); ++id) {
-    const double mu = sched_->page(id).importance;
-    weight += mu;
-    fresh += mu * sched_->FreshProbability(id, now);
-  }
-  return weight > 0 ? fresh / weight : 0;
-}
-
 }  // namespace freshd::daemon

@@ -1,6 +1,9 @@
 // CrawlLoop's status views: GET /status, /metrics and /page (DESIGN.md
-// "contract — status endpoint"). O(pages) per call for the freshness
-// estimate and the queue counts; the endpoint is for polling, not hot paths.
+// "contract — status endpoint"). The freshness estimate and the queue counts
+// take a pass over the pages, bounded to ~1% of the io thread however fast
+// they are polled (CopySummary).
+
+#include <time.h>
 
 #include <algorithm>
 #include <chrono>
@@ -16,21 +19,37 @@ namespace {
 
 constexpr double kDay = 86400;
 
+double SteadyNow() {
+  return std::chrono::duration<double>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// CPU time of the calling thread: a pass's cost, whatever else the machine
+// runs (wall time would count preemption, and cache a one-page summary).
+double ThreadCpuNow() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) +
+         1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
 }  // namespace
+
+const sched::Scheduler::Summary& CrawlLoop::CopySummary(double now) const {
+  if (const auto* cached = summary_cache_.Get(SteadyNow())) return *cached;
+  const double cpu0 = ThreadCpuNow();
+  sched::Scheduler::Summary summary = sched_->Summarize(now);
+  const double cost = ThreadCpuNow() - cpu0;
+  return summary_cache_.Put(summary, SteadyNow(), cost);
+}
 
 nlohmann::json CrawlLoop::StatusJson() const {
   double now = UnixNow();
   auto& recent = recent_fetches_;
   recent.erase(recent.begin(),
                std::lower_bound(recent.begin(), recent.end(), now - 60));
-  uint64_t due = 0, fresh_new = 0;
-  for (sched::PageId id = 0; id < sched_->size(); ++id) {
-    if (!sched_->page(id).fetched()) {
-      ++fresh_new;
-    } else if (sched_->PriorityOf(id, now).overdue) {
-      ++due;
-    }
-  }
+  const sched::Scheduler::Summary& summary = CopySummary(now);
   nlohmann::json errors = nlohmann::json::object();
   for (const auto& [name, count] : outcomes_) {
     if (name != "ok" && name != "not-modified") errors[name] = count;
@@ -44,8 +63,8 @@ nlohmann::json CrawlLoop::StatusJson() const {
       {"rate_actual",
        recent.size() / std::clamp(now - started_unix_, 1.0, 60.0)},
       {"hosts", hosts_.size()},
-      {"estimated_freshness", EstimatedFreshness(now)},
-      {"queue", {{"due", due}, {"new", fresh_new}}},
+      {"estimated_freshness", summary.estimated_freshness},
+      {"queue", {{"due", summary.overdue}, {"new", summary.unfetched}}},
       {"errors", errors},
       {"robots_denied_total", robots_denied_total_},
       {"signals_total", signals_total_},

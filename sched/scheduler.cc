@@ -161,6 +161,23 @@ double Scheduler::FreshProbability(PageId page, double now) const {
   return std::isfinite(p) ? std::clamp(p, 0.0, 1.0) : 0;
 }
 
+Scheduler::Summary Scheduler::Summarize(double now) const {
+  Summary out;
+  double weight = 0, fresh = 0;
+  for (PageId id = 0; id < pages_.size(); ++id) {
+    const PageState& s = pages_[id];
+    weight += s.importance;
+    if (!s.fetched()) {
+      ++out.unfetched;
+      continue;
+    }
+    fresh += s.importance * FreshProbability(id, now);
+    if (Deadline(id) <= now) ++out.overdue;
+  }
+  out.estimated_freshness = weight > 0 ? fresh / weight : 0;
+  return out;
+}
+
 const DivergenceModel* Scheduler::Model(PageId page) const {
   if (!policy_->uses_profiles()) return nullptr;
   if (options_.oracle) return &truth_models_[page];

@@ -164,16 +164,9 @@ void Run::Crawl(uint32_t p, double now) {
 }
 
 void Run::SampleEstimate(double now) {
-  double fresh = 0, weight = 0;
-  for (uint32_t p = 0; p < m_.pages.size(); ++p) {
-    const double mu = m_.pages[p].importance;
-    weight += mu;
-    fresh += mu * sched_.FreshProbability(p, now);
-  }
-  if (weight > 0) {
-    estimate_sum_ += fresh / weight;
-    ++estimate_count_;
-  }
+  if (m_.pages.empty()) return;
+  estimate_sum_ += sched_.Summarize(now).estimated_freshness;
+  ++estimate_count_;
 }
 
 Result<SimResult> Run::Go() {

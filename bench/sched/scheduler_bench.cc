@@ -17,6 +17,8 @@
 //   brute  — the reference: argmax of PriorityOf() over every eligible page
 //            at the same state (the naive selector); its choice is checked
 //            against Select's.
+// Status pass: CPU-ms of Scheduler::Summarize (what /status and /metrics
+// compute), beside the pass it replaced (PriorityOf per page), same state.
 // Memory: sizeof(PageState), heap (mallinfo2) and RSS growth per page, after
 // the warm-up cycles (steady state).
 // Estimated longevity runs on at most --longevity-max-pages pages (its
@@ -265,6 +267,7 @@ struct SelectResult {
   double cycle_ops = 0, select_ops = 0, brute_ops = 0;
   double evals = 0, empty_share = 0, closed_share = 0;
   int agree = 0, checked = 0;
+  double summary_ms = 0, old_summary_ms = 0;  // CPU-ms per /status pass
   double heap_per_page = 0, rss_per_page = 0, setup_cpu = 0;
 };
 
@@ -365,6 +368,31 @@ std::optional<SelectResult> BenchSelect(
       }
       brute.push_back(ops / cpu);
     }
+    // The /status pass (Scheduler::Summarize) and, the reference in the
+    // same state, the pass it replaced: PriorityOf per page for the overdue
+    // count (it evaluates every fetched page's value) and FreshProbability.
+    std::vector<double> summary, old_summary;
+    volatile double sink = 0;
+    for (int run = 0; run < flags.runs; ++run) {
+      summary.push_back(1e3 / OpsPerCpuSecond(flags.min_run_cpu, [&] {
+                          sink =
+                              sink + s->Summarize(w.now()).estimated_freshness;
+                        }));
+      old_summary.push_back(
+          1e3 / OpsPerCpuSecond(flags.min_run_cpu, [&] {
+            double fresh = 0, due = 0;
+            for (PageId p = 0; p < n; ++p) {
+              const sched::PageState& ps = s->page(p);
+              if (ps.fetched() && s->PriorityOf(p, w.now()).overdue) {
+                ++due;
+              }
+              fresh += ps.importance * s->FreshProbability(p, w.now());
+            }
+            sink = sink + fresh + due;
+          }));
+    }
+    r.summary_ms = Median(summary);
+    r.old_summary_ms = Median(old_summary);
     r.cycle_ops = Median(cycle);
     r.select_ops = Median(select);
     r.brute_ops = Median(brute);
@@ -378,10 +406,12 @@ void RunSelectBench(const Flags& flags, const sim::WebSpec& base) {
       "\n== selector (CPU time; median of %d runs; ops/s = per CPU-second) ==\n"
       "sizeof(PageState) = %zu bytes\n",
       flags.runs, sizeof(sched::PageState));
-  std::printf("%-9s %-9s %8s %11s %11s %10s %9s %10s %7s %8s %8s %6s %6s %7s\n",
-              "policy", "mode", "pages", "cycle/s", "select/s", "brute/s",
-              "speedup", "evals/sel", "agree", "heap B/p", "RSS B/p", "closed",
-              "empty", "setup s");
+  std::printf(
+      "%-9s %-9s %8s %11s %11s %10s %9s %10s %7s %8s %8s %6s %6s %7s %9s "
+      "%9s\n",
+      "policy", "mode", "pages", "cycle/s", "select/s", "brute/s", "speedup",
+      "evals/sel", "agree", "heap B/p", "RSS B/p", "closed", "empty", "setup s",
+      "status ms", "was ms");
   std::fflush(stdout);
   for (size_t pages : flags.pages) {
     sim::WebModel web = ScaledWeb(base, flags.hosts, pages);
@@ -423,11 +453,12 @@ void RunSelectBench(const Flags& flags, const sim::WebSpec& base) {
         }
         std::printf(
             "%-9s %-9s %8zu %11.0f %11.0f %10.2f %8.2fx %10.1f %3d/%-3d %8.0f "
-            "%8.0f %5.1f%% %5.2f%% %7.1f\n",
+            "%8.0f %5.1f%% %5.2f%% %7.1f %9.2f %9.2f\n",
             policy.c_str(), mode.c_str(), w->pages.size(), r->cycle_ops,
             r->select_ops, r->brute_ops, r->select_ops / r->brute_ops, r->evals,
             r->agree, r->checked, r->heap_per_page, r->rss_per_page,
-            100 * r->closed_share, 100 * r->empty_share, r->setup_cpu);
+            100 * r->closed_share, 100 * r->empty_share, r->setup_cpu,
+            r->summary_ms, r->old_summary_ms);
         std::fflush(stdout);
       }
     }

@@ -1,10 +1,11 @@
 // The Scheduler facade (issue 4, item 5): every Select() equals a brute-force
 // argmax of PriorityOf over all eligible pages, for every policy, oracle and
 // estimated, under random observations, signals, closed hosts, in-flight
-// pages and min_interval; budget changes need no recomputation; RestorePage
-// restores equal values; max_pages, unknown ids, failure back-off classes;
-// new pages start from their host's pooled (Δ, α, ν); Last-Modified trust.
-// Randomized tests use fixed seeds, logged with SCOPED_TRACE.
+// pages and min_interval (and Summarize, /status's pass, its definition);
+// budget changes need no recomputation; RestorePage restores equal values;
+// max_pages, unknown ids, failure back-off classes; new pages start from their
+// host's pooled (Δ, α, ν); Last-Modified trust. Randomized tests use fixed
+// seeds, logged with SCOPED_TRACE.
 
 #include "sched/scheduler.h"
 
@@ -41,8 +42,11 @@ bool SameKey(double a, double b) {
 }
 
 // Drives one scheduler with random events; checks each Select against a
-// brute-force argmax. Returns the number of checked selections.
-int RunExactness(const std::string& policy, bool oracle, uint32_t seed) {
+// brute-force argmax, and each step's Summarize against its definition.
+// Returns the number of checked selections; counts the steps that had
+// overdue pages in *steps_with_overdue.
+int RunExactness(const std::string& policy, bool oracle, uint32_t seed,
+                 int* steps_with_overdue) {
   SCOPED_TRACE(policy + (oracle ? " oracle" : " estimated") + " seed " +
                std::to_string(seed));
   std::mt19937_64 rng(seed);
@@ -115,6 +119,23 @@ int RunExactness(const std::string& policy, bool oracle, uint32_t seed) {
         sched->Observe({p, now, f});
       }
     }
+    // The one-pass summary (/status) is its definition over every page.
+    Scheduler::Summary summary = sched->Summarize(now);
+    double weight = 0, fresh = 0;
+    uint64_t overdue = 0, unfetched = 0;
+    for (PageId p = 0; p < n; ++p) {
+      weight += sched->page(p).importance;
+      fresh += sched->page(p).importance * sched->FreshProbability(p, now);
+      if (!sched->page(p).fetched()) {
+        ++unfetched;
+      } else if (sched->PriorityOf(p, now).overdue) {
+        ++overdue;
+      }
+    }
+    EXPECT_NEAR(summary.estimated_freshness, fresh / weight, 1e-12);
+    EXPECT_EQ(summary.overdue, overdue) << "step " << step;
+    EXPECT_EQ(summary.unfetched, unfetched) << "step " << step;
+    if (overdue > 0) ++*steps_with_overdue;
     // A random gate closes some hosts.
     std::vector<bool> open(kHosts);
     for (uint32_t h = 0; h < kHosts; ++h) open[h] = u(rng) < 0.7;
@@ -151,8 +172,10 @@ int RunExactness(const std::string& policy, bool oracle, uint32_t seed) {
 TEST(SchedulerTest, EverySelectionIsTheBruteForceArgmax) {
   for (const std::string& policy : PolicyNames()) {
     for (bool oracle : {true, false}) {
-      int checked = RunExactness(policy, oracle, 20261121);
+      int steps_with_overdue = 0;
+      int checked = RunExactness(policy, oracle, 20261121, &steps_with_overdue);
       EXPECT_GT(checked, 300) << policy;
+      EXPECT_GT(steps_with_overdue, 10) << policy;
     }
   }
 }
