@@ -508,14 +508,34 @@ void CrawlLoop::FetchSitemap(const std::string& url, int depth) {
 
 void CrawlLoop::OnSitemap(fetch::FetchResult r, int depth) {
   if (r.outcome != fetch::OutcomeClass::kOk) return;
-  ++sitemaps_fetched_;
   parse::SitemapOptions o;
   o.sitemap_url = r.final_url;
-  auto parsed = parse::ParseSitemap(r.body, o);
-  if (!parsed.ok()) return;
+  // Parsed on the pool (up to 50,000 entries: tens of ms), then counted and
+  // applied on the io thread, as HTML bodies are.
+  auto work = [this, depth, o, body = std::move(r.body), alive = alive_] {
+    auto parsed = parse::ParseSitemap(body, o);
+    boost::asio::post(
+        io_, [this, depth, parsed = std::move(parsed), alive]() mutable {
+          if (!*alive || stopping_) return;
+          ++sitemaps_fetched_;
+          if (!parsed.ok()) return;
+          ApplySitemap(std::make_shared<const parse::SitemapResult>(
+                           std::move(parsed).value()),
+                       0, depth);
+        });
+  };
+  boost::asio::post(*parse_pool_, std::move(work));
+}
+
+void CrawlLoop::ApplySitemap(
+    std::shared_ptr<const parse::SitemapResult> sitemap, size_t from,
+    int depth) {
+  const auto& entries = sitemap->entries;
+  const size_t end = std::min(entries.size(), from + kSitemapSlice);
   double now = UnixNow();
-  store::StoreBatch batch;  // the new pages this sitemap named
-  for (const auto& e : parsed.value().entries) {
+  store::StoreBatch batch;  // the new pages and the signals of this slice
+  for (size_t i = from; i < end; ++i) {
+    const parse::SitemapEntry& e = entries[i];
     if (e.kind == parse::SitemapEntry::Kind::kSitemap) {
       if (depth < kMaxSitemapDepth) FetchSitemap(e.loc, depth + 1);
       continue;
@@ -537,6 +557,12 @@ void CrawlLoop::OnSitemap(fetch::FetchResult r, int depth) {
     }
   }
   Commit(&batch, now);
+  if (end < entries.size()) {  // the rest after whatever else is queued
+    boost::asio::post(io_, [this, sitemap = std::move(sitemap), end, depth,
+                            alive = alive_]() mutable {
+      if (*alive && !stopping_) ApplySitemap(std::move(sitemap), end, depth);
+    });
+  }
 }
 
 bool CrawlLoop::SignalPage(sched::PageId page, double now,

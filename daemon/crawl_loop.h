@@ -13,10 +13,11 @@
 // re-read once its cached copy expires ([politeness] robots_cache) on every
 // host the loop has crawled, whether or not it is crawling it now.
 // Not thread-safe: everything runs on the io_context's one thread, including
-// the status endpoint's calls (so they need no locks), except HTML parsing:
-// a fetched HTML body is extracted and fingerprinted on a small worker pool
+// the status endpoint's calls (so they need no locks), except parsing: a
+// fetched HTML body is extracted and fingerprinted on a small worker pool
 // (DESIGN.md), and the result comes back to the io thread; the page stays in
-// flight (and Stop waits for it) until then.
+// flight (and Stop waits for it) until then. Sitemaps are parsed on the pool
+// too and applied kSitemapSlice entries per turn of the io thread.
 
 #ifndef FRESHD_DAEMON_CRAWL_LOOP_H_
 #define FRESHD_DAEMON_CRAWL_LOOP_H_
@@ -45,6 +46,7 @@
 #include "fetch/crawler.h"
 #include "parse/html_fingerprint.h"
 #include "parse/public_suffix.h"
+#include "parse/sitemap.h"
 #include "sched/scheduler.h"
 #include "store/page_store.h"
 #include "store/warc_writer.h"
@@ -52,6 +54,8 @@
 namespace freshd::daemon {
 
 inline constexpr int kMaxSitemapsPerOrigin = 20;
+// Sitemap entries applied per turn of the io thread (a few ms of work).
+inline constexpr size_t kSitemapSlice = 4096;
 inline constexpr double kFetchStateSaveS = 60;
 // How often every contacted host's robots.txt (and so its sitemaps) is
 // checked for expiry: a quarter of [politeness] robots_cache, within these.
@@ -146,6 +150,12 @@ class CrawlLoop {
                   const std::vector<std::string>& sitemaps);
   void FetchSitemap(const std::string& url, int depth);
   void OnSitemap(fetch::FetchResult result, int depth);
+  // On the io thread, entries [from, from + kSitemapSlice) of a parsed
+  // sitemap: child sitemaps fetched, in-scope URLs added, advanced lastmods
+  // taken as signals, one store batch; then the rest is posted behind
+  // whatever else the io thread has queued.
+  void ApplySitemap(std::shared_ptr<const parse::SitemapResult> sitemap,
+                    size_t from, int depth);
   // The id of `url` (normalized), adding it when new and in scope; a new
   // page's record goes into `batch` (the caller commits it). A `seed` that
   // is already known gets its importance raised to `importance` if lower,

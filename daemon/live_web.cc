@@ -157,6 +157,9 @@ Result<LiveWebResult> RunOnLiveWeb(const sim::WebModel& model,
         std::chrono::microseconds(static_cast<int64_t>(wait * 1e6)));
     ticker.async_wait([&](boost::system::error_code e) {
       if (e) return;
+      const auto late = std::chrono::steady_clock::now() - ticker.expiry();
+      result.loop_lag_s.push_back(
+          std::max(0.0, std::chrono::duration<double>(late).count()));
       double t = UnixNow();
       if (!warm && t >= warmup_end) {
         warm = true;
@@ -192,6 +195,7 @@ Result<LiveWebResult> RunOnLiveWeb(const sim::WebModel& model,
   meter.Sample(crawl, UnixNow());
   tick();
   io.run();
+  std::ranges::sort(result.loop_lag_s);
   result.testweb_requests = server.value()->requests();
   result.status = crawl.StatusJson();
   status_server.reset();

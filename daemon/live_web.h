@@ -20,6 +20,7 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "conf/status.h"
 #include "daemon/crawl_loop.h"
@@ -77,6 +78,11 @@ struct LiveWebResult {
   // The daemon's own estimate of true_freshness (Truth::
   // estimated_freshness), time-averaged over the same window.
   double estimated_freshness = 0;
+  // How late the harness's sampling timer fired, on the loop's thread, over
+  // the whole run (seconds; one sample per wake, every sample_days): how
+  // long other work (fetch completions, parses handed back, sitemaps,
+  // status requests) held the io thread. Sorted ascending.
+  std::vector<double> loop_lag_s;
 };
 
 // InvalidArgument for bad options (non-positive budget or days, warm-up not

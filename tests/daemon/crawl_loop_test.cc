@@ -402,26 +402,30 @@ TEST_F(CrawlLoopTest, RestartRebuildsEveryPageFromTheStore) {
 
 // A one-page site on loopback, http://s.test:PORT/ (resolved through
 // [fetch] resolve): robots.txt names its sitemap, which dates the page by
-// `lastmod()` (a W3C datetime). Returns the root URL; the server lives in
-// `*site`.
+// `lastmod()` (a W3C datetime) and also lists `extra_urls` URLs /p/0, /p/1,
+// ... (no lastmod; any path serves the same page). Returns the root URL;
+// the server lives in `*site`.
 std::string OnePageSite(asio::io_context& io, Config* config,
                         std::function<std::string()> lastmod,
-                        std::unique_ptr<HttpServer>* site) {
+                        std::unique_ptr<HttpServer>* site, int extra_urls = 0) {
   auto root = std::make_shared<std::string>();
   auto listening = HttpServer::Listen(
-      io, "127.0.0.1:0", [root, lastmod](const HttpRequest& r) {
+      io, "127.0.0.1:0", [root, lastmod, extra_urls](const HttpRequest& r) {
         if (r.target == "/robots.txt") {
           return HttpReply{
               200, "text/plain",
               "User-agent: *\nAllow: /\nSitemap: " + *root + "sitemap.xml\n"};
         }
         if (r.target == "/sitemap.xml") {
-          return HttpReply{
-              200, "application/xml",
+          std::string xml =
               "<urlset xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">"
               "<url><loc>" +
-                  *root + "</loc><lastmod>" + lastmod() +
-                  "</lastmod></url></urlset>"};
+              *root + "</loc><lastmod>" + lastmod() + "</lastmod></url>";
+          for (int i = 0; i < extra_urls; ++i) {
+            xml += "<url><loc>" + *root + "p/" + std::to_string(i) +
+                   "</loc></url>";
+          }
+          return HttpReply{200, "application/xml", xml + "</urlset>"};
         }
         return HttpReply{200, "text/html", "<html><body>still</body></html>"};
       });
@@ -438,8 +442,8 @@ std::string OnePageSite(asio::io_context& io, Config* config,
 std::unique_ptr<CrawlLoop> OnePageLoop(asio::io_context& io, Config* config,
                                        std::function<std::string()> lastmod,
                                        std::unique_ptr<HttpServer>* site,
-                                       std::string* root) {
-  *root = OnePageSite(io, config, std::move(lastmod), site);
+                                       std::string* root, int extra_urls = 0) {
+  *root = OnePageSite(io, config, std::move(lastmod), site, extra_urls);
   EXPECT_FALSE(root->empty());
   if (root->empty()) return nullptr;
   auto loop = CrawlLoop::Create(io, *config);
@@ -472,6 +476,26 @@ TEST_F(CrawlLoopTest, StaleSitemapLastmodIsCountedNotTaken) {
   EXPECT_GE(s["sitemaps_fetched_total"].get<int>(), 3) << s.dump();
   EXPECT_EQ(s["signals_stale_total"].get<int>(), 1) << s.dump();
   EXPECT_EQ(s["signals_total"], 0) << s.dump();
+}
+
+// A sitemap longer than kSitemapSlice entries is applied whole, one slice
+// per turn of the io thread: every URL it names becomes known.
+TEST_F(CrawlLoopTest, LongSitemapsAreAppliedWhole) {
+  asio::io_context io;
+  std::unique_ptr<HttpServer> site;
+  std::string root;
+  const int extra = 2 * static_cast<int>(kSitemapSlice) + 5;
+  auto loop = OnePageLoop(
+      io, &config_, [] { return std::string("2000-01-01"); }, &site, &root,
+      extra);
+  ASSERT_NE(loop, nullptr);
+  RunUntil(io, *loop, 0, 30, [&] {
+    return loop->StatusJson()["pages_known"].get<int>() >= extra + 1;
+  });
+  nlohmann::json s = loop->StatusJson();
+  EXPECT_EQ(s["pages_known"].get<int>(), extra + 1) << s.dump();
+  EXPECT_GE(s["sitemaps_fetched_total"].get<int>(), 1) << s.dump();
+  EXPECT_EQ(s["store_errors_total"], 0) << s.dump();
 }
 
 // A host the scheduler leaves alone still has its robots.txt and sitemaps
