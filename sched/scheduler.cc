@@ -234,11 +234,25 @@ void Scheduler::Reindex(PageId page) {
 }
 
 void Scheduler::AdvanceHorizon(double now) {
-  // About sqrt(N) selections per horizon: each refresh re-evaluates every
-  // page once, each selection then evaluates the pages whose value could
-  // overtake within the horizon (roughly those chosen before the next one).
+  // Exact selection costs evaluations two ways: each refresh re-evaluates
+  // every page's bound and its value at the horizon (about 2N), and between
+  // refreshes each selection evaluates the pages whose bound (their value at
+  // the horizon) beats the best value found, more the further away the
+  // horizon (about as its square, where bounds prune at all). The sum per
+  // selection is least where the two are equal, so after each horizon the
+  // span (scale x sqrt(N) token intervals) is rescaled toward that point,
+  // by sqrt(2N / evaluations), at most 2x a step and never below the
+  // sqrt(N) intervals of the fixed rule it replaced (for policies whose
+  // bounds cannot prune, shortening would only add refreshes).
+  const double n = static_cast<double>(pages_.size()) + 1;
+  if (horizon_refreshes_ > 0) {
+    const double step = std::sqrt(2 * n / std::max(1.0, horizon_evaluations_));
+    horizon_scale_ = std::clamp(horizon_scale_ * std::clamp(step, 0.5, 2.0),
+                                kMinHorizonScale, kMaxHorizonScale);
+  }
+  horizon_evaluations_ = 0;
   double rate = std::max(bucket_.rate(), 1e-12);
-  double span = std::sqrt(static_cast<double>(pages_.size()) + 1) / rate;
+  double span = horizon_scale_ * std::sqrt(n) / rate;
   horizon_ = now + std::clamp(span, 1.0, 1e9);
   ++horizon_refreshes_;
   selector_.UpdateAll(pages_.size(), [this](PageId p) {
@@ -272,7 +286,10 @@ std::optional<PageId> Scheduler::Select(double now, const HostGate& host_open) {
   auto choice = selector_.Select(
       now, [&](PageId p) { return Eligible(p, now, host_open); },
       [&](PageId p) { return Value(p, now); });
-  if (!choice) return std::nullopt;
+  if (!choice) {
+    horizon_evaluations_ += static_cast<double>(selector_.last_evaluations());
+    return std::nullopt;
+  }
   // The implied threshold is the value a token buys at the margin. When a
   // deadline decides, the margin is the best page by value (else a policy
   // whose clamps scale with the threshold, longevity's risk bound, would
@@ -284,6 +301,7 @@ std::optional<PageId> Scheduler::Select(double now, const HostGate& host_open) {
         [&](PageId p) { return Eligible(p, now, host_open); },
         [&](PageId p) { return Value(p, now); });
   }
+  horizon_evaluations_ += static_cast<double>(selector_.last_evaluations());
   std::optional<double> marginal;
   if (margin && pages_[margin->page].fetched()) {
     marginal = margin->priority.key;

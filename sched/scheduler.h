@@ -16,6 +16,7 @@
 #ifndef FRESHD_SCHED_SCHEDULER_H_
 #define FRESHD_SCHED_SCHEDULER_H_
 
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <limits>
@@ -67,6 +68,11 @@ struct SchedulerOptions {
 // Options from the daemon's config. [sched] new_page_value is read in
 // importance x days (x 86400 here); learning_l in days per refresh (0: auto).
 SchedulerOptions OptionsFromConfig(const Config& config);
+
+// Bounds on the selection horizon's length, in sqrt(N) token intervals
+// (Scheduler::AdvanceHorizon adapts it between them).
+inline constexpr double kMinHorizonScale = 1;
+inline constexpr double kMaxHorizonScale = 64;
 
 class Scheduler {
  public:
@@ -173,6 +179,8 @@ class Scheduler {
   uint64_t overdue_selections() const { return overdue_selections_; }
   size_t last_evaluations() const { return selector_.last_evaluations(); }
   uint64_t horizon_refreshes() const { return horizon_refreshes_; }
+  // The current horizon's length in sqrt(N) token intervals.
+  double horizon_scale() const { return horizon_scale_; }
 
  private:
   Scheduler(const SchedulerOptions& options, std::unique_ptr<Policy> policy);
@@ -212,6 +220,11 @@ class Scheduler {
   double threshold_ = 0;
   // Selection bounds hold until this time (see Reindex); -inf: none yet.
   double horizon_ = -std::numeric_limits<double>::infinity();
+  // The horizon's length in units of sqrt(N) token intervals, and the
+  // values evaluated by selections since it was last refreshed (see
+  // AdvanceHorizon).
+  double horizon_scale_ = 1;
+  double horizon_evaluations_ = 0;
   uint64_t horizon_refreshes_ = 0;
   uint64_t selections_ = 0;
   uint64_t overdue_selections_ = 0;

@@ -20,7 +20,8 @@
 // Status pass: CPU-ms of Scheduler::Summarize (what /status and /metrics
 // compute), beside the pass it replaced (PriorityOf per page), same state.
 // Refresh: CPU-ms of a cycle in which Select refreshed the horizon (every
-// page's bound recomputed, about every sqrt(N) selections): the longest a
+// page's bound recomputed, every scale x sqrt(N) selections; the scale adapts,
+// Scheduler::AdvanceHorizon, and is reported as it ended): the longest a
 // Select holds its thread.
 // Memory: sizeof(PageState), heap (mallinfo2) and RSS growth per page, after
 // the warm-up cycles (steady state).
@@ -271,7 +272,8 @@ struct SelectResult {
   double evals = 0, empty_share = 0, closed_share = 0;
   int agree = 0, checked = 0;
   double summary_ms = 0, old_summary_ms = 0;  // CPU-ms per /status pass
-  double refresh_ms = 0;  // CPU-ms of a cycle whose Select refreshed bounds
+  double refresh_ms = 0;     // CPU-ms of a cycle whose Select refreshed bounds
+  double horizon_scale = 0;  // Scheduler::horizon_scale() at the end
   double heap_per_page = 0, rss_per_page = 0, setup_cpu = 0;
 };
 
@@ -408,6 +410,7 @@ std::optional<SelectResult> BenchSelect(
       if (s->horizon_refreshes() != before) refresh.push_back(1e3 * dt);
     }
     r.refresh_ms = Median(refresh);
+    r.horizon_scale = s->horizon_scale();
     r.summary_ms = Median(summary);
     r.old_summary_ms = Median(old_summary);
     r.cycle_ops = Median(cycle);
@@ -425,10 +428,10 @@ void RunSelectBench(const Flags& flags, const sim::WebSpec& base) {
       flags.runs, sizeof(sched::PageState));
   std::printf(
       "%-9s %-9s %8s %11s %11s %10s %9s %10s %7s %8s %8s %6s %6s %7s %9s "
-      "%9s %10s\n",
+      "%9s %10s %6s\n",
       "policy", "mode", "pages", "cycle/s", "select/s", "brute/s", "speedup",
       "evals/sel", "agree", "heap B/p", "RSS B/p", "closed", "empty", "setup s",
-      "status ms", "was ms", "refresh ms");
+      "status ms", "was ms", "refresh ms", "scale");
   std::fflush(stdout);
   for (size_t pages : flags.pages) {
     sim::WebModel web = ScaledWeb(base, flags.hosts, pages);
@@ -470,12 +473,12 @@ void RunSelectBench(const Flags& flags, const sim::WebSpec& base) {
         }
         std::printf(
             "%-9s %-9s %8zu %11.0f %11.0f %10.2f %8.2fx %10.1f %3d/%-3d %8.0f "
-            "%8.0f %5.1f%% %5.2f%% %7.1f %9.2f %9.2f %10.1f\n",
+            "%8.0f %5.1f%% %5.2f%% %7.1f %9.2f %9.2f %10.1f %6.2f\n",
             policy.c_str(), mode.c_str(), w->pages.size(), r->cycle_ops,
             r->select_ops, r->brute_ops, r->select_ops / r->brute_ops, r->evals,
             r->agree, r->checked, r->heap_per_page, r->rss_per_page,
             100 * r->closed_share, 100 * r->empty_share, r->setup_cpu,
-            r->summary_ms, r->old_summary_ms, r->refresh_ms);
+            r->summary_ms, r->old_summary_ms, r->refresh_ms, r->horizon_scale);
         std::fflush(stdout);
       }
     }

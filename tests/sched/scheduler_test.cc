@@ -180,6 +180,57 @@ TEST(SchedulerTest, EverySelectionIsTheBruteForceArgmax) {
   }
 }
 
+// The selection horizon adapts its length so that the values evaluated by
+// selections during a horizon balance a refresh's cost (about 2 per page):
+// from the initial sqrt(N) token intervals, where selections evaluate far
+// fewer (0.6% of it here), it lengthens until the two are within a small
+// factor, inside [kMinHorizonScale, kMaxHorizonScale].
+TEST(SchedulerTest, HorizonBalancesSelectionAndRefreshWork) {
+  std::mt19937_64 rng(11);
+  std::uniform_real_distribution<double> u(0, 1);
+  const size_t n = 20000;
+  SchedulerOptions o;
+  o.policy = "freshness";
+  o.oracle = true;
+  o.rate = 0.25 * n / kDay;
+  o.burst = 1;
+  o.min_interval = 0;
+  o.max_interval = 0;
+  auto s = Make(o);
+  std::vector<PageParams> truth(n);
+  for (size_t i = 0; i < n; ++i) {
+    truth[i] = PageParams{u(rng) / kDay, u(rng), 0, 0};
+    PageId id = s->AddUrl(static_cast<HostId>(i % 100), truth[i].mu).value();
+    s->SetTruth(id, truth[i], {});
+    s->Observe({id, -u(rng) * 4 * kDay, FetchedObs{}});
+  }
+  auto open = [](HostId) { return true; };
+  std::vector<double> per_horizon;  // evaluations by selections, per horizon
+  double evaluations = 0;
+  uint64_t refreshes = 0;
+  double t = 0;
+  for (int k = 0; k < 60 * 141; ++k) {
+    t = s->NextTokenTime(t);
+    auto p = s->Select(t, open);
+    ASSERT_TRUE(p.has_value());
+    if (s->horizon_refreshes() != refreshes) {  // this Select refreshed
+      if (refreshes > 0) per_horizon.push_back(evaluations);
+      refreshes = s->horizon_refreshes();
+      evaluations = 0;
+    }
+    evaluations += static_cast<double>(s->last_evaluations());
+    const double tau = t - s->page(*p).last_fetch;
+    s->Observe({*p, t, Changed(u(rng) < -std::expm1(-truth[*p].delta * tau))});
+  }
+  ASSERT_GE(per_horizon.size(), 8u);
+  EXPECT_LT(per_horizon.front(), 0.05 * 2 * n);  // the initial span
+  const double last = per_horizon.back();
+  EXPECT_GT(last, 2.0 * n / 8) << "scale " << s->horizon_scale();
+  EXPECT_LT(last, 2.0 * n * 8) << "scale " << s->horizon_scale();
+  EXPECT_GT(s->horizon_scale(), 1);
+  EXPECT_LE(s->horizon_scale(), kMaxHorizonScale);
+}
+
 // R -> 2R: twice the selections per unit time; the ranking (and the values
 // evaluated per choice) are untouched: nothing is recomputed.
 TEST(SchedulerTest, SetRateChangesThePaceNotTheChoices) {
