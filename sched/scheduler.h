@@ -16,7 +16,6 @@
 #ifndef FRESHD_SCHED_SCHEDULER_H_
 #define FRESHD_SCHED_SCHEDULER_H_
 
-#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <limits>
@@ -152,6 +151,7 @@ class Scheduler {
     uint64_t unfetched = 0;
   };
   Summary Summarize(double now) const;
+
   // Base times of the page's change profiles, oldest first (longevity).
   std::vector<double> ProfileBaseTimes(PageId page) const;
   // The page's divergence curve (true in oracle mode, else fitted; "never
