@@ -53,21 +53,56 @@ void Selector::UpdateAll(size_t pages, const IndexFn& index) {
     }
     if (!std::isnan(bound_[i])) sorted_.emplace_back(bound_[i], page);
   }
-  std::sort(sorted_.begin(), sorted_.end(), ByBoundDesc());
+  // Only the head is put in order: a horizon's selections scan a few
+  // thousand entries from the top, and sorting all N cost more than the
+  // bounds themselves for cheap policies. The tail is sorted if a scan
+  // ever reaches it (SortTail).
+  const size_t head = std::min(
+      sorted_.size(),
+      kSortedHeadMin +
+          static_cast<size_t>(kSortedHeadPerRoot *
+                              std::sqrt(static_cast<double>(sorted_.size()))));
+  const auto head_end = sorted_.begin() + static_cast<std::ptrdiff_t>(head);
+  std::nth_element(sorted_.begin(), head_end, sorted_.end(), ByBoundDesc());
+  std::sort(sorted_.begin(), head_end, ByBoundDesc());
+  sorted_head_ = head;
+}
+
+void Selector::SortTail() {
+  std::sort(sorted_.begin() + static_cast<std::ptrdiff_t>(sorted_head_),
+            sorted_.end(), ByBoundDesc());
+  sorted_head_ = sorted_.size();
 }
 
 void Selector::MergeRecent() {
+  // Dead entries go (the page is in recent_); the live head stays in order.
+  size_t head = 0;
+  for (size_t i = 0; i < sorted_head_; ++i)
+    head += in_recent_[sorted_[i].second] == 0;
   std::erase_if(sorted_, [this](const BoundEntry& e) {
-    return in_recent_[e.second] != 0;  // dead: the page is in recent_
+    return in_recent_[e.second] != 0;
   });
-  const auto middle = static_cast<std::ptrdiff_t>(sorted_.size());
+  // A recent entry ordered before the head's last joins the head (one
+  // linear merge); the others join the unsorted tail.
+  std::vector<BoundEntry> into_head, into_tail;
+  const ByBoundDesc before;
   for (const BoundEntry& e : recent_) {
-    sorted_.push_back(e);
     in_recent_[e.second] = 0;
+    if (head > 0 && before(e, sorted_[head - 1])) {
+      into_head.push_back(e);
+    } else {
+      into_tail.push_back(e);
+    }
   }
   recent_.clear();
-  std::inplace_merge(sorted_.begin(), sorted_.begin() + middle, sorted_.end(),
-                     ByBoundDesc());
+  const auto head_end = sorted_.begin() + static_cast<std::ptrdiff_t>(head);
+  sorted_.insert(head_end, into_head.begin(), into_head.end());
+  std::inplace_merge(
+      sorted_.begin(), sorted_.begin() + static_cast<std::ptrdiff_t>(head),
+      sorted_.begin() + static_cast<std::ptrdiff_t>(head + into_head.size()),
+      before);
+  sorted_.insert(sorted_.end(), into_tail.begin(), into_tail.end());
+  sorted_head_ = head + into_head.size();
 }
 
 void Selector::SetDeadline(PageId page, double deadline) {
@@ -125,7 +160,13 @@ std::optional<Selector::Choice> Selector::BestByValue(
   auto s = sorted_.begin();
   auto r = recent_.begin();
   for (;;) {
-    while (s != sorted_.end() && in_recent_[s->second]) ++s;  // dead entry
+    for (;; ++s) {  // skips dead entries; sorts the tail on reaching it
+      if (s != sorted_.end() &&
+          static_cast<size_t>(s - sorted_.begin()) == sorted_head_) {
+        SortTail();  // (in place: s stays valid)
+      }
+      if (s == sorted_.end() || !in_recent_[s->second]) break;
+    }
     if (s == sorted_.end() && r == recent_.end()) break;
     const bool from_sorted =
         r == recent_.end() || (s != sorted_.end() && before(*s, *r));

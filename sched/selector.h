@@ -9,7 +9,8 @@
 // winner's value are evaluated (every page when bounds are +inf). Values may
 // move arbitrarily between calls as long as each page's bound holds; Update()
 // must be called whenever a bound or deadline changes. The bound order is a
-// flat sorted array (16 bytes a page), rebuilt by UpdateAll, plus a small
+// flat array (16 bytes a page), rebuilt by UpdateAll with only its head
+// sorted (the rest is sorted when a scan first reaches it), plus a small
 // tree of the pages Update()d since, merged during the scan and folded into
 // the array when it outgrows an eighth of it.
 // Not thread-safe (the scheduler's owner thread).
@@ -38,6 +39,11 @@ struct Priority {
 
 // True when a is strictly better than b.
 bool Better(const Priority& a, const Priority& b);
+
+// UpdateAll sorts only the first kSortedHeadMin + kSortedHeadPerRoot·√N
+// entries of the bound order (64·√N covers a horizon of 64·√N selections).
+inline constexpr size_t kSortedHeadMin = 4096;
+inline constexpr double kSortedHeadPerRoot = 64;
 
 class Selector {
  public:
@@ -96,6 +102,8 @@ class Selector {
 
   std::optional<Choice> SelectOverdue(double now, const EligibleFn& eligible);
   void SetDeadline(PageId page, double deadline);
+  // Sorts sorted_'s tail (entries past sorted_head_), once a scan needs it.
+  void SortTail();
   // Moves recent_ into sorted_ (one linear merge): keeps the tree, 64 bytes
   // a node, at most an eighth of the array (or 1,024 entries).
   void MergeRecent();
@@ -109,6 +117,9 @@ class Selector {
   // The bound order: pages as of the last UpdateAll, sorted, whose entry is
   // live while the page is not in recent_; and the pages Update()d since.
   std::vector<BoundEntry> sorted_;
+  // sorted_[0, sorted_head_) is in order; every later entry is ordered
+  // after all of them, but the tail is unsorted until a scan reaches it.
+  size_t sorted_head_ = 0;
   std::set<BoundEntry, ByBoundDesc> recent_;
   std::vector<uint8_t> in_recent_;  // per page: 1 when its entry is in recent_
   std::priority_queue<DeadlineEntry, std::vector<DeadlineEntry>,

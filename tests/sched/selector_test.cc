@@ -191,6 +191,57 @@ TEST(SelectorTest, ManyUpdatesFoldIntoTheArrayExactly) {
   }
 }
 
+// More pages than UpdateAll puts in order (kSortedHeadMin +
+// kSortedHeadPerRoot·√N): scans that must reach the unsorted tail (only
+// low-valued pages eligible), and folds of recent updates into the partly
+// sorted array, before and after the tail was sorted, still give the
+// brute-force argmax, each page scanned at most once.
+TEST(SelectorTest, PartlySortedArrayStaysExact) {
+  const uint32_t seed = 20261125;
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  Uniform u(seed);
+  const size_t n = 30000;
+  ASSERT_LT(kSortedHeadMin + kSortedHeadPerRoot * std::sqrt(n), n);
+  Selector selector;
+  std::vector<double> value(n), bound(n);
+  std::vector<bool> eligible(n);
+  auto is_eligible = [&](PageId p) { return static_cast<bool>(eligible[p]); };
+  auto value_of = [&](PageId p) { return value[p]; };
+  int deep_scans = 0;
+  for (int round = 0; round < 48; ++round) {
+    const bool bulk = round % 12 == 0;
+    for (PageId p = 0; p < n; ++p) {
+      if (bulk || u() < 0.04) {
+        value[p] = u() * 100;
+        bound[p] = value[p] * (1 + u());
+        if (!bulk) selector.Update(p, bound[p], kNoDeadline);
+      }
+    }
+    if (bulk) {
+      selector.UpdateAll(n, [&](PageId p) {
+        return std::pair<double, double>(bound[p], kNoDeadline);
+      });
+    }
+    // Odd rounds: only the lowest-valued pages (bounds at the very bottom
+    // of the order) are eligible; even rounds: a random 30%.
+    const bool deep = round % 2 == 1;
+    for (PageId p = 0; p < n; ++p) {
+      eligible[p] = deep ? value[p] < 0.5 : u() < 0.3;
+    }
+    auto choice = selector.Select(round, is_eligible, value_of);
+    int best = -1;
+    for (PageId p = 0; p < n; ++p) {
+      if (eligible[p] && (best < 0 || value[p] > value[best])) best = p;
+    }
+    ASSERT_EQ(choice.has_value(), best >= 0) << "round " << round;
+    if (best < 0) continue;
+    EXPECT_EQ(value[choice->page], value[best]) << "round " << round;
+    EXPECT_LE(selector.last_evaluations(), n) << "round " << round;
+    deep_scans += deep;
+  }
+  EXPECT_GE(deep_scans, 20);
+}
+
 TEST(SelectorTest, NothingEligibleGivesNoChoice) {
   Selector selector;
   selector.Resize(3);
