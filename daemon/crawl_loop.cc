@@ -69,7 +69,7 @@ sched::FailureClass ToFailure(const fetch::FetchResult& r) {
 }  // namespace
 
 CrawlLoop::CrawlLoop(boost::asio::io_context& io, const Config& config)
-    : io_(io), config_(config), tick_(io) {}
+    : io_(io), config_(config), tick_(io), lag_probe_(io) {}
 
 CrawlLoop::~CrawlLoop() {
   *alive_ = false;
@@ -284,6 +284,7 @@ std::optional<sched::PageId> CrawlLoop::AddUrl(const std::string& url,
 
 void CrawlLoop::Start() {
   started_ = true;
+  lag_probe_.Start();
   ScheduleTick(0);
 }
 
@@ -617,6 +618,7 @@ void CrawlLoop::SetRate(double pages_per_second) {
 void CrawlLoop::Stop(double grace_s, std::function<void(Status)> done) {
   stopping_ = true;
   tick_.cancel();
+  lag_probe_.Stop();
   double deadline = UnixNow() + grace_s;
   auto finish = std::make_shared<std::function<void()>>();
   auto timer = std::make_shared<boost::asio::steady_timer>(io_);

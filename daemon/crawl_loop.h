@@ -41,6 +41,7 @@
 #include "conf/status.h"
 #include "daemon/cost_bounded_cache.h"
 #include "daemon/host_table.h"
+#include "daemon/loop_lag_probe.h"
 #include "daemon/recovery.h"
 #include "daemon/url_index.h"
 #include "fetch/crawler.h"
@@ -195,6 +196,7 @@ class CrawlLoop {
   boost::asio::io_context& io_;
   Config config_;
   boost::asio::steady_timer tick_;
+  LoopLagProbe lag_probe_;  // /status loop_lag_ms
   std::unique_ptr<store::PageStore> store_;
   std::unique_ptr<sched::Scheduler> sched_;
   std::unique_ptr<fetch::Crawler> crawler_;

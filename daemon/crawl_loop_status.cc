@@ -50,6 +50,7 @@ nlohmann::json CrawlLoop::StatusJson() const {
   recent.erase(recent.begin(),
                std::lower_bound(recent.begin(), recent.end(), now - 60));
   const sched::Scheduler::Summary& summary = CopySummary(now);
+  const LoopLagProbe::Stats lag = lag_probe_.stats();
   nlohmann::json errors = nlohmann::json::object();
   for (const auto& [name, count] : outcomes_) {
     if (name != "ok" && name != "not-modified") errors[name] = count;
@@ -73,6 +74,7 @@ nlohmann::json CrawlLoop::StatusJson() const {
       {"store_errors_total", store_errors_},
       {"policy", config_.sched.policy},
       {"value_threshold", sched_->threshold()},
+      {"loop_lag_ms", {{"max", 1e3 * lag.max_s}, {"p99", 1e3 * lag.p99_s}}},
       {"recovered",
        {{"pages", recovery_.pages},
         {"pages_reset", recovery_.pages_reset},
@@ -117,6 +119,12 @@ std::string CrawlLoop::MetricsText() const {
   metric("freshd_signals_stale_total", "counter",
          "Stale change signals dropped (sitemap lastmod, POST /signal).",
          s["signals_stale_total"].get<double>());
+  metric("freshd_loop_lag_max_seconds", "gauge",
+         "Longest the crawl loop's thread was held, last minute.",
+         s["loop_lag_ms"]["max"].get<double>() / 1e3);
+  metric("freshd_loop_lag_p99_seconds", "gauge",
+         "99th percentile of the crawl loop's lag, last minute.",
+         s["loop_lag_ms"]["p99"].get<double>() / 1e3);
   out +=
       "# HELP freshd_fetch_outcomes_total Fetch outcomes by class.\n"
       "# TYPE freshd_fetch_outcomes_total counter\n";

@@ -233,8 +233,8 @@ TEST_F(CrawlLoopTest, CrawlsTheWebWithinBudgetAndServesStatus) {
   for (const char* key :
        {"version", "uptime_s", "pages_known", "pages_fetched_total",
         "rate_target", "rate_actual", "hosts", "estimated_freshness", "queue",
-        "errors", "robots_denied_total", "signals_total",
-        "signals_stale_total"}) {
+        "errors", "robots_denied_total", "signals_total", "signals_stale_total",
+        "loop_lag_ms"}) {
     EXPECT_TRUE(s.contains(key)) << key;
   }
 
@@ -476,6 +476,29 @@ TEST_F(CrawlLoopTest, StaleSitemapLastmodIsCountedNotTaken) {
   EXPECT_GE(s["sitemaps_fetched_total"].get<int>(), 3) << s.dump();
   EXPECT_EQ(s["signals_stale_total"].get<int>(), 1) << s.dump();
   EXPECT_EQ(s["signals_total"], 0) << s.dump();
+}
+
+// /status and /metrics report how long the loop's thread was held: a
+// handler that blocks it for 300 ms shows as a lag of at least 200 ms (the
+// probe fires every 100 ms).
+TEST_F(CrawlLoopTest, StatusReportsTheLoopsLag) {
+  asio::io_context io;
+  auto loop = CrawlLoop::Create(io, config_);
+  ASSERT_TRUE(loop.ok()) << loop.status().ToString();
+  CrawlLoop& c = *loop.value();
+  asio::steady_timer hold(io);
+  hold.expires_after(std::chrono::milliseconds(500));
+  hold.async_wait([](boost::system::error_code) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  });
+  RunUntil(io, c, 0.8, 10, [&] {
+    return c.StatusJson()["loop_lag_ms"]["max"].get<double>() >= 200;
+  });
+  nlohmann::json s = c.StatusJson();
+  EXPECT_GE(s["loop_lag_ms"]["max"].get<double>(), 200) << s.dump();
+  EXPECT_LE(s["loop_lag_ms"]["p99"].get<double>(),
+            s["loop_lag_ms"]["max"].get<double>());
+  EXPECT_GE(MetricValue(c.MetricsText(), "freshd_loop_lag_max_seconds"), 0.2);
 }
 
 // A sitemap longer than kSitemapSlice entries is applied whole, one slice
