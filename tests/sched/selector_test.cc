@@ -29,6 +29,25 @@ class Uniform {
   std::uniform_real_distribution<double> dist_{0, 1};
 };
 
+// Selects at time `round` (no deadlines) and checks the choice against the
+// brute-force argmax of `value` over the eligible pages, and that no page
+// was evaluated twice.
+void ExpectBruteForceChoice(Selector& selector, int round,
+                            const std::vector<double>& value,
+                            const std::vector<bool>& eligible) {
+  auto choice = selector.Select(
+      round, [&](PageId p) { return static_cast<bool>(eligible[p]); },
+      [&](PageId p) { return value[p]; });
+  int best = -1;
+  for (PageId p = 0; p < value.size(); ++p) {
+    if (eligible[p] && (best < 0 || value[p] > value[best])) best = p;
+  }
+  ASSERT_EQ(choice.has_value(), best >= 0) << "round " << round;
+  if (best < 0) return;
+  EXPECT_EQ(value[choice->page], value[best]) << "round " << round;
+  EXPECT_LE(selector.last_evaluations(), value.size()) << "round " << round;
+}
+
 TEST(SelectorTest, EveryChoiceMatchesBruteForceArgmax) {
   const uint32_t seed = 20261121;
   SCOPED_TRACE("seed " + std::to_string(seed));
@@ -163,8 +182,6 @@ TEST(SelectorTest, ManyUpdatesFoldIntoTheArrayExactly) {
   Selector selector;
   std::vector<double> value(n), bound(n);
   std::vector<bool> eligible(n);
-  auto is_eligible = [&](PageId p) { return static_cast<bool>(eligible[p]); };
-  auto value_of = [&](PageId p) { return value[p]; };
   for (int round = 0; round < 60; ++round) {
     for (PageId p = 0; p < n; ++p) {
       if (round == 0 || u() < 0.3) {
@@ -179,15 +196,7 @@ TEST(SelectorTest, ManyUpdatesFoldIntoTheArrayExactly) {
         return std::pair<double, double>(bound[p], kNoDeadline);
       });
     }
-    auto choice = selector.Select(round, is_eligible, value_of);
-    int best = -1;
-    for (PageId p = 0; p < n; ++p) {
-      if (eligible[p] && (best < 0 || value[p] > value[best])) best = p;
-    }
-    ASSERT_EQ(choice.has_value(), best >= 0) << "round " << round;
-    if (best < 0) continue;
-    EXPECT_EQ(value[choice->page], value[best]) << "round " << round;
-    EXPECT_LE(selector.last_evaluations(), n) << "round " << round;
+    ExpectBruteForceChoice(selector, round, value, eligible);
   }
 }
 
@@ -205,8 +214,6 @@ TEST(SelectorTest, PartlySortedArrayStaysExact) {
   Selector selector;
   std::vector<double> value(n), bound(n);
   std::vector<bool> eligible(n);
-  auto is_eligible = [&](PageId p) { return static_cast<bool>(eligible[p]); };
-  auto value_of = [&](PageId p) { return value[p]; };
   int deep_scans = 0;
   for (int round = 0; round < 48; ++round) {
     const bool bulk = round % 12 == 0;
@@ -228,15 +235,7 @@ TEST(SelectorTest, PartlySortedArrayStaysExact) {
     for (PageId p = 0; p < n; ++p) {
       eligible[p] = deep ? value[p] < 0.5 : u() < 0.3;
     }
-    auto choice = selector.Select(round, is_eligible, value_of);
-    int best = -1;
-    for (PageId p = 0; p < n; ++p) {
-      if (eligible[p] && (best < 0 || value[p] > value[best])) best = p;
-    }
-    ASSERT_EQ(choice.has_value(), best >= 0) << "round " << round;
-    if (best < 0) continue;
-    EXPECT_EQ(value[choice->page], value[best]) << "round " << round;
-    EXPECT_LE(selector.last_evaluations(), n) << "round " << round;
+    ExpectBruteForceChoice(selector, round, value, eligible);
     deep_scans += deep;
   }
   EXPECT_GE(deep_scans, 20);
