@@ -10,7 +10,8 @@
 // estimated from observations, pooled per host (HostPool).
 // Selection is exact (a brute-force argmax would choose the same page) and
 // cheap: each page is indexed by its value at a horizon (values only grow
-// between observations), which moves forward every ~sqrt(N) selections.
+// between observations), which moves forward every 1-64 x sqrt(N)
+// selections, as the work of selecting and of refreshing balance.
 // Not thread-safe: one owner thread, no locks (DESIGN.md).
 
 #ifndef FRESHD_SCHED_SCHEDULER_H_

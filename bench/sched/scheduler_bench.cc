@@ -397,7 +397,7 @@ std::optional<SelectResult> BenchSelect(
             sink = sink + fresh + due;
           }));
     }
-    // The horizon refresh (every page's bound recomputed, about every
+    // The horizon refresh (every page's bound recomputed, every 1-64 x
     // sqrt(N) selections): the CPU time of the cycles that did one.
     std::vector<double> refresh;
     for (int guard = 0; refresh.size() < static_cast<size_t>(flags.runs) &&
