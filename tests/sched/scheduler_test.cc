@@ -705,5 +705,57 @@ TEST(SchedulerTest, LastModifiedAgreementBuildsTrust) {
   EXPECT_GT(s->page(a).rate, 2 * before);
 }
 
+// The signal policies fetch soon after a signal, so a trusted Last-Modified's
+// quiet time is short by choice: they estimate the rate as if it were absent
+// (the same history with and without it gives the same estimates), while
+// `freshness`, whose fetch times do not follow signals, still times changes.
+TEST(SchedulerTest, SignalPoliciesLeaveTheQuietTimeOut) {
+  // A trusted host; then a page whose changes are each signalled and fetched
+  // an hour later, reporting Last-Modified or not.
+  auto run = [](const char* policy, bool last_modified) {
+    SchedulerOptions o;
+    o.policy = policy;
+    auto s = Make(o);
+    PageId teacher = s->AddUrl(1, 1).value();
+    PageId page = s->AddUrl(1, 1).value();
+    double t = 2000, lm = 1000;
+    FetchedObs first;
+    first.last_modified = lm;
+    for (PageId p : {teacher, page}) s->Observe({p, t, first});
+    double page_lm = lm;
+    for (int k = 0; k < 6; ++k) {  // Last-Modified agrees: trusted
+      t += kDay;
+      FetchedObs f;
+      f.changed = k % 2 == 0;
+      f.previous_last_modified = lm;
+      if (f.changed) lm = t - 3600;
+      f.last_modified = lm;
+      s->Observe({teacher, t, f});
+    }
+    EXPECT_TRUE(s->hosts().TrustLastModified(1));
+    for (int k = 0; k < 4; ++k) {
+      const double change = t + (3 + k) * kDay;
+      s->Observe({page, change, SignalObs{SignalSource::kPushedHint}});
+      t = change + 3600;
+      FetchedObs f;
+      f.changed = true;
+      if (last_modified) {
+        f.previous_last_modified = page_lm;
+        f.last_modified = page_lm = change;
+      }
+      s->Observe({page, t, f});
+    }
+    return s->page(page);
+  };
+  for (const char* policy : {"ncis", "cis"}) {
+    SCOPED_TRACE(policy);
+    const PageState timed = run(policy, true), bare = run(policy, false);
+    EXPECT_EQ(timed.rate, bare.rate);
+    EXPECT_EQ(timed.alpha, bare.alpha);
+    EXPECT_EQ(timed.nu, bare.nu);
+  }
+  EXPECT_GT(run("freshness", true).rate, 2 * run("freshness", false).rate);
+}
+
 }  // namespace
 }  // namespace freshd::sched
