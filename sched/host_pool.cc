@@ -167,29 +167,36 @@ bool HostPool::TrustLastModified(uint32_t host) const {
 }
 
 // The global signal estimate, as the prior of every host: the global
-// statistics with a weak pull toward α = 0.5, ν = 0.
-SignalPrior HostPool::HostSignalPrior() const {
+// statistics with a weak pull toward α = 0.5, ν = 0 (and with `joint`, Δ
+// fitted by the signal model rather than the changed bits' global rate).
+SignalPrior HostPool::HostSignalPrior(bool joint) const {
   const double global_rate = GlobalRate();
   SignalPrior weak;
   weak.center = {global_rate, 0.5, 0};
   weak.change_weight = 1;
   weak.exposure_weight = global_rate > 0 ? 1 / global_rate : 0;
   SignalPrior out;
-  out.center = global_.signals().Estimate(weak, global_rate);
+  out.center = global_.signals().Estimate(weak, joint ? -1 : global_rate);
+  const double rate = out.center.delta;
   out.change_weight = options_.host_signal_weight;
-  out.exposure_weight =
-      global_rate > 0 ? options_.host_signal_weight / global_rate : 0;
+  out.exposure_weight = rate > 0 ? options_.host_signal_weight / rate : 0;
   return out;
 }
 
-SignalPrior HostPool::PageSignalPrior(uint32_t host) const {
-  SignalPrior host_prior = HostSignalPrior();
+SignalPrior HostPool::PageSignalPrior(uint32_t host, bool joint) const {
+  SignalPrior host_prior = HostSignalPrior(joint);
   const HostStats* h = Find(host);
-  const double rate = HostRate(host);
   SignalPrior out;
-  out.center = h == nullptr ? host_prior.center
-                            : h->signals().Estimate(host_prior, rate);
-  out.center.delta = rate;
+  if (joint) {
+    out.center = h == nullptr ? host_prior.center
+                              : h->signals().Estimate(host_prior, -1);
+  } else {
+    const double rate = HostRate(host);
+    out.center = h == nullptr ? host_prior.center
+                              : h->signals().Estimate(host_prior, rate);
+    out.center.delta = rate;
+  }
+  const double rate = out.center.delta;
   out.change_weight = options_.page_signal_weight;
   out.exposure_weight = rate > 0 ? options_.page_signal_weight / rate : 0;
   return out;

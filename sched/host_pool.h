@@ -107,8 +107,10 @@ class HostPool {
   void AdjustStatic(uint32_t host, double before, double after, bool first);
   double StaticShare(uint32_t host) const;
   // The host's pooled (Δ, α, ν), shrunk toward the global ones, as a page
-  // prior of options.page_signal_weight changes' worth.
-  SignalPrior PageSignalPrior(uint32_t host) const;
+  // prior of options.page_signal_weight changes' worth. Δ is HostRate (from
+  // the changed bits), or with `joint` the signal model's own fit, which
+  // uses timed evidence (SignalTriple::quiet) and conditions on the signals.
+  SignalPrior PageSignalPrior(uint32_t host, bool joint = false) const;
   double HostRate(uint32_t host) const;
   double GlobalRate() const;
   bool TrustLastModified(uint32_t host) const;
@@ -133,7 +135,7 @@ class HostPool {
 
  private:
   HostStats* Get(uint32_t host);  // nullptr when host ≥ max_hosts.
-  SignalPrior HostSignalPrior() const;
+  SignalPrior HostSignalPrior(bool joint) const;
 
   struct StaticCount {
     double sum = 0;      // Σ P(static) over pages with evidence

@@ -34,9 +34,11 @@ struct FetchedObs {
   // sketch of the new change profile (longevity policies only).
   parse::BottomSketch sketch;
   // Optional server Last-Modified, seconds; < 0 when absent. Used for the
-  // change rate only once the host's Last-Modified is trusted, and not by
-  // the signal policies (their fetch times follow the signals; see
-  // Scheduler::OnContent).
+  // change rate only once the host's Last-Modified is trusted: as a quiet
+  // time after the newest change, except by the signal policies, whose
+  // fetch times follow the signals; they time the change against the
+  // signals since the fetch instead (SignalTriple's timed evidence, the
+  // claimed times of the newest 4 signals; Scheduler::OnContent).
   double last_modified = -1;
   // The Last-Modified the caller stored from the previous fetch (the
   // validator it sent), seconds; < 0 when unknown. With both set on a

@@ -1,7 +1,8 @@
 // Per-page scheduler state: the one record every policy's value function
 // reads. Kept compact because the scheduler holds one per known URL
-// (128 B: 10M pages -> 1.3 GB; with the selector's index and the host pool,
-// ~220 B a page in all, bench/sched/RESULTS-sched.md); kPageStateBytes is
+// (136 B: 10M pages -> 1.4 GB; with the selector's index and the host pool,
+// ~235 B a page in all, 250 B for the signal policies,
+// bench/sched/RESULTS-sched.md); kPageStateBytes is
 // asserted by a test and logged.
 //
 // Time unit (whole scheduler): seconds, as doubles. The daemon passes seconds

@@ -76,6 +76,7 @@ Result<PageId> Scheduler::AddUrl(HostId host, double importance) {
       std::clamp(std::isfinite(importance) ? importance : 1.0, 1e-6, 1e6));
   hosts_.AddPage(host);
   pages_.push_back(s);
+  if (policy_->uses_signals()) recent_signals_.emplace_back();
   RefreshEstimates(id);  // no evidence yet: the host's pooled (Δ, α, ν)
   if (KeepsTruth()) truth_.push_back(PageParams{0, s.importance, 0, 0});
   if (policy_->uses_profiles()) {
@@ -100,6 +101,9 @@ Result<PageId> Scheduler::RestorePage(const PageState& state,
       1e-6, 1e6));
   hosts_.AddPage(s.host);
   pages_.push_back(s);
+  // The times of the signals since the last fetch are not saved: that
+  // interval counts as count-only evidence.
+  if (policy_->uses_signals()) recent_signals_.emplace_back();
   if (s.rate_stats.observations() > 0) {  // its saved share, as it was
     hosts_.AdjustStatic(s.host, 0, s.static_q / 255.0, true);
   }
@@ -346,7 +350,14 @@ void Scheduler::Observe(const Observation& obs) {
           OnFailure(obs.page, obs.time, e.failure);
         } else if constexpr (std::is_same_v<T, SignalObs>) {
           if (IsStaleSignal(obs.page, obs.time, e)) return;
-          AddSignal(pages_[obs.page]);
+          PageState& s = pages_[obs.page];
+          AddSignal(s);
+          if (policy_->uses_signals() && s.fetched()) {
+            const double claimed = std::isfinite(e.changed_at)
+                                       ? std::min(e.changed_at, obs.time)
+                                       : obs.time;
+            recent_signals_[obs.page].Add(s.signals, claimed - s.last_fetch);
+          }
           if (policy_->uses_signals()) Reindex(obs.page);  // value moved
         } else {
           PageState& s = pages_[obs.page];
@@ -367,8 +378,16 @@ RatePrior Scheduler::RefreshEstimates(PageId page) {
     s.rate = static_cast<float>(truth_[page].delta);
   }
   if (policy_->uses_signals()) {
-    SignalParams e =
-        s.signal_stats.Estimate(hosts_.PageSignalPrior(s.host), s.rate);
+    // On a host whose Last-Modified is trusted, Δ is the signal model's own
+    // (its timed evidence conditions on the signals that chose the fetch
+    // times; the changed bits alone read such intervals as fast), under its
+    // host's joint estimate; elsewhere Δ is the changed bits' and α, ν are
+    // fitted given it.
+    const bool joint =
+        hosts_.TrustLastModified(s.host) && !options_.oracle_rate;
+    SignalParams e = s.signal_stats.Estimate(
+        hosts_.PageSignalPrior(s.host, joint), joint ? -1.0 : s.rate);
+    if (joint) s.rate = static_cast<float>(e.delta);
     s.alpha = static_cast<float>(e.alpha);
     s.nu = static_cast<float>(e.nu);
   }
@@ -401,23 +420,30 @@ void Scheduler::OnContent(PageId page, double now, const FetchedObs* fetched) {
   }
   std::optional<bool> had_evidence;  // set when a new interval is observed
   if (!options_.oracle && tau > 0) {
-    // A trusted Last-Modified times the newest change: the interval then
-    // counts as a change followed by a quiet time s (λe^{−λs}). Not for the
-    // signal policies: they fetch soon after a signal, and a signalled change
-    // soon before, so their quiet times are short by choice and the rate
-    // came out biased high (noisy-lm.toml: ncis 9.2% from its oracle
-    // against 7.8% without Last-Modified, docs/RESULTS.md (d)).
+    // A trusted Last-Modified times the newest change, s before the fetch.
+    // For ChangeRateStats the interval then counts as a change followed by a
+    // quiet time s (λe^{−λs}). Not for the signal policies: they fetch soon
+    // after a signal, and a signalled change soon before, so their quiet
+    // times are short by choice and that rate came out biased high
+    // (noisy-lm.toml: ncis 9.2% from its oracle against 7.8% without
+    // Last-Modified). They give s to the signal model instead, whose timed
+    // likelihood conditions on where the signals fell (SignalTriple).
     double since = -1;
     if (fetched != nullptr && changed && fetched->last_modified >= 0 &&
-        !policy_->uses_signals() && hosts_.TrustLastModified(s.host)) {
+        hosts_.TrustLastModified(s.host)) {
       since = now - fetched->last_modified;
       if (!(since >= 0 && since < tau)) since = -1;
     }
+    const double bare_since = policy_->uses_signals() ? -1 : since;
     had_evidence = s.rate_stats.observations() > 0;
-    s.rate_stats.Observe(tau, changed, since);
-    hosts_.ObserveChange(s.host, tau, changed, since);
+    s.rate_stats.Observe(tau, changed, bare_since);
+    hosts_.ObserveChange(s.host, tau, changed, bare_since);
     if (policy_->uses_signals()) {
       SignalTriple x{tau, s.signals, changed};
+      if (since >= 0 &&
+          recent_signals_[page].Place(s.signals, tau - since, &x)) {
+        x.quiet = since;
+      }
       SignalParams current{s.rate, s.alpha, s.nu};
       s.signal_stats.Observe(x, current);
       hosts_.ObserveSignals(s.host, x, current);

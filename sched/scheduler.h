@@ -32,6 +32,7 @@
 #include "sched/observation.h"
 #include "sched/page_state.h"
 #include "sched/policy.h"
+#include "sched/recent_signals.h"
 #include "sched/selector.h"
 #include "sched/token_bucket.h"
 
@@ -213,8 +214,9 @@ class Scheduler {
   // Longevity: the true curves in oracle mode; estimated curves live in
   // ProfileSet::fitted() (saved with the profiles).
   std::vector<DivergenceModel> truth_models_;
-  DivergencePrior divergence_prior_;  // longevity, estimated mode
-  std::vector<ProfileSet> profiles_;  // longevity only
+  DivergencePrior divergence_prior_;           // longevity, estimated mode
+  std::vector<ProfileSet> profiles_;           // longevity only
+  std::vector<RecentSignals> recent_signals_;  // signal policies only
   HostPool hosts_;
   Selector selector_;
   TokenBucket bucket_;

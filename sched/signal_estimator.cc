@@ -24,11 +24,28 @@ SignalParams Clamp(const SignalParams& p) {
 }
 
 // A usable triple with τ and n clamped; false when it carries no evidence.
+// Timed evidence that contradicts itself (quiet outside [0, τ), more signals
+// placed than received, a timed unchanged interval) is dropped: the triple
+// then counts as count-only evidence.
 bool Sanitize(const SignalTriple& in, SignalTriple* out) {
   if (!(in.tau > 0) || in.signals < 0) return false;  // NaN τ: false
   *out = {std::min(in.tau, kMaxTau), std::min(in.signals, kMaxSignals),
           in.changed};
+  const int placed = in.signals_after + (in.signal_at_change ? 1 : 0);
+  if (in.changed && in.quiet >= 0 && in.quiet < in.tau &&
+      in.signals_after >= 0 && placed <= in.signals) {
+    out->quiet = std::min(in.quiet, kMaxTau);
+    out->signals_after = in.signals_after;
+    out->signal_at_change = in.signal_at_change;
+  }
   return true;
+}
+
+bool Timed(const SignalTriple& sanitized) { return sanitized.quiet >= 0; }
+
+// Signals received before the timed change (unlabelled).
+int SignalsBefore(const SignalTriple& x) {
+  return x.signals - x.signals_after - (x.signal_at_change ? 1 : 0);
 }
 
 // ln(1 − e^{−x}) for x > 0, accurate at both ends.
@@ -38,13 +55,16 @@ double Log1mExp(double x) {
 }
 
 // Expected latent counts of one triple (the E-step).
+// `quiet`: the time in which unsignalled changes were seen (τ for
+// count-only evidence, whose E-step counts the hidden ones; s when timed).
 struct Latent {
-  double signalled = 0, unsignalled = 0, false_signals = 0;
+  double signalled = 0, unsignalled = 0, false_signals = 0, quiet = 0;
 };
 
 Latent EStep(const SignalParams& clamped, const SignalTriple& x) {
   Latent l;
   const double n = x.signals;
+  l.quiet = x.tau;
   if (!x.changed) {
     l.false_signals = n;
     return l;
@@ -53,6 +73,15 @@ Latent EStep(const SignalParams& clamped, const SignalTriple& x) {
   const double kappa_tau = (1 - p.alpha) * p.delta * x.tau;
   const double signal_part = p.alpha * p.delta;  // αΔ
   const double sigma = signal_part + p.nu;
+  if (Timed(x)) {
+    const double before = SignalsBefore(x);
+    const double p_true = signal_part / sigma;
+    l.signalled = (x.signal_at_change ? 1 : 0) + before * p_true;
+    l.false_signals = x.signals_after + before * (1 - p_true);
+    l.unsignalled = x.signal_at_change ? 0 : 1;
+    l.quiet = x.quiet;
+    return l;
+  }
   // P(changed | n) = 1 − e^{−κτ}q^n = 1 − e^{−z}, z = κτ + n·ln(σ/ν).
   const double z = kappa_tau + n * std::log1p(signal_part / p.nu);
   const double p_changed = -std::expm1(-z);
@@ -68,6 +97,7 @@ Latent EStep(const SignalParams& clamped, const SignalTriple& x) {
 
 struct Totals {
   double signalled = 0, unsignalled = 0, false_signals = 0, exposure = 0;
+  double quiet = 0;
 };
 
 SignalParams MStep(const Totals& t, const SignalPrior& prior, double delta) {
@@ -82,9 +112,23 @@ SignalParams MStep(const Totals& t, const SignalPrior& prior, double delta) {
   SignalParams out;
   const double s = t.signalled + a * c.alpha;
   const double u = t.unsignalled + a * (1 - c.alpha);
-  out.alpha = s + u > 0 ? s / (s + u) : c.alpha;
   const double time = t.exposure + e;
   out.nu = time > 0 ? (t.false_signals + e * c.nu) / time : c.nu;
+  if (t.quiet >= 0 && t.quiet < t.exposure) {
+    // Timed evidence: unsignalled changes were seen in `quiet` only, so the
+    // signalled rate αΔ and κ = (1−α)Δ have their own exposures (the prior's
+    // split the same way; with quiet = exposure this is the branch below
+    // whenever the prior's change_weight = exposure_weight·Δ).
+    const double signalled_rate = time > 0 ? s / time : c.alpha * c.delta;
+    const double quiet = t.quiet + e;
+    const double kappa = quiet > 0 ? u / quiet : (1 - c.alpha) * c.delta;
+    const double joint = signalled_rate + kappa;
+    out.alpha = joint > 0 ? signalled_rate / joint : c.alpha;
+    out.delta = delta > 0 ? std::min(delta, kMaxRate)
+                          : std::min(joint > 0 ? joint : c.delta, kMaxRate);
+    return out;
+  }
+  out.alpha = s + u > 0 ? s / (s + u) : c.alpha;
   if (delta > 0) {
     out.delta = std::min(delta, kMaxRate);
   } else {
@@ -106,7 +150,13 @@ double SignalLogLikelihood(const SignalParams& params,
   if (!x.changed) return -(p.delta + p.nu) * x.tau + n * std::log(p.nu);
   const double signal_part = p.alpha * p.delta;
   const double sigma = signal_part + p.nu;
-  const double kappa_tau = (1 - p.alpha) * p.delta * x.tau;
+  const double kappa = (1 - p.alpha) * p.delta;
+  if (Timed(x)) {
+    return -sigma * x.tau + SignalsBefore(x) * std::log(sigma) +
+           x.signals_after * std::log(p.nu) - kappa * x.quiet +
+           std::log(x.signal_at_change ? signal_part : kappa);
+  }
+  const double kappa_tau = kappa * x.tau;
   const double z = kappa_tau + n * std::log1p(signal_part / p.nu);
   return -sigma * x.tau + n * std::log(sigma) + Log1mExp(z);
 }
@@ -154,6 +204,7 @@ SignalFit FitSignals(std::span<const SignalTriple> input,
       t.unsignalled += l.unsignalled;
       t.false_signals += l.false_signals;
       t.exposure += x.tau;
+      t.quiet += l.quiet;
     }
     SignalParams next = MStep(t, prior, fixed_delta);
     double change = std::max({std::abs(next.delta - p.delta) / p.delta,
@@ -181,11 +232,12 @@ void SignalStats::Observe(const SignalTriple& triple,
   unsignalled_ = unsignalled_ * d + static_cast<float>(l.unsignalled);
   false_ = false_ * d + static_cast<float>(l.false_signals);
   exposure_ = exposure_ * d + static_cast<float>(x.tau);
+  quiet_ = quiet_ * d + static_cast<float>(l.quiet);
 }
 
 SignalParams SignalStats::Estimate(const SignalPrior& prior,
                                    double delta) const {
-  Totals t{signalled_, unsignalled_, false_, exposure_};
+  Totals t{signalled_, unsignalled_, false_, exposure_, quiet_};
   return MStep(t, prior, delta);
 }
 
@@ -196,6 +248,7 @@ void SignalStats::Merge(const SignalStats& other, double weight) {
   unsignalled_ += w * other.unsignalled_;
   false_ += w * other.false_;
   exposure_ += w * other.exposure_;
+  quiet_ += w * other.quiet_;
 }
 
 }  // namespace freshd::sched

@@ -15,7 +15,18 @@
 // E[N0|n,chg] = κτ/(1−e^{−κτ}q^n), E[F] = n − E[N1]; unchanged: N1 = N0 = 0,
 // F = n. M-step: α = ΣN1/Σ(N1+N0), ν = ΣF/Στ, Δ = Σ(N1+N0)/Στ, each with the
 // prior's pseudo-counts added (MAP; the host's estimate as prior = shrinkage).
-// SignalStats is the 16-byte online (decayed, one EM step per observation)
+//
+// Timed evidence (a trusted Last-Modified put the newest change s before the
+// fetch, with b signals before it and m after it): the likelihood, given the
+// signal path and so valid when fetch times follow the signals, is
+//   e^{−στ} σ^b ν^m e^{−κs} · (αΔ if a signal claims the change, else κ)
+// up to parameter-free factors (the unsignalled changes before it are
+// summed out). E-step: each of the b is true with probability αΔ/σ, the m
+// are false, the change is one signalled or one unsignalled change. The
+// M-step then gives κ its own exposure Q (s here, τ for every other
+// interval): αΔ = ΣN1/Στ, κ = ΣN0/Q, Δ = αΔ + κ, α = αΔ/Δ; with Q = Στ this
+// is the M-step above.
+// SignalStats is the 20-byte online (decayed, one EM step per observation)
 // per-page or per-host state. Plain values; not thread-safe (one owner).
 #ifndef FRESHD_SCHED_SIGNAL_ESTIMATOR_H_
 #define FRESHD_SCHED_SIGNAL_ESTIMATOR_H_
@@ -30,11 +41,24 @@ struct SignalParams {
   double nu = 0;     // ν ≥ 0: false-signal rate.
 };
 
-// One crawl interval: length, signals received during it, changed bit.
+// One crawl interval: length, signals received during it, changed bit; and,
+// when a trusted Last-Modified timed the interval's newest change, where
+// that change fell among the signals.
 struct SignalTriple {
   double tau;
   int signals;
   bool changed;
+  // Timed evidence (only with changed): quiet = s ∈ [0, τ), the time from the
+  // newest change to the fetch; < 0 when unknown (count-only evidence).
+  // Given the signals, it says that the signals_after signals in the quiet
+  // time were all false, that the change itself was signalled (a signal
+  // claims its time) or not, and that no change happened in the quiet time;
+  // the signals before it stay unlabelled. This likelihood conditions on the
+  // signal path, so it holds when fetch times follow the signals, which the
+  // bare quiet time (ChangeRateStats' λe^{−λs}) does not.
+  double quiet = -1;
+  int signals_after = 0;
+  bool signal_at_change = false;
 };
 
 // Pseudo-counts pulling the estimate toward `center` (e.g. the host's
@@ -95,12 +119,16 @@ class SignalStats {
   double unsignalled_changes() const { return unsignalled_; }
   double false_signals() const { return false_; }
   double exposure() const { return exposure_; }
+  // Σ time in which unsignalled changes were seen: τ for count-only
+  // evidence, s for timed (≤ exposure()).
+  double quiet() const { return quiet_; }
 
  private:
   float signalled_ = 0;    // Σ E[N1]
-  float unsignalled_ = 0;  // Σ E[N0]
+  float unsignalled_ = 0;  // Σ E[N0] (timed: the changes seen)
   float false_ = 0;        // Σ E[F]
   float exposure_ = 0;     // Σ τ
+  float quiet_ = 0;        // Σ τ, or s when timed
 };
 
 }  // namespace freshd::sched

@@ -5,11 +5,12 @@
 //   ChangeRateStats: 8 × f32 ring | u8 ring_size | u8 ring_head |
 //     varint ring_kinds | 6 × f32 aggregates (unchanged count/time,
 //     changed count/time, timed changes/exposure) |
-//   SignalStats: 4 × f32 (signalled, unsignalled, false, exposure) |
+//   SignalStats: 5 × f32 (signalled, unsignalled, false, exposure, quiet;
+//     version ≤ 2: 4, quiet = exposure) |
 //   6 × f32 importance, rate, alpha, nu, interval, forced |
 //   varint signals | varint fetches | u8 failures | u8 flags (no in-flight) |
-//   u8 static_q. PageState blobs carry version kPageStateVersion (2);
-//   version 1 (no static_q) still decodes.
+//   u8 static_q. PageState blobs carry version kPageStateVersion (3);
+//   versions 1 (no static_q) and 2 (4-float SignalStats) still decode.
 // ProfileSet: u8 version | u8 history | varint refreshes | u8 count |
 //   count × { f64 base_time | u8 size | size × { f32 dt | varint d } |
 //             u8 has_sketch | [str sketch (parse/sketch.h)] }, oldest first |
@@ -19,7 +20,9 @@
 // HostStats: u8 version | varint mask of non-zero bins |
 //   per set bit (ascending) { f32 count | f32 time } |
 //   4 × f32 (unchanged count/time, timed changes/exposure) |
-//   4 × f32 SignalStats | varint lm_checks | varint lm_agree
+//   5 × f32 SignalStats | varint lm_checks | varint lm_agree. HostStats
+//   blobs carry version kHostStatsVersion (2); version 1 (4-float
+//   SignalStats) still decodes.
 // SavedPage: u8 version | str PageState | u8 has_profiles | [str ProfileSet]
 // SavedGlobals: u8 version | str HostStats | f64 threshold
 //
@@ -54,7 +57,7 @@ struct RateStatsMirror {
   float aggregates[6];  // unchanged c/t, changed c/t, timed changes/exposure
 };
 struct SignalStatsMirror {
-  float signalled, unsignalled, false_signals, exposure;
+  float signalled, unsignalled, false_signals, exposure, quiet;
 };
 struct HostStatsMirror {
   float bin_count[HostStats::kBins];
@@ -76,7 +79,7 @@ static_assert(std::is_trivially_copyable_v<HostStats> &&
               "HostStats changed: update sched/state_codec.cc");
 // PageState's fields are public and encoded one by one: a new field must be
 // added to the encoding (and the version bumped when it changes meaning).
-static_assert(sizeof(PageState) == 128,
+static_assert(sizeof(PageState) == 136,
               "PageState changed: update sched/state_codec.cc");
 
 constexpr size_t kMaxPageStateBytes = 512;
@@ -253,13 +256,17 @@ void PutSignalStats(std::string* out, const SignalStats& stats) {
   PutF32(out, m.unsignalled);
   PutF32(out, m.false_signals);
   PutF32(out, m.exposure);
+  PutF32(out, m.quiet);
 }
 
-bool ReadSignalStats(Reader& r, SignalStats* stats) {
-  float v[4];
-  if (!ReadFloats(r, v, 4, NonNegativeFinite)) return false;
-  *stats =
-      std::bit_cast<SignalStats>(SignalStatsMirror{v[0], v[1], v[2], v[3]});
+// `with_quiet`: the blob's version has the fifth float; older ones saw no
+// timed evidence, so their quiet time is their exposure.
+bool ReadSignalStats(Reader& r, bool with_quiet, SignalStats* stats) {
+  float v[5];
+  if (!ReadFloats(r, v, with_quiet ? 5 : 4, NonNegativeFinite)) return false;
+  if (!with_quiet) v[4] = v[3];
+  *stats = std::bit_cast<SignalStats>(
+      SignalStatsMirror{v[0], v[1], v[2], v[3], v[4]});
   return true;
 }
 
@@ -354,7 +361,9 @@ Result<PageState> DecodePageState(std::string_view in) {
     return Bad(kWhat, "not_before");
   }
   if (!ReadRateStats(r, &s.rate_stats)) return Bad(kWhat, "rate_stats");
-  if (!ReadSignalStats(r, &s.signal_stats)) return Bad(kWhat, "signal_stats");
+  if (!ReadSignalStats(r, version >= 3, &s.signal_stats)) {
+    return Bad(kWhat, "signal_stats");
+  }
   float f[6];
   if (!r.F32(&f[0]) || !std::isfinite(f[0]) || !(f[0] > 0)) {
     return Bad(kWhat, "importance");
@@ -374,7 +383,7 @@ Result<PageState> DecodePageState(std::string_view in) {
       !r.Byte(&s.flags)) {
     return Bad(kWhat, "counters");
   }
-  if (version == kPageStateVersion && !r.Byte(&s.static_q)) {
+  if (version >= 2 && !r.Byte(&s.static_q)) {
     return Bad(kWhat, "static_q");
   }
   if (!r.done()) return Bad(kWhat, "length (trailing bytes)");
@@ -496,7 +505,7 @@ Result<ProfileSet> DecodeProfileSet(std::string_view in) {
 std::string EncodeHostStats(const HostStats& stats) {
   const auto m = std::bit_cast<HostStatsMirror>(stats);
   std::string out;
-  PutByte(&out, kStateCodecVersion);
+  PutByte(&out, kHostStatsVersion);
   uint32_t mask = 0;
   for (int i = 0; i < HostStats::kBins; ++i) {
     if (m.bin_count[i] != 0 || m.bin_time[i] != 0) mask |= 1u << i;
@@ -519,7 +528,11 @@ Result<HostStats> DecodeHostStats(std::string_view in) {
   constexpr std::string_view kWhat = "host stats";
   static_assert(HostStats::kBins == 32, "the bin mask is a uint32");
   Reader r(in);
-  if (Status st = CheckVersion(r, kWhat); !st.ok()) return st;
+  uint8_t version;
+  if (Status st = CheckVersion(r, kWhat, kHostStatsVersion, &version);
+      !st.ok()) {
+    return st;
+  }
   HostStatsMirror m{};
   uint64_t mask;
   if (!r.VarintAtMost(UINT32_MAX, &mask)) return Bad(kWhat, "bin mask");
@@ -533,7 +546,9 @@ Result<HostStats> DecodeHostStats(std::string_view in) {
   if (!ReadFloats(r, m.aggregates, 4, NonNegativeFinite)) {
     return Bad(kWhat, "aggregates");
   }
-  if (!ReadSignalStats(r, &m.signals)) return Bad(kWhat, "signals");
+  if (!ReadSignalStats(r, version >= 2, &m.signals)) {
+    return Bad(kWhat, "signals");
+  }
   uint64_t checks, agree;
   if (!r.VarintAtMost(UINT16_MAX, &checks) || !r.VarintAtMost(checks, &agree)) {
     return Bad(kWhat, "last-modified checks");

@@ -33,9 +33,13 @@ inline constexpr uint8_t kStateCodecVersion = 1;
 // ProfileSet blobs since they carry the fitted divergence model; version-1
 // profile sets (without it) still decode.
 inline constexpr uint8_t kProfileSetVersion = 2;
-// PageState blobs since they carry static_q (the page's share in its host's
-// static-page estimate); version-1 page states (without it: 0) still decode.
-inline constexpr uint8_t kPageStateVersion = 2;
+// PageState blobs: version 2 added static_q (the page's share in its host's
+// static-page estimate; version 1: 0), version 3 SignalStats' quiet time
+// (version ≤ 2: its exposure). Older page states still decode.
+inline constexpr uint8_t kPageStateVersion = 3;
+// HostStats blobs since they carry SignalStats' quiet time; version-1 host
+// stats (quiet = exposure) still decode.
+inline constexpr uint8_t kHostStatsVersion = 2;
 
 // Refresh counts above this are restored as this (ChangeProfiles keeps no
 // setter, so the count is rebuilt by replay; the scheduler itself reads

@@ -189,6 +189,39 @@ TEST(HostPoolTest, PooledSignalQualityIsTheHostsAndShrinksToIt) {
             std::abs(raw.alpha - prior.center.alpha));
 }
 
+TEST(HostPoolTest, JointPriorTimesChangesAgainstTheSignals) {
+  // Every page of host 1 changes every 5 days with a signal, is fetched an
+  // hour after it (a timed change the signal claims) and again 2 days after
+  // that (unchanged). The changed bits alone read 3-day intervals that all
+  // changed and 2-day ones that did not: 0.31 a day. The signal model's own
+  // Δ, with the timed changes, reads the truth: 0.2 a day.
+  HostPool pool;
+  constexpr double kDay = 86400;
+  const SignalParams current{0.2 / kDay, 0.5, 0.01 / kDay};
+  for (int i = 0; i < 200; ++i) {
+    pool.ObserveChange(1, 3 * kDay, true);
+    SignalTriple signalled{3 * kDay, 1, true};
+    signalled.quiet = 3600;
+    signalled.signal_at_change = true;
+    pool.ObserveSignals(1, signalled, current);
+    pool.ObserveChange(1, 2 * kDay, false);
+    pool.ObserveSignals(1, {2 * kDay, 0, false}, current);
+  }
+  const double bits = pool.PageSignalPrior(1).center.delta * kDay;
+  const SignalPrior joint = pool.PageSignalPrior(1, true);
+  std::cout << "host rate from bits " << bits << "/day, joint "
+            << joint.center.delta * kDay << "/day, alpha " << joint.center.alpha
+            << "\n";
+  EXPECT_EQ(bits, pool.HostRate(1) * kDay);
+  EXPECT_NEAR(bits, 0.305, 0.02);
+  EXPECT_NEAR(joint.center.delta * kDay, 0.2, 0.02);
+  EXPECT_GT(joint.center.alpha, 0.9);
+  // The pseudo-time matches the centre's rate (a prior of page_signal_weight
+  // changes).
+  EXPECT_NEAR(joint.exposure_weight * joint.center.delta, joint.change_weight,
+              1e-9);
+}
+
 TEST(HostPoolTest, LastModifiedTrustNeedsAgreement) {
   HostPool pool;
   for (int i = 0; i < 4; ++i) pool.ObserveLastModifiedAgreement(1, true);

@@ -44,8 +44,9 @@ PageState RandomPageState(std::mt19937_64& rng, int observations) {
     bool changed = u(rng) < 0.4;
     double since = changed && u(rng) < 0.3 ? interval * u(rng) : -1;
     s.rate_stats.Observe(interval, changed, since);
-    s.signal_stats.Observe({interval, static_cast<int>(u(rng) * 3), changed},
-                           {1e-5, 0.6, 1e-6});
+    SignalTriple x{interval, static_cast<int>(u(rng) * 3), changed};
+    if (since >= 0) x.quiet = since;  // timed evidence: quiet < exposure
+    s.signal_stats.Observe(x, {1e-5, 0.6, 1e-6});
   }
   s.last_fetch = observations > 0 ? 1.7e9 + u(rng) * 1e6 : kNever;
   s.not_before = u(rng) < 0.5 ? 0 : 1.7e9 + 300;
@@ -87,6 +88,7 @@ TEST(StateCodecTest, PageStateRoundTripKeepsEveryPersistentField) {
     EXPECT_EQ(d->signal_stats.signalled_changes(),
               s.signal_stats.signalled_changes());
     EXPECT_EQ(d->signal_stats.exposure(), s.signal_stats.exposure());
+    EXPECT_EQ(d->signal_stats.quiet(), s.signal_stats.quiet());
     EXPECT_EQ(d->importance, s.importance);
     EXPECT_EQ(d->rate, s.rate);
     EXPECT_EQ(d->alpha, s.alpha);
@@ -129,7 +131,8 @@ TEST(StateCodecTest, PageStateLayoutMatchesTheEstimators) {
     EXPECT_EQ(F32At(b, o + 4), s.signal_stats.unsignalled_changes());
     EXPECT_EQ(F32At(b, o + 8), s.signal_stats.false_signals());
     EXPECT_EQ(F32At(b, o + 12), s.signal_stats.exposure());
-    EXPECT_EQ(F32At(b, o + 16), s.importance);
+    EXPECT_EQ(F32At(b, o + 16), s.signal_stats.quiet());
+    EXPECT_EQ(F32At(b, o + 20), s.importance);
   }
 }
 
@@ -153,7 +156,8 @@ void ExpectRobust(const std::string& valid, Decode decode) {
       EXPECT_EQ(r.status().code(), Status::Code::kCorruption);
     }
   }
-  for (uint8_t version : {0, 3, 255}) {  // 2: profile sets, page states
+  // The newest: profile sets and host stats 2, page states 3.
+  for (uint8_t version : {0, 4, 255}) {
     std::string bad = valid;
     bad[0] = static_cast<char>(version);
     auto r = decode(bad);
@@ -162,24 +166,46 @@ void ExpectRobust(const std::string& valid, Decode decode) {
   }
 }
 
-// Version 1 (before static_q): the same bytes without the last one.
-TEST(StateCodecTest, PageStateVersionOneStillDecodes) {
+// Where a PageState blob's SignalStats begin (the layout in state_codec.cc).
+size_t PageSignalStatsOffset(const std::string& b) {
+  size_t o = 1 + 8 + 8 + 32 + 2;
+  return o + VarintLength(b, o) + 24;
+}
+
+// Version 2 (before SignalStats' quiet time): the same bytes without that
+// float; version 1 (before static_q) also without the last byte.
+TEST(StateCodecTest, OlderPageStateVersionsStillDecode) {
   std::mt19937_64 rng(kSeed + 7);
   PageState s = RandomPageState(rng, 12);
   s.static_q = 200;
-  std::string v2 = EncodePageState(s);
-  ASSERT_EQ(static_cast<uint8_t>(v2[0]), kPageStateVersion);
+  ASSERT_LT(s.signal_stats.quiet(), s.signal_stats.exposure());
+  std::string v3 = EncodePageState(s);
+  ASSERT_EQ(static_cast<uint8_t>(v3[0]), kPageStateVersion);
+  ASSERT_EQ(kPageStateVersion, 3);
+  std::string v2 = v3;
+  v2.erase(PageSignalStatsOffset(v3) + 16, 4);
+  v2[0] = 2;
   std::string v1 = v2.substr(0, v2.size() - 1);
   v1[0] = static_cast<char>(kStateCodecVersion);
-  Result<PageState> d = DecodePageState(v1);
-  ASSERT_TRUE(d.ok()) << d.status().ToString();
-  EXPECT_EQ(d->static_q, 0);
-  EXPECT_EQ(d->fetches, s.fetches);
-  ExpectSameRateStats(d->rate_stats, s.rate_stats);
-  v1[0] = static_cast<char>(kPageStateVersion);  // a v2 header on v1 bytes
-  EXPECT_FALSE(DecodePageState(v1).ok());
-  v2[0] = static_cast<char>(kStateCodecVersion);  // and the reverse
-  EXPECT_FALSE(DecodePageState(v2).ok());
+  for (const std::string* old : {&v2, &v1}) {
+    Result<PageState> d = DecodePageState(*old);
+    ASSERT_TRUE(d.ok()) << d.status().ToString();
+    EXPECT_EQ(d->static_q, old == &v2 ? 200 : 0);
+    EXPECT_EQ(d->fetches, s.fetches);
+    ExpectSameRateStats(d->rate_stats, s.rate_stats);
+    // They saw no timed evidence: quiet time = exposure.
+    EXPECT_EQ(d->signal_stats.exposure(), s.signal_stats.exposure());
+    EXPECT_EQ(d->signal_stats.quiet(), s.signal_stats.exposure());
+  }
+  std::string wrong = v2;
+  wrong[0] = static_cast<char>(kPageStateVersion);  // a v3 header on v2 bytes
+  EXPECT_FALSE(DecodePageState(wrong).ok());
+  wrong = v1;
+  wrong[0] = 2;  // a v2 header on v1 bytes
+  EXPECT_FALSE(DecodePageState(wrong).ok());
+  wrong = v3;
+  wrong[0] = static_cast<char>(kStateCodecVersion);  // and the reverse
+  EXPECT_FALSE(DecodePageState(wrong).ok());
 }
 
 TEST(StateCodecTest, PageStateRejectsTruncationsFlipsAndBadVersions) {
@@ -400,8 +426,9 @@ TEST(StateCodecTest, HostStatsRoundTripAndPoolRestore) {
     pool.AddPage(host);
     pool.ObserveChange(host, interval, changed,
                        changed && u(rng) < 0.2 ? interval * u(rng) : -1);
-    pool.ObserveSignals(host, {interval, static_cast<int>(u(rng) * 2), changed},
-                        {1e-5, 0.5, 1e-6});
+    SignalTriple x{interval, static_cast<int>(u(rng) * 2), changed};
+    if (changed && u(rng) < 0.5) x.quiet = interval * u(rng);
+    pool.ObserveSignals(host, x, {1e-5, 0.5, 1e-6});
     pool.ObserveLastModifiedAgreement(host, u(rng) < 0.95);
   }
   HostPool restored(options);
@@ -421,10 +448,39 @@ TEST(StateCodecTest, HostStatsRoundTripAndPoolRestore) {
   for (uint32_t h = 0; h < 6; ++h) {  // 5: unknown host, global prior
     EXPECT_EQ(restored.HostRate(h), pool.HostRate(h));
     EXPECT_EQ(restored.TrustLastModified(h), pool.TrustLastModified(h));
-    SignalPrior a = restored.PageSignalPrior(h), b = pool.PageSignalPrior(h);
-    EXPECT_EQ(a.center.alpha, b.center.alpha);
-    EXPECT_EQ(a.center.nu, b.center.nu);
-    EXPECT_EQ(a.exposure_weight, b.exposure_weight);
+    for (bool joint : {false, true}) {
+      SignalPrior a = restored.PageSignalPrior(h, joint),
+                  b = pool.PageSignalPrior(h, joint);
+      EXPECT_EQ(a.center.delta, b.center.delta);
+      EXPECT_EQ(a.center.alpha, b.center.alpha);
+      EXPECT_EQ(a.center.nu, b.center.nu);
+      EXPECT_EQ(a.exposure_weight, b.exposure_weight);
+    }
+  }
+  // Version 1 (SignalStats without the quiet time): the same bytes without
+  // the fifth float, read as quiet time = exposure.
+  {
+    const HostStats& h = *pool.Find(3);
+    ASSERT_LT(h.signals().quiet(), h.signals().exposure());
+    std::string v2 = EncodeHostStats(h);
+    ASSERT_EQ(static_cast<uint8_t>(v2[0]), kHostStatsVersion);
+    uint64_t mask = 0;  // the varint bin mask, then 8 bytes per set bit
+    const size_t mask_bytes = VarintLength(v2, 1);
+    for (size_t i = 0; i < mask_bytes; ++i) {
+      mask |= uint64_t{static_cast<uint8_t>(v2[1 + i]) & 0x7fu} << (7 * i);
+    }
+    size_t o = 1 + mask_bytes + 8 * std::popcount(mask) + 16;
+    ASSERT_EQ(F32At(v2, o + 12), h.signals().exposure());
+    std::string v1 = v2;
+    v1.erase(o + 16, 4);
+    v1[0] = 1;
+    Result<HostStats> d = DecodeHostStats(v1);
+    ASSERT_TRUE(d.ok()) << d.status().ToString();
+    EXPECT_EQ(d->signals().exposure(), h.signals().exposure());
+    EXPECT_EQ(d->signals().quiet(), h.signals().exposure());
+    EXPECT_EQ(d->TrustLastModified(), h.TrustLastModified());
+    v1[0] = static_cast<char>(kHostStatsVersion);
+    EXPECT_FALSE(DecodeHostStats(v1).ok());
   }
   ExpectRobust(EncodeHostStats(*pool.Find(2)), DecodeHostStats);
 

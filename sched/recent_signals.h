@@ -1,0 +1,42 @@
+// The claimed change times of a page's newest signals since its last fetch.
+// When a trusted Last-Modified then times the interval's newest change, they
+// say which signals came after it (false: the page did not change again),
+// whether one claims it (a signalled change), and how many came before it
+// (unlabelled): SignalTriple's timed evidence (sched/signal_estimator.h).
+//
+// 16 bytes: the newest kKept times, as float offsets from the last fetch, in
+// a ring indexed by the signal's count since that fetch. Older signals are
+// assumed to claim earlier times (true of one page's sitemap lastmods and of
+// undelayed hints); when that cannot place every signal, Place says so and
+// the interval counts as count-only evidence. Plain value; one owner.
+#ifndef FRESHD_SCHED_RECENT_SIGNALS_H_
+#define FRESHD_SCHED_RECENT_SIGNALS_H_
+
+#include "sched/signal_estimator.h"
+
+namespace freshd::sched {
+
+class RecentSignals {
+ public:
+  static constexpr int kKept = 4;
+
+  // The `count`-th signal since the fetch (1-based; PageState::signals after
+  // counting it) claims a change `offset` seconds after the fetch.
+  void Add(int count, double offset);
+
+  // For `signals` received since the fetch and a change timed at
+  // `change_offset` after it, sets x->signals_after and x->signal_at_change
+  // (a claimed time within 1 s, plus float rounding, of the change claims
+  // it; one signal at most). False, leaving x alone, when a needed time is
+  // unknown (not kept, or lost in a restart) or older unkept signals could
+  // fall after the change.
+  bool Place(int signals, double change_offset, SignalTriple* x) const;
+
+ private:
+  float offsets_[kKept] = {kUnknown, kUnknown, kUnknown, kUnknown};
+  static constexpr float kUnknown = -1;
+};
+
+}  // namespace freshd::sched
+
+#endif  // FRESHD_SCHED_RECENT_SIGNALS_H_
