@@ -27,7 +27,14 @@ namespace freshd::sched {
 
 struct HostPoolOptions {
   RatePrior global_prior = {1.0 / 86400, 1};  // for the global estimate.
-  double host_rate_weight = 2;    // pseudo-changes a host borrows (global).
+  // Pseudo-changes a host borrows from the global rate. At 2 a host's first
+  // few intervals, hours long because a signal policy fetched right after a
+  // signal, could put its rate at 5x the truth; none of its pages was then
+  // worth a fetch again, so nothing corrected it (noisy.toml, ncis1 R = 100,
+  // 2 of 5 seeds; sim JSON least_host_crawl_share). The price: a host far
+  // faster than the global rate is pulled further down (12x: 21% low,
+  // against 7% at 2), until its pages have evidence of their own.
+  double host_rate_weight = 6;
   double page_rate_weight = 1;    // pseudo-changes a page borrows (host).
   double host_signal_weight = 4;  // pseudo-changes / changes' worth of time
   double page_signal_weight = 2;  // for α and ν, host resp. page level.

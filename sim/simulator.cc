@@ -79,6 +79,7 @@ class Run {
   std::vector<EventStream> churn_, scroll_;
   std::vector<FalseSignalStream> false_;
   std::vector<double> host_next_;
+  std::vector<uint64_t> host_crawls_;  // measured crawls per host
   std::priority_queue<Event, std::vector<Event>, std::greater<Event>> queue_;
   SimResult r_;
   double fresh_all_ = 0;  // Σμ·fresh time over [0, now], unclipped
@@ -160,6 +161,7 @@ void Run::Crawl(uint32_t p, double now) {
   if (now >= warm_) {
     ++r_.total.crawls;
     ++r_.per_class[m_.pages[p].cls].crawls;
+    ++host_crawls_[m_.pages[p].host];
   }
 }
 
@@ -175,6 +177,7 @@ Result<SimResult> Run::Go() {
   r_.per_class.resize(m_.spec.classes.size());
   pages_.resize(n);
   host_next_.assign(m_.spec.hosts, 0);
+  host_crawls_.assign(m_.spec.hosts, 0);
   churn_.reserve(n);
   scroll_.reserve(n);
   false_.reserve(n);
@@ -320,6 +323,18 @@ Result<SimResult> Run::Go() {
   };
   finish(r_.total);
   for (SimMetrics& x : r_.per_class) finish(x);
+  if (r_.total.crawls > 0) {
+    std::vector<uint64_t> host_pages(m_.spec.hosts, 0);
+    for (const SimPage& sp : m_.pages) ++host_pages[sp.host];
+    const double mean = static_cast<double>(r_.total.crawls) / n;
+    double least = kInf;
+    for (uint32_t h = 0; h < m_.spec.hosts; ++h) {
+      if (host_pages[h] == 0) continue;
+      least = std::min(least, static_cast<double>(host_crawls_[h]) /
+                                  static_cast<double>(host_pages[h]) / mean);
+    }
+    r_.least_host_crawl_share = least;
+  }
   for (size_t i = 0; i + 1 < snap_times.size(); i += 2) {
     double len = snap_times[i + 1] - snap_times[i];
     r_.window_freshness.push_back(
@@ -540,6 +555,9 @@ std::string SimResultToJson(const WebModel& model, const SimOptions& options,
   }
   if (r.estimated_freshness >= 0) {
     j["estimated_freshness"] = r.estimated_freshness;
+  }
+  if (r.least_host_crawl_share >= 0) {
+    j["least_host_crawl_share"] = r.least_host_crawl_share;
   }
   if (!options.rate_changes.empty()) {
     j["segment_freshness"] = r.window_freshness;  // 2nd half of each segment

@@ -111,6 +111,11 @@ struct SimResult {
   // SimOptions::estimate_samples: the daemon's `estimated_freshness`, to
   // set against `total.fresh`. -1: not sampled.
   double estimated_freshness = -1;
+  // Crawls per page of the least-crawled host over the measured window, as
+  // a share of crawls per page over all hosts: about 0 when a whole host
+  // was given up (every estimate of it too high to be worth a fetch, and
+  // nothing fetched to correct it). -1: no crawls measured.
+  double least_host_crawl_share = -1;
   double cpu_seconds = 0;
 };
 

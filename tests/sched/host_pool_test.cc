@@ -68,7 +68,13 @@ TEST(HostPoolTest, HostsGetTheirOwnPooledRates) {
   Feed(pool, 1, 0.1, 0.5, 0.01, 30, 20, rng);
   std::cout << "host 0 " << pool.HostRate(0) << " host 1 " << pool.HostRate(1)
             << " global " << pool.GlobalRate() << "\n";
-  EXPECT_NEAR(pool.HostRate(0) / 2.0, 1.0, 0.1);
+  // The Gamma prior (host_rate_weight pseudo-changes at the global rate)
+  // pulls a host 12x faster than the global estimate down more than it
+  // pulls a slow one up: 1.85 at 2 pseudo-changes, 1.58 at 6, the price of
+  // not letting a host's first short intervals run its rate away
+  // (tests/sim/host_starvation_test.cc).
+  EXPECT_NEAR(pool.HostRate(0) / 2.0, 1.0, 0.25);
+  EXPECT_GT(pool.HostRate(0), 5 * pool.GlobalRate());
   EXPECT_NEAR(pool.HostRate(1) / 0.1, 1.0, 0.1);
   // An unseen host uses the global estimate, between the two.
   EXPECT_EQ(pool.HostRate(7), pool.GlobalRate());
