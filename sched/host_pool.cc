@@ -178,8 +178,10 @@ SignalPrior HostPool::HostSignalPrior(bool joint) const {
   SignalPrior out;
   out.center = global_.signals().Estimate(weak, joint ? -1 : global_rate);
   const double rate = out.center.delta;
-  out.change_weight = options_.host_signal_weight;
-  out.exposure_weight = rate > 0 ? options_.host_signal_weight / rate : 0;
+  const double weight =
+      joint ? options_.host_joint_weight : options_.host_signal_weight;
+  out.change_weight = weight;
+  out.exposure_weight = rate > 0 ? weight / rate : 0;
   return out;
 }
 

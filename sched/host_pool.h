@@ -38,7 +38,11 @@ struct HostPoolOptions {
   double page_rate_weight = 1;    // pseudo-changes a page borrows (host).
   double host_signal_weight = 4;  // pseudo-changes / changes' worth of time
   double page_signal_weight = 2;  // for α and ν, host resp. page level.
-  double decay = 0.999;           // per-observation forgetting at host level.
+  // The same for a host's joint (Δ, α, ν) fit (trusted Last-Modified): Δ
+  // leans on it too, and at 4 one host's first hours ran it away as
+  // host_rate_weight's note says (noisy-lm.toml, ncis1, 2 of 5 seeds).
+  double host_joint_weight = 8;
+  double decay = 0.999;  // per-observation forgetting at host level.
   // Share of static pages (RatePrior::static_share): Beta(a, b) prior on the
   // global share, then each host's shrunk toward it by host_static_pages.
   double static_prior_a = 1;

@@ -18,15 +18,23 @@ namespace {
 TEST(HostStarvationTest, EveryHostKeepsBeingCrawled) {
   Result<WebSpec> spec = LoadWebSpec(FRESHD_SOURCE_DIR "/sim/webs/noisy.toml");
   ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+  Result<WebSpec> timed =
+      LoadWebSpec(FRESHD_SOURCE_DIR "/sim/webs/noisy-lm.toml");
+  ASSERT_TRUE(timed.ok()) << timed.status().ToString();
   struct Case {
+    const WebSpec* web;
     double rate;
     uint64_t seed;
   };
-  // With 2 pseudo-changes per host each gave 0.00: a host never crawled.
-  for (const Case& c : {Case{100, 1}, Case{100, 2}, Case{200, 2}}) {
-    SCOPED_TRACE("ncis1 R " + std::to_string(c.rate) + " seed " +
+  // Each gave 0.00, a host never crawled again, with 2 pseudo-changes per
+  // host (host_rate_weight; the first three) or 4 for the joint fit that
+  // trusted Last-Modified hosts use (host_joint_weight; the last two).
+  for (const Case& c :
+       {Case{&*spec, 100, 1}, Case{&*spec, 100, 2}, Case{&*spec, 200, 2},
+        Case{&*timed, 100, 1}, Case{&*timed, 100, 2}}) {
+    SCOPED_TRACE(c.web->name + " ncis1 R " + std::to_string(c.rate) + " seed " +
                  std::to_string(c.seed));
-    WebModel model = WebModel::Build(*spec, c.seed);
+    WebModel model = WebModel::Build(*c.web, c.seed);
     SimOptions options;
     options.policy = "ncis1";
     options.rate_per_day = c.rate;
