@@ -260,11 +260,14 @@ void PutSignalStats(std::string* out, const SignalStats& stats) {
 }
 
 // `with_quiet`: the blob's version has the fifth float; older ones saw no
-// timed evidence, so their quiet time is their exposure.
+// timed evidence, so their quiet time is their exposure. A quiet time above
+// the exposure is corrupt (each interval adds at most its length to it,
+// decayed alike).
 bool ReadSignalStats(Reader& r, bool with_quiet, SignalStats* stats) {
   float v[5];
   if (!ReadFloats(r, v, with_quiet ? 5 : 4, NonNegativeFinite)) return false;
   if (!with_quiet) v[4] = v[3];
+  if (v[4] > v[3]) return false;
   *stats = std::bit_cast<SignalStats>(
       SignalStatsMirror{v[0], v[1], v[2], v[3], v[4]});
   return true;

@@ -36,6 +36,12 @@ size_t VarintLength(const std::string& s, size_t offset) {
   return n;
 }
 
+// Where a PageState blob's SignalStats begin (the layout in state_codec.cc).
+size_t PageSignalStatsOffset(const std::string& b) {
+  size_t o = 1 + 8 + 8 + 32 + 2;
+  return o + VarintLength(b, o) + 24;
+}
+
 PageState RandomPageState(std::mt19937_64& rng, int observations) {
   std::uniform_real_distribution<double> u(0, 1);
   PageState s;
@@ -166,12 +172,6 @@ void ExpectRobust(const std::string& valid, Decode decode) {
   }
 }
 
-// Where a PageState blob's SignalStats begin (the layout in state_codec.cc).
-size_t PageSignalStatsOffset(const std::string& b) {
-  size_t o = 1 + 8 + 8 + 32 + 2;
-  return o + VarintLength(b, o) + 24;
-}
-
 // Version 2 (before SignalStats' quiet time): the same bytes without that
 // float; version 1 (before static_q) also without the last byte.
 TEST(StateCodecTest, OlderPageStateVersionsStillDecode) {
@@ -236,6 +236,19 @@ TEST(StateCodecTest, PageStateRejectsOutOfRangeValues) {
   negative[17 + 3] = static_cast<char>(0x80);  // ring[0] = -0.0 → sign bit
   negative[17] = 1;                            // -1e-45
   EXPECT_FALSE(DecodePageState(negative).ok());
+  // SignalStats' quiet time above its exposure.
+  std::mt19937_64 rng(kSeed + 9);
+  std::string timed = EncodePageState(RandomPageState(rng, 12));
+  ASSERT_TRUE(DecodePageState(timed).ok());
+  const size_t quiet = PageSignalStatsOffset(timed) + 16;
+  const float exposure = F32At(timed, quiet - 4);
+  const uint32_t bits = std::bit_cast<uint32_t>(exposure * 1.01f);
+  for (int i = 0; i < 4; ++i) {
+    timed[quiet + i] = static_cast<char>(bits >> 8 * i);
+  }
+  Result<PageState> over = DecodePageState(timed);
+  ASSERT_FALSE(over.ok());
+  EXPECT_NE(over.status().message().find("signal_stats"), std::string::npos);
 }
 
 TEST(StateCodecTest, RandomBytesNeverCrash) {
