@@ -424,6 +424,10 @@ def paired(js1, js2, key="freshness"):
     return [a[key] - b[key] for a, b in zip(js1, js2)]
 
 
+def least_host(js):
+    return pm([j["least_host_crawl_share"] for j in js], 2)
+
+
 def oracle_gap(oracle, other, key="freshness", lower_better=False):
     """Per seed, how far `other` falls short of `oracle` relative to it
     (positive: worse; lower_better for age and fragment staleness)."""
@@ -893,16 +897,31 @@ def section_d():
             fails.append(p)
         rows.append([p, key, pm([x[key] for x in o]),
                      pm([x[key] for x in e]), pm(gap, 2, 100) + "%",
-                     verdict(ok_gap), forced(e), pm(paired(e, nut, key)),
+                     verdict(ok_gap), forced(e), least_host(o),
+                     least_host(e), pm(paired(e, nut, key)),
                      pm(paired(e, uni, key)), verdict(beats)])
     rows.append(["nutch", "freshness", "", pm([x["freshness"] for x in nut]),
-                 "", "", forced(nut), "", pm(paired(nut, uni)), ""])
+                 "", "", forced(nut), "", least_host(nut), "",
+                 pm(paired(nut, uni)), ""])
     rows.append(["uniform", "freshness", "",
                  pm([x["freshness"] for x in uni]), "", "", forced(uni), "",
-                 "", ""])
+                 least_host(uni), "", "", ""])
     table(["policy", "metric", "oracle", "estimated", "gap", "≤ 5%",
-           "forced crawls (est.)", "estimated − nutch", "− uniform",
+           "forced crawls (est.)", "least-crawled host (oracle)",
+           "least-crawled host (est.)", "estimated − nutch", "− uniform",
            "beats both"], rows)
+    out("\"Least-crawled host\": crawls per page of the host crawled least "
+        "over the measured window, as a share of crawls per page over all "
+        "hosts (`least_host_crawl_share` in the JSON). The ten hosts of "
+        "this web are alike, so a share near 0 means a whole host was "
+        "given up: its estimated change rate came out so high that none of "
+        "its pages was worth a fetch, and nothing fetched corrected it. "
+        "Before 205bef6 a signal policy's first, hours-long intervals on a "
+        "host could do that (ncis1 on 2 of these 5 seeds, share 0.00, and "
+        "on `noisy-lm.toml` before fd44e9f; "
+        "`sched::HostPoolOptions::host_rate_weight` and "
+        "`host_joint_weight`).")
+    out()
     out("Longevity on `sim/webs/scroll.toml`, R = %d/day, fragment "
         "staleness (lower is better; `longevity-bound` has no model, "
         "compared with `longevity` oracle; its value is the utility of the "
