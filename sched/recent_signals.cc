@@ -13,13 +13,23 @@ bool SameInstant(double a, double b) {
   return std::abs(a - b) <= 1 + 1e-6 * std::max(std::abs(a), std::abs(b));
 }
 
+constexpr double kDay = 86400;
+
 }  // namespace
 
-void RecentSignals::Add(int count, double offset) {
+bool IsWholeDayClaim(double changed_at) {
+  return std::isfinite(changed_at) && std::fmod(changed_at, kDay) == 0;
+}
+
+void RecentSignals::Add(int count, double offset, bool whole_day) {
   if (count <= 0) return;
-  const bool usable = std::isfinite(offset) && offset >= 0;
-  offsets_[(count - 1) % kKept] =
-      usable ? static_cast<float>(offset) : kUnknown;
+  float& slot = offsets_[(count - 1) % kKept];
+  if (!std::isfinite(offset) || offset < 0) {
+    slot = kUnknown;
+  } else {
+    slot = whole_day ? -static_cast<float>(offset) - 1
+                     : static_cast<float>(offset);
+  }
 }
 
 bool RecentSignals::Place(int signals, double change_offset,
@@ -32,12 +42,18 @@ bool RecentSignals::Place(int signals, double change_offset,
   bool any_not_after = false;
   const int kept = std::min(signals, kKept);
   for (int count = signals - kept + 1; count <= signals; ++count) {
-    const float offset = offsets_[(count - 1) % kKept];
-    if (offset < 0) return false;  // kUnknown
-    if (!at_change && SameInstant(offset, change_offset)) {
+    const float stored = offsets_[(count - 1) % kKept];
+    if (std::isnan(stored)) return false;  // kUnknown
+    const bool whole_day = stored < 0;
+    const double start = whole_day ? -static_cast<double>(stored) - 1 : stored;
+    const double end = whole_day ? start + kDay : start;
+    const bool holds_change = SameInstant(start, change_offset) ||
+                              SameInstant(end, change_offset) ||
+                              (start <= change_offset && change_offset <= end);
+    if (!at_change && holds_change) {
       at_change = true;
       any_not_after = true;
-    } else if (offset > change_offset && !SameInstant(offset, change_offset)) {
+    } else if (start > change_offset && !holds_change) {
       ++after;
     } else {
       any_not_after = true;

@@ -8,7 +8,9 @@
 // a ring indexed by the signal's count since that fetch. Older signals are
 // assumed to claim earlier times (true of one page's sitemap lastmods and of
 // undelayed hints); when that cannot place every signal, Place says so and
-// the interval counts as count-only evidence. Plain value; one owner.
+// the interval counts as count-only evidence. A claim of a whole day (a
+// date-only sitemap lastmod, read as that day's midnight UTC) claims any
+// change within that day. Plain value; one owner.
 #ifndef FRESHD_SCHED_RECENT_SIGNALS_H_
 #define FRESHD_SCHED_RECENT_SIGNALS_H_
 
@@ -21,21 +23,29 @@ class RecentSignals {
   static constexpr int kKept = 4;
 
   // The `count`-th signal since the fetch (1-based; PageState::signals after
-  // counting it) claims a change `offset` seconds after the fetch.
-  void Add(int count, double offset);
+  // counting it) claims a change `offset` seconds after the fetch, or with
+  // `whole_day` somewhere in the day that starts there.
+  void Add(int count, double offset, bool whole_day = false);
 
   // For `signals` received since the fetch and a change timed at
   // `change_offset` after it, sets x->signals_after and x->signal_at_change
   // (a claimed time within 1 s, plus float rounding, of the change claims
-  // it; one signal at most). False, leaving x alone, when a needed time is
-  // unknown (not kept, or lost in a restart) or older unkept signals could
-  // fall after the change.
+  // it, as does a claimed day that holds it; one signal at most). False,
+  // leaving x alone, when a needed time is unknown (not kept, or lost in a
+  // restart) or older unkept signals could fall after the change.
   bool Place(int signals, double change_offset, SignalTriple* x) const;
 
  private:
+  // ≥ 0: an instant; ≤ −1: a whole day starting at −(value + 1); NaN:
+  // unknown.
   float offsets_[kKept] = {kUnknown, kUnknown, kUnknown, kUnknown};
-  static constexpr float kUnknown = -1;
+  static constexpr float kUnknown = __builtin_nanf("");
 };
+
+// A claimed change time with no time of day: midnight UTC exactly, as a
+// date-only W3C datetime (2026-11-25) is read. A real instant falls there
+// once in 86,400 seconds.
+bool IsWholeDayClaim(double changed_at);
 
 }  // namespace freshd::sched
 

@@ -353,10 +353,13 @@ void Scheduler::Observe(const Observation& obs) {
           PageState& s = pages_[obs.page];
           AddSignal(s);
           if (policy_->uses_signals() && s.fetched()) {
-            const double claimed = std::isfinite(e.changed_at)
-                                       ? std::min(e.changed_at, obs.time)
-                                       : obs.time;
-            recent_signals_[obs.page].Add(s.signals, claimed - s.last_fetch);
+            const bool whole_day = IsWholeDayClaim(e.changed_at);
+            const double claimed = !std::isfinite(e.changed_at) ? obs.time
+                                   : whole_day
+                                       ? e.changed_at
+                                       : std::min(e.changed_at, obs.time);
+            recent_signals_[obs.page].Add(s.signals, claimed - s.last_fetch,
+                                          whole_day);
           }
           if (policy_->uses_signals()) Reindex(obs.page);  // value moved
         } else {

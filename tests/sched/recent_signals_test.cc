@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
+
 namespace freshd::sched {
 namespace {
 
@@ -92,6 +95,48 @@ TEST(RecentSignalsTest, UnknownTimesAreNotGuessed) {
   EXPECT_FALSE(r.Place(-1, 10, &x));     // no count
   EXPECT_FALSE(r.Place(65535, 10, &x));  // a saturated count
   EXPECT_EQ(sizeof(RecentSignals), 16u);
+}
+
+TEST(RecentSignalsTest, ADateOnlyClaimHoldsItsWholeDay) {
+  // Fetched at 06:00; a date-only lastmod claims the next day (its midnight
+  // is 18 h later); Last-Modified then times the change at 14:30 that day.
+  constexpr double kDay = 86400;
+  const double fetch = 20000 * kDay + 6 * 3600.0;
+  const double claimed = 20001 * kDay;
+  ASSERT_TRUE(IsWholeDayClaim(claimed));
+  RecentSignals r;
+  r.Add(1, claimed - fetch, /*whole_day=*/true);
+  bool ok;
+  SignalTriple x = Placed(r, 1, claimed + 14.5 * 3600 - fetch, &ok);
+  ASSERT_TRUE(ok);
+  EXPECT_TRUE(x.signal_at_change);
+  EXPECT_EQ(x.signals_after, 0);
+  // The same claim read as an instant (midnight) would put it before the
+  // change, and the change would count as unsignalled.
+  RecentSignals instant;
+  instant.Add(1, claimed - fetch);
+  x = Placed(instant, 1, claimed + 14.5 * 3600 - fetch, &ok);
+  ASSERT_TRUE(ok);
+  EXPECT_FALSE(x.signal_at_change);
+  // A change the day before the claimed day: the claim came after it.
+  x = Placed(r, 1, claimed - 3 * 3600 - fetch, &ok);
+  ASSERT_TRUE(ok);
+  EXPECT_FALSE(x.signal_at_change);
+  EXPECT_EQ(x.signals_after, 1);
+  // A change the day after: the claim came before it.
+  x = Placed(r, 1, claimed + 30 * 3600 - fetch, &ok);
+  ASSERT_TRUE(ok);
+  EXPECT_FALSE(x.signal_at_change);
+  EXPECT_EQ(x.signals_after, 0);
+}
+
+TEST(RecentSignalsTest, WholeDayClaimsAreMidnightsExactly) {
+  EXPECT_TRUE(IsWholeDayClaim(0));
+  EXPECT_TRUE(IsWholeDayClaim(1764028800));   // 2025-11-25T00:00:00Z
+  EXPECT_FALSE(IsWholeDayClaim(1764028801));  // one second later
+  EXPECT_FALSE(IsWholeDayClaim(1764028800.5));
+  EXPECT_FALSE(IsWholeDayClaim(-std::numeric_limits<double>::infinity()));
+  EXPECT_FALSE(IsWholeDayClaim(std::nan("")));
 }
 
 }  // namespace
