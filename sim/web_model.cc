@@ -172,7 +172,9 @@ PageClass ParseClass(const Table& t) {
 }
 
 WebSpec ParseSpec(const Table& root) {
-  CheckKeys(root, {"name", "hosts", "pages_per_host", "crawl_delay_s", "class"},
+  CheckKeys(root,
+            {"name", "hosts", "pages_per_host", "crawl_delay_s",
+             "classes_by_host", "class"},
             "web");
   WebSpec spec;
   if (root.contains("name")) spec.name = toml::find<std::string>(root, "name");
@@ -189,6 +191,11 @@ WebSpec ParseSpec(const Table& root) {
   if (root.contains("crawl_delay_s")) {
     spec.crawl_delay_s = ParseDist(root.at("crawl_delay_s"), "crawl_delay_s", 0,
                                    kMaxSimCrawlDelayS);
+  }
+  if (root.contains("classes_by_host")) {
+    const toml::value& v = root.at("classes_by_host");
+    if (!v.is_boolean()) Fail(v, "classes_by_host: must be true or false");
+    spec.classes_by_host = v.as_boolean();
   }
   if (!root.contains("class")) Fail(root, "web: needs at least one [[class]]");
   double total = 0;
@@ -253,6 +260,10 @@ WebModel WebModel::Build(const WebSpec& spec, uint64_t seed) {
   for (uint64_t p = 0; p < n; ++p) {
     Rng rng(HashKey(seed, p, 1));
     double u = rng.Uniform(), acc = 0;
+    if (spec.classes_by_host) {  // the host's draw (the page's is unused)
+      Rng host_rng(HashKey(seed, p / spec.pages_per_host, 3));
+      u = host_rng.Uniform();
+    }
     size_t cls = spec.classes.size() - 1;
     for (size_t i = 0; i < spec.classes.size(); ++i) {
       acc += spec.classes[i].share;

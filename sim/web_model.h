@@ -55,6 +55,9 @@ struct WebSpec {
   uint32_t hosts = 1;
   uint32_t pages_per_host = 1;
   Distribution crawl_delay_s;  // per host
+  // false: each page draws its class; true: each host does, and all its
+  // pages share it (hosts that differ, as a news site and a manual do).
+  bool classes_by_host = false;
   std::vector<PageClass> classes;
 };
 

@@ -84,6 +84,44 @@ TEST(WebModelTest, EveryShippedWebLoads) {
   EXPECT_GE(webs, 10);
 }
 
+TEST(WebModelTest, ClassesByHostGiveEachHostOneClass) {
+  const std::string classes =
+      "[[class]]\nname = \"a\"\nshare = 0.5\n[class.churn]\nrate = 1\n"
+      "words = 10\n[[class]]\nname = \"b\"\nshare = 0.5\n"
+      "[class.churn]\nrate = 0.1\nwords = 10\n";
+  const std::string head = "hosts = 40\npages_per_host = 25\n";
+  Result<WebSpec> mixed = ParseWebSpec(head + classes, "mixed");
+  Result<WebSpec> apart =
+      ParseWebSpec(head + "classes_by_host = true\n" + classes, "apart");
+  ASSERT_TRUE(mixed.ok()) << mixed.status().ToString();
+  ASSERT_TRUE(apart.ok()) << apart.status().ToString();
+  EXPECT_FALSE(mixed->classes_by_host);
+  EXPECT_TRUE(apart->classes_by_host);
+  const WebModel by_page = WebModel::Build(*mixed, 7);
+  const WebModel by_host = WebModel::Build(*apart, 7);
+  int mixed_hosts = 0, hosts_of_b = 0;
+  for (uint32_t h = 0; h < 40; ++h) {
+    int in_b_page = 0, in_b_host = 0;
+    for (uint32_t i = 0; i < 25; ++i) {
+      in_b_page += by_page.pages[h * 25 + i].cls;
+      in_b_host += by_host.pages[h * 25 + i].cls;
+    }
+    mixed_hosts += in_b_page > 0 && in_b_page < 25;
+    EXPECT_TRUE(in_b_host == 0 || in_b_host == 25) << "host " << h;
+    hosts_of_b += in_b_host == 25;
+  }
+  EXPECT_GT(mixed_hosts, 35);  // per page: nearly every host has both
+  EXPECT_GT(hosts_of_b, 8);    // per host: about half the hosts are b
+  EXPECT_LT(hosts_of_b, 32);
+  // Everything else a page draws is the same either way.
+  for (uint32_t p = 0; p < 1000; ++p) {
+    EXPECT_EQ(by_page.pages[p].importance, by_host.pages[p].importance);
+  }
+  EXPECT_NE(
+      ErrorOf(head + "classes_by_host = 1\n" + classes).find("classes_by_host"),
+      std::string::npos);
+}
+
 TEST(WebModelTest, HostsAndPagesDefaultToOne) {
   Result<WebSpec> spec = ParseWebSpec("[[class]]\nstatic_words = 5\n", "one");
   ASSERT_TRUE(spec.ok()) << spec.status().ToString();
