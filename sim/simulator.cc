@@ -323,17 +323,13 @@ Result<SimResult> Run::Go() {
   };
   finish(r_.total);
   for (SimMetrics& x : r_.per_class) finish(x);
-  if (r_.total.crawls > 0) {
-    std::vector<uint64_t> host_pages(m_.spec.hosts, 0);
-    for (const SimPage& sp : m_.pages) ++host_pages[sp.host];
-    const double mean = static_cast<double>(r_.total.crawls) / n;
-    double least = kInf;
-    for (uint32_t h = 0; h < m_.spec.hosts; ++h) {
-      if (host_pages[h] == 0) continue;
-      least = std::min(least, static_cast<double>(host_crawls_[h]) /
-                                  static_cast<double>(host_pages[h]) / mean);
-    }
-    r_.least_host_crawl_share = least;
+  if (r_.total.crawls > 0 && !host_crawls_.empty()) {
+    // Every host holds pages_per_host pages, so crawls per page compare as
+    // crawls per host.
+    const uint64_t least =
+        *std::min_element(host_crawls_.begin(), host_crawls_.end());
+    r_.least_host_crawl_share = static_cast<double>(least) * m_.spec.hosts /
+                                static_cast<double>(r_.total.crawls);
   }
   for (size_t i = 0; i + 1 < snap_times.size(); i += 2) {
     double len = snap_times[i + 1] - snap_times[i];
