@@ -1,5 +1,6 @@
 #include "daemon/recovery.h"
 
+#include <optional>
 #include <utility>
 
 #include "parse/url.h"
@@ -43,9 +44,11 @@ void AddStoreCorruption(std::string_view kind, const store::ScanStats& stats,
            " record values failed to decode (skipped by the store scan)"});
 }
 
+// `spread`: the saved host-rate spread, to restore once every host is.
 Status RestoreHosts(const store::PageStore& store, sched::Scheduler* scheduler,
                     HostTable* hosts, CorruptLog& log, RecoveryReport* report,
-                    bool skip_corrupt) {
+                    bool skip_corrupt,
+                    std::optional<sched::HostSpreadState>* spread) {
   Status failure;
   store::ScanStats stats;
   Status scan = store.ForEachHost(
@@ -60,6 +63,7 @@ Status RestoreHosts(const store::PageStore& store, sched::Scheduler* scheduler,
           scheduler->mutable_hosts().RestoreGlobal(globals->stats);
           report->threshold = globals->threshold;
           scheduler->RestoreThreshold(globals->threshold);
+          *spread = globals->spread;
           report->global_restored = true;
           return true;
         }
@@ -170,8 +174,8 @@ Status PersistHost(const sched::Scheduler& scheduler, const HostTable& hosts,
       stats != nullptr ? sched::EncodeHostStats(*stats) : std::string();
   store::HostRecord global;
   global.host = std::string(kGlobalStatsHost);
-  global.pooled_estimates =
-      sched::EncodeSavedGlobals(pool.global(), scheduler.threshold());
+  global.pooled_estimates = sched::EncodeSavedGlobals(
+      pool.global(), scheduler.threshold(), pool.spread_state());
   if (Status s = batch->PutHost(base); !s.ok()) return s;
   return batch->PutHost(global);
 }
@@ -184,10 +188,13 @@ Result<RecoveryReport> RebuildScheduler(const store::PageStore& store,
   RecoveryReport report;
   CorruptLog log(options, &report);
   const bool skip = !options.abort_on_corrupt;
-  if (Status s = RestoreHosts(store, scheduler, hosts, log, &report, skip);
+  std::optional<sched::HostSpreadState> spread;
+  if (Status s =
+          RestoreHosts(store, scheduler, hosts, log, &report, skip, &spread);
       !s.ok()) {
     return s;
   }
+  if (spread) scheduler->mutable_hosts().RestoreSpread(*spread);
   if (Status s =
           RestorePages(store, scheduler, hosts, urls, log, &report, skip);
       !s.ok()) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 namespace freshd::sched {
 namespace {
@@ -99,6 +100,7 @@ void HostPool::ObserveChange(uint32_t host, double interval, bool changed,
   global_.ObserveChange(interval, changed, since_modified, options_.decay);
   if (HostStats* h = Get(host)) {
     h->ObserveChange(interval, changed, since_modified, options_.decay);
+    ++intervals_;
   }
 }
 
@@ -111,6 +113,62 @@ void HostPool::ObserveSignals(uint32_t host, const SignalTriple& x,
 
 void HostPool::ObserveLastModifiedAgreement(uint32_t host, bool agrees) {
   if (HostStats* h = Get(host)) h->ObserveLastModifiedAgreement(agrees);
+}
+
+double HostPool::HostRateSpread() const {
+  if (!spread_.stale && intervals_ - spread_.intervals < spread_.period) {
+    return spread_.value;
+  }
+  const size_t sample = std::max<size_t>(options_.host_spread_sample, 2);
+  const size_t step = (hosts_.size() + sample - 1) / sample;
+  const size_t offset = step > 1 ? spread_.rounds % step : 0;
+  const double global = GlobalRate();
+  std::vector<double> log_rates, noises;
+  for (size_t host = offset; host < hosts_.size(); host += step) {
+    const double n = hosts_[host].observations();
+    if (!(n >= 1)) continue;
+    const double rate =
+        hosts_[host].EstimateRate({global, options_.host_spread_prior_weight});
+    if (!(rate > 0) || !std::isfinite(rate)) continue;
+    log_rates.push_back(std::log(rate));
+    noises.push_back(1 / n);
+  }
+  auto median = [](std::vector<double>& v) {
+    auto mid = v.begin() + v.size() / 2;
+    std::nth_element(v.begin(), mid, v.end());
+    if (v.size() % 2 == 1) return *mid;
+    return (*mid + *std::max_element(v.begin(), mid)) / 2;
+  };
+  double value = 0;
+  if (log_rates.size() >= 2) {
+    const double center = median(log_rates);
+    for (double& l : log_rates) l = std::abs(l - center);
+    const double scale = 1.4826 * median(log_rates);
+    value = scale * scale - median(noises);
+  }
+  spread_ = {value, intervals_,
+             std::max<uint64_t>(1, std::min(hosts_.size(), sample)),
+             spread_.rounds + 1, false};
+  return value;
+}
+
+std::optional<HostSpreadState> HostPool::spread_state() const {
+  const uint64_t since = intervals_ - spread_.intervals;
+  if (spread_.stale || since >= spread_.period) return std::nullopt;
+  return HostSpreadState{spread_.value, spread_.period - since, spread_.rounds};
+}
+
+void HostPool::RestoreSpread(const HostSpreadState& state) {
+  if (!std::isfinite(state.value) || state.intervals_left == 0) return;
+  spread_ = {state.value, intervals_, state.intervals_left, state.rounds,
+             false};
+}
+
+double HostPool::HostRateWeight() const {
+  const double lo = options_.min_host_rate_weight;
+  const double hi = std::max(lo, options_.max_host_rate_weight);
+  const double spread = HostRateSpread();
+  return spread > 1 / hi ? std::clamp(1 / spread, lo, hi) : hi;
 }
 
 double HostPool::GlobalRate() const {
@@ -127,7 +185,7 @@ double HostPool::HostRate(uint32_t host) const {
   if (host >= host_rates_.size()) host_rates_.resize(hosts_.size());
   CachedRate& cached = host_rates_[host];
   if (cached.version != version_) {
-    cached = {h->EstimateRate({global, options_.host_rate_weight}), version_};
+    cached = {h->EstimateRate({global, HostRateWeight()}), version_};
   }
   return cached.rate;
 }

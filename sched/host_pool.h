@@ -18,6 +18,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "sched/change_rate_estimator.h"
@@ -27,20 +28,32 @@ namespace freshd::sched {
 
 struct HostPoolOptions {
   RatePrior global_prior = {1.0 / 86400, 1};  // for the global estimate.
-  // Pseudo-changes a host borrows from the global rate. At 2 a host's first
-  // few intervals, hours long because a signal policy fetched right after a
-  // signal, could put its rate at 5x the truth; none of its pages was then
-  // worth a fetch again, so nothing corrected it (noisy.toml, ncis1 R = 100,
-  // 2 of 5 seeds; sim JSON least_host_crawl_share). The price: a host far
-  // faster than the global rate is pulled further down (12x: 21% low,
-  // against 7% at 2), until its pages have evidence of their own.
-  double host_rate_weight = 6;
+  // Pseudo-changes a host borrows from the global rate: 1/τ̂², clamped to
+  // [min, max], where τ̂² is the spread of the hosts' log rates less their
+  // sampling noise (HostPool::HostRateSpread). Where hosts are alike a host
+  // leans hard on the others: at a fixed 2 a host's first few intervals,
+  // hours long because a signal policy fetched right after a signal, could
+  // put its rate at 5x the truth; none of its pages was then worth a fetch
+  // again, so nothing corrected it (noisy.toml, ncis1 R = 100, 2 of 5 seeds;
+  // sim JSON least_host_crawl_share). Where hosts differ the pull drops to
+  // min, so a host 12x faster than the others is not read far too slow.
+  // Equal bounds give a fixed weight.
+  double min_host_rate_weight = 2;
+  double max_host_rate_weight = 50;
+  // Each host's log rate in that spread is its MAP under this many
+  // pseudo-changes at the global rate (enough to keep a host whose
+  // intervals all changed finite).
+  double host_spread_prior_weight = 1;
+  // The spread is recomputed after every min(hosts, this) observed
+  // intervals, over at most this many hosts (every k-th id, the offset
+  // rotating): a bounded pause, about one rate solve per interval.
+  size_t host_spread_sample = 4096;
   double page_rate_weight = 1;    // pseudo-changes a page borrows (host).
   double host_signal_weight = 4;  // pseudo-changes / changes' worth of time
   double page_signal_weight = 2;  // for α and ν, host resp. page level.
   // The same for a host's joint (Δ, α, ν) fit (trusted Last-Modified): Δ
   // leans on it too, and at 4 one host's first hours ran it away as
-  // host_rate_weight's note says (noisy-lm.toml, ncis1, 2 of 5 seeds).
+  // min_host_rate_weight's note says (noisy-lm.toml, ncis1, 2 of 5 seeds).
   double host_joint_weight = 8;
   double decay = 0.999;  // per-observation forgetting at host level.
   // Share of static pages (RatePrior::static_share): Beta(a, b) prior on the
@@ -88,6 +101,14 @@ class HostStats {
   uint32_t pages_ = 0;
 };
 
+// HostPool's cached host-rate spread, for recovery: the value and when it
+// is next recomputed, so a rebuilt pool answers as the original would.
+struct HostSpreadState {
+  double value = 0;
+  uint64_t intervals_left = 0;  // ObserveChange calls until recomputed, ≥ 1
+  uint64_t rounds = 0;          // computations so far (the sample's offset)
+};
+
 class HostPool {
  public:
   explicit HostPool(const HostPoolOptions& options = {});
@@ -124,6 +145,16 @@ class HostPool {
   SignalPrior PageSignalPrior(uint32_t host, bool joint = false) const;
   double HostRate(uint32_t host) const;
   double GlobalRate() const;
+  // The pseudo-changes a host's rate borrows from the global one: 1/τ̂²
+  // within [min_host_rate_weight, max_host_rate_weight], max when
+  // τ̂² ≤ 1/max. τ̂² is empirical Bayes made robust: over hosts with n_h ≥ 1
+  // decayed intervals, (1.4826 · MAD of ln λ̂_h)² − median of 1/n_h, with
+  // λ̂_h the host's rate under host_spread_prior_weight. Median and MAD, not
+  // mean and variance, because the host that needs the pull most, one whose
+  // first intervals ran its rate away, would otherwise widen the spread
+  // enough to free itself. Recomputed when stale (host_spread_sample).
+  double HostRateWeight() const;
+  double HostRateSpread() const;  // τ̂²; ≤ 0: no spread beyond the noise.
   bool TrustLastModified(uint32_t host) const;
 
   // nullptr when the host has no statistics yet.
@@ -137,17 +168,22 @@ class HostPool {
   void Restore(uint32_t host, const HostStats& stats) {
     if (HostStats* h = Get(host)) *h = stats;
     ++version_;
+    spread_.stale = true;
   }
   void RestoreGlobal(const HostStats& stats) {
     global_ = stats;
     ++version_;
+    spread_.stale = true;
   }
+  // The cached spread, or nullopt when it will be recomputed anyway. Restore
+  // it after the hosts and the globals (each of which marks it stale).
+  std::optional<HostSpreadState> spread_state() const;
+  void RestoreSpread(const HostSpreadState& state);
   const HostPoolOptions& options() const { return options_; }
 
  private:
   HostStats* Get(uint32_t host);  // nullptr when host ≥ max_hosts.
   SignalPrior HostSignalPrior(bool joint) const;
-
   struct StaticCount {
     double sum = 0;      // Σ P(static) over pages with evidence
     uint32_t pages = 0;  // pages with evidence
@@ -159,6 +195,17 @@ class HostPool {
   std::vector<HostStats> hosts_;  // indexed by host id, grown on demand.
   StaticCount global_static_;
   std::vector<StaticCount> static_;  // by host id, grown on demand.
+
+  // HostRateSpread's last value, recomputed after `period` more intervals.
+  struct Spread {
+    double value = 0;
+    uint64_t intervals = 0;  // intervals observed at that computation
+    uint64_t period = 0;
+    uint64_t rounds = 0;  // rotates the sample's offset
+    bool stale = true;
+  };
+  uint64_t intervals_ = 0;  // ObserveChange calls with a host in range.
+  mutable Spread spread_;
 
   // Solved rates, valid while their version equals version_, which every
   // change of the statistics advances (a host's rate has the global one as

@@ -24,7 +24,9 @@
 //   blobs carry version kHostStatsVersion (2); version 1 (4-float
 //   SignalStats) still decodes.
 // SavedPage: u8 version | str PageState | u8 has_profiles | [str ProfileSet]
-// SavedGlobals: u8 version | str HostStats | f64 threshold
+// SavedGlobals: u8 version | str HostStats | f64 threshold | u8 has_spread
+//   [| f64 spread | varint intervals_left (≥ 1) | varint rounds]; version 1
+//   ends after the threshold.
 //
 // ChangeRateStats, SignalStats and HostStats have private fields and no
 // setters; they are trivially copyable, so they are read and written
@@ -599,26 +601,52 @@ Result<SavedPage> DecodeSavedPage(std::string_view in) {
   return saved;
 }
 
-std::string EncodeSavedGlobals(const HostStats& global, double threshold) {
+std::string EncodeSavedGlobals(const HostStats& global, double threshold,
+                               const std::optional<HostSpreadState>& spread) {
   std::string out;
-  PutByte(&out, kStateCodecVersion);
+  PutByte(&out, kSavedGlobalsVersion);
   PutStr(&out, EncodeHostStats(global));
   PutF64(&out, std::isfinite(threshold) && threshold > 0 ? threshold : 0.0);
+  const bool has_spread =
+      spread && std::isfinite(spread->value) && spread->intervals_left > 0;
+  PutByte(&out, has_spread ? 1 : 0);
+  if (has_spread) {
+    PutF64(&out, spread->value);
+    PutVarint(&out, spread->intervals_left);
+    PutVarint(&out, spread->rounds);
+  }
   return out;
 }
 
 Result<SavedGlobals> DecodeSavedGlobals(std::string_view in) {
   constexpr std::string_view kWhat = "saved globals";
   Reader r(in);
-  if (Status st = CheckVersion(r, kWhat); !st.ok()) return st;
+  uint8_t version = 0;
+  if (Status st = CheckVersion(r, kWhat, kSavedGlobalsVersion, &version);
+      !st.ok()) {
+    return st;
+  }
   std::string_view stats_bytes;
   if (!r.Str(kMaxHostStatsBytes, &stats_bytes)) return Bad(kWhat, "stats");
   Result<HostStats> stats = DecodeHostStats(stats_bytes);
   if (!stats.ok()) return stats.status();
-  SavedGlobals saved{*stats, 0};
+  SavedGlobals saved{*stats, 0, std::nullopt};
   if (!r.F64(&saved.threshold) || !std::isfinite(saved.threshold) ||
       saved.threshold < 0) {
     return Bad(kWhat, "threshold");
+  }
+  uint8_t has_spread = 0;
+  if (version >= 2 && (!r.Byte(&has_spread) || has_spread > 1)) {
+    return Bad(kWhat, "host spread flag");
+  }
+  if (has_spread == 1) {
+    HostSpreadState spread;
+    if (!r.F64(&spread.value) || !std::isfinite(spread.value) ||
+        !r.Varint(&spread.intervals_left) || spread.intervals_left == 0 ||
+        !r.Varint(&spread.rounds)) {
+      return Bad(kWhat, "host spread");
+    }
+    saved.spread = spread;
   }
   if (!r.done()) return Bad(kWhat, "length (trailing bytes)");
   return saved;

@@ -40,6 +40,9 @@ inline constexpr uint8_t kPageStateVersion = 3;
 // HostStats blobs since they carry SignalStats' quiet time; version-1 host
 // stats (quiet = exposure) still decode.
 inline constexpr uint8_t kHostStatsVersion = 2;
+// SavedGlobals records since they may carry the pool's host-rate spread;
+// version-1 records (without it) still decode.
+inline constexpr uint8_t kSavedGlobalsVersion = 2;
 
 // Refresh counts above this are restored as this (ChangeProfiles keeps no
 // setter, so the count is rebuilt by replay; the scheduler itself reads
@@ -75,13 +78,17 @@ struct SavedPage {
 std::string EncodeSavedPage(const PageState& state, const ProfileSet* profiles);
 Result<SavedPage> DecodeSavedPage(std::string_view in);
 
-// The global record: the pool's global HostStats and the scheduler's
-// running implied threshold (Scheduler::threshold(), finite, >= 0).
+// The global record: the pool's global HostStats, the scheduler's running
+// implied threshold (Scheduler::threshold(), finite, >= 0) and the pool's
+// cached host-rate spread when it has one (absent in records before it).
 struct SavedGlobals {
   HostStats stats;
   double threshold = 0;
+  std::optional<HostSpreadState> spread;
 };
-std::string EncodeSavedGlobals(const HostStats& global, double threshold);
+std::string EncodeSavedGlobals(
+    const HostStats& global, double threshold,
+    const std::optional<HostSpreadState>& spread = std::nullopt);
 Result<SavedGlobals> DecodeSavedGlobals(std::string_view in);
 
 // HostPool::Restore / RestoreGlobal put decoded HostStats into a pool.

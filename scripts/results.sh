@@ -923,9 +923,11 @@ def section_d():
         "its pages was worth a fetch, and nothing fetched corrected it. "
         "Before 205bef6 a signal policy's first, hours-long intervals on a "
         "host could do that (ncis1 on 2 of these 5 seeds, share 0.00, and "
-        "on `noisy-lm.toml` before fd44e9f; "
-        "`sched::HostPoolOptions::host_rate_weight` and "
-        "`host_joint_weight`).")
+        "on `noisy-lm.toml` before fd44e9f). Since then a host borrows "
+        "from the global rate as many pseudo-changes as the hosts' rates "
+        "agree: 1/τ̂², within [2, 50], τ̂² the robust spread of their log "
+        "rates less sampling noise (`sched::HostPool::HostRateWeight`); on "
+        "this web τ̂² is near 0, so 50.")
     out()
     out("Longevity on `sim/webs/scroll.toml`, R = %d/day, fragment "
         "staleness (lower is better; `longevity-bound` has no model, "
@@ -1046,14 +1048,14 @@ def section_d_apart():
                      pm([x["rate_log_slope"] for x in e], 2)])
     table(["policy", "oracle", "estimated", "gap", "≤ 5%", "Δ error",
            "Δ slope"], rows)
-    out("Reading. Gap to the oracle where hosts differ: %s. The host "
-        "weights were chosen on the alike hosts of `noisy.toml`, where a "
-        "host borrowing 2 pseudo-changes from the global rate could be "
-        "given up for good (above); here the stronger pull costs: with 2 "
-        "instead of 6, 5 seeds, freshness was 0.4382 against 0.4336 and "
-        "ncis 0.4673 against 0.4654 (issue 4 notes). A pull that follows "
-        "how far hosts really differ (the between-host spread of the "
-        "rates, estimated) would serve both webs." % "; ".join(gaps))
+    out("Reading. Gap to the oracle where hosts differ: %s. A host's "
+        "pull toward the global rate follows how far the hosts' rates "
+        "differ (`sched::HostPool::HostRateWeight`): here their log rates "
+        "spread by τ̂² ≈ 2, so a host borrows the fewest pseudo-changes "
+        "(2), where on `noisy.toml`'s alike hosts it borrows 50. A fixed 6, "
+        "the default before, cost this web freshness 0.4336 against "
+        "0.4384 and ncis 0.4654 against 0.4673 (5 seeds, issue 4 notes)."
+        % "; ".join(gaps))
     out()
 
 

@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstring>
 #include <iostream>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -507,6 +508,77 @@ TEST(StateCodecTest, HostStatsRoundTripAndPoolRestore) {
   EXPECT_EQ(
       DecodeSavedGlobals(EncodeSavedGlobals(pool.global(), NAN))->threshold,
       0.0);
+  EXPECT_FALSE(g->spread.has_value());
+  // Version 1: no spread flag after the threshold.
+  std::string v1 = globals;
+  ASSERT_EQ(v1.back(), 0);
+  v1.pop_back();
+  v1[0] = 1;
+  Result<SavedGlobals> old = DecodeSavedGlobals(v1);
+  ASSERT_TRUE(old.ok()) << old.status().ToString();
+  EXPECT_EQ(old->threshold, 123.25);
+  EXPECT_FALSE(old->spread.has_value());
+  v1[0] = static_cast<char>(kSavedGlobalsVersion);
+  EXPECT_FALSE(DecodeSavedGlobals(v1).ok());
+}
+
+// The pool's cached host-rate spread survives a restore: the rebuilt pool
+// uses the same (slightly old) spread and recomputes it when the original
+// does, so both keep answering alike.
+TEST(StateCodecTest, HostSpreadRoundTrip) {
+  std::mt19937_64 rng(kSeed + 9);
+  std::uniform_real_distribution<double> u(0, 1);
+  HostPool pool;
+  for (int i = 0; i < 600; ++i) {
+    const uint32_t host = static_cast<uint32_t>(rng() % 6);
+    const double rate = 1e-5 * (host + 1);
+    const double interval = 86400 * (0.2 + u(rng));
+    pool.AddPage(host);
+    pool.ObserveChange(host, interval, u(rng) < 1 - std::exp(-rate * interval));
+  }
+  pool.HostRate(0);  // computes the spread ...
+  pool.ObserveChange(0, 86400, true);
+  pool.ObserveChange(1, 86400, true);  // ... which is now 2 intervals old
+  std::optional<HostSpreadState> state = pool.spread_state();
+  ASSERT_TRUE(state.has_value());
+  EXPECT_EQ(state->intervals_left, 4u);  // 6 hosts: recomputed every 6
+  Result<SavedGlobals> g =
+      DecodeSavedGlobals(EncodeSavedGlobals(pool.global(), 1, state));
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  ASSERT_TRUE(g->spread.has_value());
+  EXPECT_EQ(g->spread->value, state->value);
+  EXPECT_EQ(g->spread->intervals_left, state->intervals_left);
+  EXPECT_EQ(g->spread->rounds, state->rounds);
+  ExpectRobust(EncodeSavedGlobals(pool.global(), 1, state), DecodeSavedGlobals);
+
+  HostPool restored, fresh;
+  for (HostPool* p : {&restored, &fresh}) {
+    p->RestoreGlobal(g->stats);
+    for (uint32_t h = 0; h < 6; ++h) p->Restore(h, *pool.Find(h));
+  }
+  restored.RestoreSpread(*g->spread);
+  EXPECT_EQ(restored.HostRateSpread(), pool.HostRateSpread());
+  EXPECT_NE(fresh.HostRateSpread(), pool.HostRateSpread());  // it matters
+  for (int i = 0; i < 4; ++i) {
+    for (HostPool* p : {&pool, &restored}) p->ObserveChange(2, 3600, true);
+    EXPECT_EQ(restored.HostRateSpread(), pool.HostRateSpread()) << i;
+    EXPECT_EQ(restored.HostRate(2), pool.HostRate(2)) << i;
+  }
+
+  // Bad spreads are errors, not values.
+  std::string good = EncodeSavedGlobals(pool.global(), 1, state);
+  std::string nan_value = EncodeSavedGlobals(pool.global(), 1, std::nullopt);
+  const size_t spread_at = nan_value.size();  // after the flag
+  nan_value.back() = 1;
+  nan_value.append(good.substr(spread_at));
+  ASSERT_EQ(nan_value, good);
+  const double bad = NAN;
+  std::memcpy(nan_value.data() + spread_at, &bad, sizeof bad);
+  EXPECT_FALSE(DecodeSavedGlobals(nan_value).ok());
+  std::string zero_left = good;
+  zero_left[spread_at + 8] = 0;  // intervals_left varint (< 128 here)
+  EXPECT_FALSE(DecodeSavedGlobals(zero_left).ok());
+  EXPECT_FALSE(DecodeSavedGlobals(good.substr(0, good.size() - 1)).ok());
 }
 
 TEST(StateCodecTest, SavedPageRoundTripWithAndWithoutProfiles) {

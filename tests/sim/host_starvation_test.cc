@@ -2,7 +2,7 @@
 // follow its first signals, hours apart, and the changed bits of such short
 // intervals once put a whole host's rate at several times the truth; none of
 // its pages was then worth a fetch again, so nothing corrected it
-// (sched::HostPoolOptions::host_rate_weight). The full noisy.toml web, on
+// (sched::HostPoolOptions::min_host_rate_weight). The full noisy.toml web, on
 // the seeds and budgets where that happened; fixed seeds.
 
 #include <gtest/gtest.h>
@@ -27,7 +27,7 @@ TEST(HostStarvationTest, EveryHostKeepsBeingCrawled) {
     uint64_t seed;
   };
   // Each gave 0.00, a host never crawled again, with 2 pseudo-changes per
-  // host (host_rate_weight; the first three) or 4 for the joint fit that
+  // host (min_host_rate_weight; the first three) or 4 for the joint fit that
   // trusted Last-Modified hosts use (host_joint_weight; the last two).
   for (const Case& c :
        {Case{&*spec, 100, 1}, Case{&*spec, 100, 2}, Case{&*spec, 200, 2},
