@@ -923,11 +923,13 @@ def section_d():
         "its pages was worth a fetch, and nothing fetched corrected it. "
         "Before 205bef6 a signal policy's first, hours-long intervals on a "
         "host could do that (ncis1 on 2 of these 5 seeds, share 0.00, and "
-        "on `noisy-lm.toml` before fd44e9f). Since then a host borrows "
-        "from the global rate as many pseudo-changes as the hosts' rates "
-        "agree: 1/τ̂², within [2, 50], τ̂² the robust spread of their log "
-        "rates less sampling noise (`sched::HostPool::HostRateWeight`); on "
-        "this web τ̂² is near 0, so 50.")
+        "on `noisy-lm.toml` before fd44e9f). Now a host borrows from the "
+        "global rate as many pseudo-changes as the hosts' rates agree: "
+        "1/τ̂², within [2, 50], τ̂² the robust spread of their log rates "
+        "less sampling noise (`sched::HostPool::HostRateWeight`; "
+        "`host_rate_spread` and `host_rate_weight` in the JSON). At the end "
+        "of these estimated runs: %s." %
+        spread_range([x for p in D_POL for x in results(d_runs[(p, False)])]))
     out()
     out("Longevity on `sim/webs/scroll.toml`, R = %d/day, fragment "
         "staleness (lower is better; `longevity-bound` has no model, "
@@ -1021,6 +1023,14 @@ def failing_text(within):
             ", ".join(str(r) for r in failing))
 
 
+def spread_range(runs):
+    """τ̂² and the host weight over runs, as 'τ̂² lo–hi, weight lo–hi'."""
+    tau = [x["host_rate_spread"] for x in runs]
+    w = [x["host_rate_weight"] for x in runs]
+    return "τ̂² %.3g to %.3g, weight %.3g to %.3g" % (min(tau), max(tau),
+                                                      min(w), max(w))
+
+
 def section_d_apart():
     out("### Hosts that differ")
     out()
@@ -1050,12 +1060,13 @@ def section_d_apart():
            "Δ slope"], rows)
     out("Reading. Gap to the oracle where hosts differ: %s. A host's "
         "pull toward the global rate follows how far the hosts' rates "
-        "differ (`sched::HostPool::HostRateWeight`): here their log rates "
-        "spread by τ̂² ≈ 2, so a host borrows the fewest pseudo-changes "
-        "(2), where on `noisy.toml`'s alike hosts it borrows 50. A fixed 6, "
-        "the default before, cost this web freshness 0.4336 against "
-        "0.4384 and ncis 0.4654 against 0.4673 (5 seeds, issue 4 notes)."
-        % "; ".join(gaps))
+        "differ (`sched::HostPool::HostRateWeight`); at the end of these "
+        "estimated runs, %s, so a host borrows the fewest pseudo-changes "
+        "allowed, where on `noisy.toml`'s alike hosts it borrows up to 50 "
+        "(above). A fixed 6, the default before, cost this web freshness "
+        "0.4336 against 0.4384 and ncis 0.4654 against 0.4673 (5 seeds, "
+        "issue 4 notes)." % ("; ".join(gaps), spread_range(
+            [x for p in D_SPLIT for x in results(d_apart[(p, False)])])))
     out()
 
 

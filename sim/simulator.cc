@@ -331,6 +331,8 @@ Result<SimResult> Run::Go() {
     r_.least_host_crawl_share = static_cast<double>(least) * m_.spec.hosts /
                                 static_cast<double>(r_.total.crawls);
   }
+  r_.host_rate_spread = sched_.hosts().HostRateSpread();
+  r_.host_rate_weight = sched_.hosts().HostRateWeight();
   for (size_t i = 0; i + 1 < snap_times.size(); i += 2) {
     double len = snap_times[i + 1] - snap_times[i];
     r_.window_freshness.push_back(
@@ -555,6 +557,8 @@ std::string SimResultToJson(const WebModel& model, const SimOptions& options,
   if (r.least_host_crawl_share >= 0) {
     j["least_host_crawl_share"] = r.least_host_crawl_share;
   }
+  j["host_rate_spread"] = r.host_rate_spread;
+  j["host_rate_weight"] = r.host_rate_weight;
   if (!options.rate_changes.empty()) {
     j["segment_freshness"] = r.window_freshness;  // 2nd half of each segment
     j["segment_crawls_per_day"] = r.window_crawls_per_day;

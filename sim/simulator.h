@@ -116,6 +116,11 @@ struct SimResult {
   // was given up (every estimate of it too high to be worth a fetch, and
   // nothing fetched to correct it). -1: no crawls measured.
   double least_host_crawl_share = -1;
+  // At the end: the spread of the hosts' estimated log rates less their
+  // noise, and the pseudo-changes it lends each host
+  // (sched::HostPool::HostRateSpread, HostRateWeight).
+  double host_rate_spread = 0;
+  double host_rate_weight = 0;
   double cpu_seconds = 0;
 };
 
