@@ -103,7 +103,7 @@ void ChangeRateStats::Fold(Kind kind, float value) {
   switch (kind) {
     case kUnchanged:
       unchanged_count_ += 1;
-      unchanged_time_ += value;
+      quiet_time_ += value;
       break;
     case kChanged:
       changed_count_ += 1;
@@ -111,7 +111,7 @@ void ChangeRateStats::Fold(Kind kind, float value) {
       break;
     case kTimed:
       timed_changes_ += 1;
-      timed_exposure_ += value;
+      quiet_time_ += value;
       break;
   }
 }
@@ -132,11 +132,10 @@ void ChangeRateStats::Observe(double interval, bool changed,
   }
   const float d = static_cast<float>(decay);
   unchanged_count_ *= d;
-  unchanged_time_ *= d;
   changed_count_ *= d;
   changed_time_ *= d;
   timed_changes_ *= d;
-  timed_exposure_ *= d;
+  quiet_time_ *= d;
   int slot;
   if (ring_size_ == kRing) {  // fold the oldest, reuse its slot.
     slot = ring_head_;
@@ -161,7 +160,7 @@ double ChangeRateStats::Estimate(const RatePrior& prior) const {
   const double dynamic = 1 - StaticPosterior(prior);
   Score s = PriorScore(prior);
   s.events += timed_changes_;
-  s.exposure += unchanged_time_ + timed_exposure_;
+  s.exposure += quiet_time_;
   double changed_weight = changed_count_;
   for (int i = 0; i < ring_size_; ++i) {
     int slot = (ring_head_ + i) % kRing;
@@ -205,7 +204,7 @@ double ChangeRateStats::changes() const {
 }
 
 double ChangeRateStats::exposure() const {
-  double t = unchanged_time_ + changed_time_ + timed_exposure_;
+  double t = quiet_time_ + changed_time_;
   for (int i = 0; i < ring_size_; ++i) t += ring_[(ring_head_ + i) % kRing];
   return t;
 }

@@ -94,11 +94,12 @@ class ChangeRateStats {
   uint8_t ring_head_ = 0;  // index of the oldest ring entry.
   // Older observations, decayed by `decay` per Observe.
   float unchanged_count_ = 0;  // unchanged intervals
-  float unchanged_time_ = 0;   // ... and Σ I over them.
   float changed_count_ = 0;    // changed intervals (bit-only), likelihood
   float changed_time_ = 0;     // approximated at their mean interval.
   float timed_changes_ = 0;    // Last-Modified changes
-  float timed_exposure_ = 0;   // ... and Σ s over them.
+  // Σ I over unchanged intervals plus Σ s over timed changes: time seen
+  // without a change, the only way either enters the likelihood.
+  float quiet_time_ = 0;
 };
 
 // Posterior-mode λ for a batch of observations, no decay (exact likelihood,

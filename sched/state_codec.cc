@@ -3,14 +3,17 @@
 //
 // PageState: u8 version | f64 last_fetch (−inf = never) | f64 not_before |
 //   ChangeRateStats: 8 × f32 ring | u8 ring_size | u8 ring_head |
-//     varint ring_kinds | 6 × f32 aggregates (unchanged count/time,
-//     changed count/time, timed changes/exposure) |
+//     varint ring_kinds | 5 × f32 aggregates (unchanged count, changed
+//     count/time, timed changes, quiet time; version ≤ 3: 6, unchanged
+//     count/time, changed count/time, timed changes/exposure, the quiet
+//     time being unchanged time + timed exposure) |
 //   SignalStats: 5 × f32 (signalled, unsignalled, false, exposure, quiet;
 //     version ≤ 2: 4, quiet = exposure) |
 //   6 × f32 importance, rate, alpha, nu, interval, forced |
 //   varint signals | varint fetches | u8 failures | u8 flags (no in-flight) |
-//   u8 static_q. PageState blobs carry version kPageStateVersion (3);
-//   versions 1 (no static_q) and 2 (4-float SignalStats) still decode.
+//   u8 static_q. PageState blobs carry version kPageStateVersion (4);
+//   versions 1 (no static_q), 2 (4-float SignalStats) and 3 (6
+//   aggregates) still decode.
 // ProfileSet: u8 version | u8 history | varint refreshes | u8 count |
 //   count × { f64 base_time | u8 size | size × { f32 dt | varint d } |
 //             u8 has_sketch | [str sketch (parse/sketch.h)] }, oldest first |
@@ -56,7 +59,7 @@ struct RateStatsMirror {
   uint16_t ring_kinds;
   uint8_t ring_size;
   uint8_t ring_head;
-  float aggregates[6];  // unchanged c/t, changed c/t, timed changes/exposure
+  float aggregates[5];  // unchanged c, changed c/t, timed changes, quiet t
 };
 struct SignalStatsMirror {
   float signalled, unsignalled, false_signals, exposure, quiet;
@@ -81,7 +84,7 @@ static_assert(std::is_trivially_copyable_v<HostStats> &&
               "HostStats changed: update sched/state_codec.cc");
 // PageState's fields are public and encoded one by one: a new field must be
 // added to the encoding (and the version bumped when it changes meaning).
-static_assert(sizeof(PageState) == 136,
+static_assert(sizeof(PageState) == 128,
               "PageState changed: update sched/state_codec.cc");
 
 constexpr size_t kMaxPageStateBytes = 512;
@@ -230,14 +233,28 @@ void PutRateStats(std::string* out, const ChangeRateStats& stats) {
   for (float v : m.aggregates) PutF32(out, v);
 }
 
-bool ReadRateStats(Reader& r, ChangeRateStats* stats) {
+// `six_aggregates`: versions ≤ 3, whose unchanged time and timed exposure
+// are summed into the quiet time.
+bool ReadRateStats(Reader& r, bool six_aggregates, ChangeRateStats* stats) {
   RateStatsMirror m{};
   uint64_t kinds;
+  float a[6];
   if (!ReadFloats(r, m.ring, ChangeRateStats::kRing, NonNegativeFinite) ||
       !r.Byte(&m.ring_size) || !r.Byte(&m.ring_head) ||
       !r.VarintAtMost(UINT16_MAX, &kinds) ||
-      !ReadFloats(r, m.aggregates, 6, NonNegativeFinite)) {
+      !ReadFloats(r, a, six_aggregates ? 6 : 5, NonNegativeFinite)) {
     return false;
+  }
+  if (six_aggregates) {
+    const float quiet = a[1] + a[5];
+    if (!std::isfinite(quiet)) return false;
+    m.aggregates[0] = a[0];
+    m.aggregates[1] = a[2];
+    m.aggregates[2] = a[3];
+    m.aggregates[3] = a[4];
+    m.aggregates[4] = quiet;
+  } else {
+    std::copy(a, a + 5, m.aggregates);
   }
   if (m.ring_size > ChangeRateStats::kRing ||
       m.ring_head >= ChangeRateStats::kRing) {
@@ -365,7 +382,9 @@ Result<PageState> DecodePageState(std::string_view in) {
   if (!r.F64(&s.not_before) || !std::isfinite(s.not_before)) {
     return Bad(kWhat, "not_before");
   }
-  if (!ReadRateStats(r, &s.rate_stats)) return Bad(kWhat, "rate_stats");
+  if (!ReadRateStats(r, version <= 3, &s.rate_stats)) {
+    return Bad(kWhat, "rate_stats");
+  }
   if (!ReadSignalStats(r, version >= 3, &s.signal_stats)) {
     return Bad(kWhat, "signal_stats");
   }

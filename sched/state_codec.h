@@ -35,8 +35,10 @@ inline constexpr uint8_t kStateCodecVersion = 1;
 inline constexpr uint8_t kProfileSetVersion = 2;
 // PageState blobs: version 2 added static_q (the page's share in its host's
 // static-page estimate; version 1: 0), version 3 SignalStats' quiet time
-// (version ≤ 2: its exposure). Older page states still decode.
-inline constexpr uint8_t kPageStateVersion = 3;
+// (version ≤ 2: its exposure), version 4 ChangeRateStats' single quiet time
+// (version ≤ 3: unchanged time and timed exposure apart, summed on reading).
+// Older page states still decode.
+inline constexpr uint8_t kPageStateVersion = 4;
 // HostStats blobs since they carry SignalStats' quiet time; version-1 host
 // stats (quiet = exposure) still decode.
 inline constexpr uint8_t kHostStatsVersion = 2;

@@ -37,10 +37,21 @@ size_t VarintLength(const std::string& s, size_t offset) {
   return n;
 }
 
-// Where a PageState blob's SignalStats begin (the layout in state_codec.cc).
-size_t PageSignalStatsOffset(const std::string& b) {
+// Where a PageState blob's ChangeRateStats aggregates and its SignalStats
+// begin (the layout in state_codec.cc; `aggregates`: 5, or 6 before v4).
+size_t PageAggregatesOffset(const std::string& b) {
   size_t o = 1 + 8 + 8 + 32 + 2;
-  return o + VarintLength(b, o) + 24;
+  return o + VarintLength(b, o);
+}
+size_t PageSignalStatsOffset(const std::string& b, int aggregates = 5) {
+  return PageAggregatesOffset(b) + 4 * aggregates;
+}
+
+std::string F32Bytes(float v) {
+  const uint32_t bits = std::bit_cast<uint32_t>(v);
+  std::string out;
+  for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>(bits >> (8 * i)));
+  return out;
 }
 
 PageState RandomPageState(std::mt19937_64& rng, int observations) {
@@ -126,13 +137,13 @@ TEST(StateCodecTest, PageStateLayoutMatchesTheEstimators) {
     int ring_size = static_cast<uint8_t>(b[o]);
     o += 2;
     o += VarintLength(b, o);
-    float agg[6];
-    for (int i = 0; i < 6; ++i) agg[i] = F32At(b, o + 4 * i);
-    o += 24;
+    float agg[5];  // unchanged c, changed c/t, timed changes, quiet t
+    for (int i = 0; i < 5; ++i) agg[i] = F32At(b, o + 4 * i);
+    o += 20;
     EXPECT_EQ(ring_size, std::min(n, 8));
     EXPECT_FLOAT_EQ(s.rate_stats.observations(),
-                    ring_size + agg[0] + agg[2] + agg[4]);
-    EXPECT_NEAR(s.rate_stats.exposure(), ring_sum + agg[1] + agg[3] + agg[5],
+                    ring_size + agg[0] + agg[1] + agg[3]);
+    EXPECT_NEAR(s.rate_stats.exposure(), ring_sum + agg[2] + agg[4],
                 1e-6 * s.rate_stats.exposure());
     EXPECT_EQ(F32At(b, o), s.signal_stats.signalled_changes());
     EXPECT_EQ(F32At(b, o + 4), s.signal_stats.unsignalled_changes());
@@ -163,8 +174,8 @@ void ExpectRobust(const std::string& valid, Decode decode) {
       EXPECT_EQ(r.status().code(), Status::Code::kCorruption);
     }
   }
-  // The newest: profile sets and host stats 2, page states 3.
-  for (uint8_t version : {0, 4, 255}) {
+  // The newest: profile sets, host stats and saved globals 2, page states 4.
+  for (uint8_t version : {0, 5, 255}) {
     std::string bad = valid;
     bad[0] = static_cast<char>(version);
     auto r = decode(bad);
@@ -173,21 +184,38 @@ void ExpectRobust(const std::string& valid, Decode decode) {
   }
 }
 
-// Version 2 (before SignalStats' quiet time): the same bytes without that
-// float; version 1 (before static_q) also without the last byte.
+// Version 3 (before ChangeRateStats' single quiet time): six aggregates,
+// the quiet time split into unchanged time and timed exposure; version 2
+// (before SignalStats' quiet time) also without that float; version 1
+// (before static_q) also without the last byte.
 TEST(StateCodecTest, OlderPageStateVersionsStillDecode) {
   std::mt19937_64 rng(kSeed + 7);
   PageState s = RandomPageState(rng, 12);
   s.static_q = 200;
   ASSERT_LT(s.signal_stats.quiet(), s.signal_stats.exposure());
-  std::string v3 = EncodePageState(s);
-  ASSERT_EQ(static_cast<uint8_t>(v3[0]), kPageStateVersion);
-  ASSERT_EQ(kPageStateVersion, 3);
+  std::string v4 = EncodePageState(s);
+  ASSERT_EQ(static_cast<uint8_t>(v4[0]), kPageStateVersion);
+  ASSERT_EQ(kPageStateVersion, 4);
+  const size_t at = PageAggregatesOffset(v4);
+  float a[5];
+  for (int i = 0; i < 5; ++i) a[i] = F32At(v4, at + 4 * i);
+  ASSERT_GT(a[4], 0);  // halves add up exactly
+  std::string v3 = v4.substr(0, at) + F32Bytes(a[0]) + F32Bytes(a[4] / 2) +
+                   F32Bytes(a[1]) + F32Bytes(a[2]) + F32Bytes(a[3]) +
+                   F32Bytes(a[4] / 2) + v4.substr(at + 20);
+  v3[0] = 3;
   std::string v2 = v3;
-  v2.erase(PageSignalStatsOffset(v3) + 16, 4);
+  v2.erase(PageSignalStatsOffset(v3, 6) + 16, 4);
   v2[0] = 2;
   std::string v1 = v2.substr(0, v2.size() - 1);
   v1[0] = static_cast<char>(kStateCodecVersion);
+  {
+    Result<PageState> d = DecodePageState(v3);
+    ASSERT_TRUE(d.ok()) << d.status().ToString();
+    ExpectSameRateStats(d->rate_stats, s.rate_stats);
+    EXPECT_EQ(d->signal_stats.quiet(), s.signal_stats.quiet());
+    EXPECT_EQ(EncodePageState(*d), v4);
+  }
   for (const std::string* old : {&v2, &v1}) {
     Result<PageState> d = DecodePageState(*old);
     ASSERT_TRUE(d.ok()) << d.status().ToString();
@@ -198,13 +226,16 @@ TEST(StateCodecTest, OlderPageStateVersionsStillDecode) {
     EXPECT_EQ(d->signal_stats.exposure(), s.signal_stats.exposure());
     EXPECT_EQ(d->signal_stats.quiet(), s.signal_stats.exposure());
   }
-  std::string wrong = v2;
-  wrong[0] = static_cast<char>(kPageStateVersion);  // a v3 header on v2 bytes
+  std::string wrong = v3;
+  wrong[0] = static_cast<char>(kPageStateVersion);  // a v4 header on v3 bytes
+  EXPECT_FALSE(DecodePageState(wrong).ok());
+  wrong = v2;
+  wrong[0] = 3;  // a v3 header on v2 bytes
   EXPECT_FALSE(DecodePageState(wrong).ok());
   wrong = v1;
   wrong[0] = 2;  // a v2 header on v1 bytes
   EXPECT_FALSE(DecodePageState(wrong).ok());
-  wrong = v3;
+  wrong = v4;
   wrong[0] = static_cast<char>(kStateCodecVersion);  // and the reverse
   EXPECT_FALSE(DecodePageState(wrong).ok());
 }
