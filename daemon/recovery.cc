@@ -125,8 +125,8 @@ Status RestorePages(const store::PageStore& store, sched::Scheduler* scheduler,
           }
         }
         saved.state.host = *host;
-        Result<sched::PageId> id =
-            scheduler->RestorePage(saved.state, std::move(saved.profiles));
+        Result<sched::PageId> id = scheduler->RestorePage(
+            saved.state, std::move(saved.profiles), saved.recent);
         if (!id.ok()) {
           failure = id.status();
           return false;
@@ -157,7 +157,8 @@ Status PersistPage(const sched::Scheduler& scheduler, sched::PageId page,
   base.url = std::string(url);
   base.url_key = parse::UrlKey(url);
   base.sched_state =
-      sched::EncodeSavedPage(scheduler.page(page), scheduler.Profiles(page));
+      sched::EncodeSavedPage(scheduler.page(page), scheduler.Profiles(page),
+                             scheduler.RecentSignalsOf(page));
   return batch->PutPage(base);
 }
 

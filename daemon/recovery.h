@@ -3,9 +3,10 @@
 // its Scheduler from the store on start (RebuildScheduler).
 //
 // Encodings are sched/state_codec.h's: PageRecord::sched_state is a
-// SavedPage (PageState + change profiles), HostRecord::pooled_estimates a
-// HostStats; the host record named kGlobalStatsHost holds SavedGlobals (the
-// global pooled statistics and the scheduler's implied threshold). Host ids
+// SavedPage (PageState + change profiles + the signal policies' recent
+// signal times), HostRecord::pooled_estimates a HostStats; the host record
+// named kGlobalStatsHost holds SavedGlobals (the global pooled statistics,
+// the scheduler's implied threshold and the cached host-rate spread). Host ids
 // and page ids are process-local: the rebuild re-interns host names
 // (HostTable) and assigns page ids densely in store order (by url_key),
 // returning the id -> URL map.

@@ -36,11 +36,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   CheckFixedPoint<s::HostStats>(in, s::DecodeHostStats, s::EncodeHostStats);
   CheckFixedPoint<s::SavedGlobals>(
       in, s::DecodeSavedGlobals, [](const s::SavedGlobals& g) {
-        return s::EncodeSavedGlobals(g.stats, g.threshold);
+        return s::EncodeSavedGlobals(g.stats, g.threshold, g.spread);
       });
   CheckFixedPoint<s::SavedPage>(
       in, s::DecodeSavedPage, [](const s::SavedPage& p) {
-        return s::EncodeSavedPage(p.state, p.profiles ? &*p.profiles : nullptr);
+        return s::EncodeSavedPage(p.state, p.profiles ? &*p.profiles : nullptr,
+                                  p.recent ? &*p.recent : nullptr);
       });
   return 0;
 }

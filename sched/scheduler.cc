@@ -88,7 +88,8 @@ Result<PageId> Scheduler::AddUrl(HostId host, double importance) {
 }
 
 Result<PageId> Scheduler::RestorePage(const PageState& state,
-                                      std::optional<ProfileSet> profiles) {
+                                      std::optional<ProfileSet> profiles,
+                                      std::optional<RecentSignals> recent) {
   if (pages_.size() >= options_.max_pages) {
     return Status::ResourceExhausted("scheduler: max_pages reached");
   }
@@ -101,9 +102,11 @@ Result<PageId> Scheduler::RestorePage(const PageState& state,
       1e-6, 1e6));
   hosts_.AddPage(s.host);
   pages_.push_back(s);
-  // The times of the signals since the last fetch are not saved: that
-  // interval counts as count-only evidence.
-  if (policy_->uses_signals()) recent_signals_.emplace_back();
+  // Without the saved times of the signals since the last fetch (an older
+  // record), that interval counts as count-only evidence.
+  if (policy_->uses_signals()) {
+    recent_signals_.push_back(recent.value_or(RecentSignals{}));
+  }
   if (s.rate_stats.observations() > 0) {  // its saved share, as it was
     hosts_.AdjustStatic(s.host, 0, s.static_q / 255.0, true);
   }
@@ -331,8 +334,12 @@ bool Scheduler::IsStaleSignal(PageId page, double now,
   if (page >= pages_.size()) return false;
   const PageState& s = pages_[page];
   if (!s.fetched()) return false;
-  if (std::isfinite(signal.changed_at))
-    return signal.changed_at <= s.last_fetch;
+  if (std::isfinite(signal.changed_at)) {
+    // A date-only claim (IsWholeDayClaim) is about some time in its day.
+    const double claim_end =
+        signal.changed_at + (IsWholeDayClaim(signal.changed_at) ? 86400 : 0);
+    return claim_end <= s.last_fetch;
+  }
   return options_.signal_window > 0 &&
          now < s.last_fetch + options_.signal_window;
 }

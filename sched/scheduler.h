@@ -94,7 +94,13 @@ class Scheduler {
   // prior is its host's. Ids continue densely; ResourceExhausted past
   // max_pages. Oracle mode: call SetTruth.
   Result<PageId> RestorePage(const PageState& state,
-                             std::optional<ProfileSet> profiles = {});
+                             std::optional<ProfileSet> profiles = {},
+                             std::optional<RecentSignals> recent = {});
+  // The claimed times of the page's signals since its last fetch, kept by
+  // the signal policies only (nullptr otherwise, or for an unknown id).
+  const RecentSignals* RecentSignalsOf(PageId page) const {
+    return page < recent_signals_.size() ? &recent_signals_[page] : nullptr;
+  }
 
   // Oracle mode: the page's true parameters (rates per second) and
   // divergence model (rates per second). oracle_rate: only params.delta is
@@ -110,7 +116,12 @@ class Scheduler {
   // Whether `signal`, received at `now`, is about a change the page's copy
   // already has: its changed_at is not after the page's last fetch, or it
   // has none and arrives within options().signal_window of that fetch.
-  // Never for a page not yet fetched; false for an unknown id.
+  // A date-only changed_at (midnight UTC, IsWholeDayClaim) claims its whole
+  // day, so it is stale only once that day ended by the last fetch: a
+  // sitemap's `2026-11-25` for a page fetched that morning may be a change
+  // after the fetch, and the sitemap will not say so again (the cost: one
+  // false signal when the change came before it). Never for a page not yet
+  // fetched; false for an unknown id.
   bool IsStaleSignal(PageId page, double now, const SignalObs& signal) const;
 
   // May the caller contact `host` now? (politeness, in-flight limit)

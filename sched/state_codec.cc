@@ -27,6 +27,8 @@
 //   blobs carry version kHostStatsVersion (2); version 1 (4-float
 //   SignalStats) still decodes.
 // SavedPage: u8 version | str PageState | u8 has_profiles | [str ProfileSet]
+//   | u8 has_recent | [4 × f32 RecentSignals offsets: ≥ 0 an instant, ≤ −1
+//   a whole day, NaN unknown]; version 1 ends after the profiles.
 // SavedGlobals: u8 version | str HostStats | f64 threshold | u8 has_spread
 //   [| f64 spread | varint intervals_left (≥ 1) | varint rounds]; version 1
 //   ends after the threshold.
@@ -61,6 +63,9 @@ struct RateStatsMirror {
   uint8_t ring_head;
   float aggregates[5];  // unchanged c, changed c/t, timed changes, quiet t
 };
+struct RecentSignalsMirror {
+  float offsets[RecentSignals::kKept];
+};
 struct SignalStatsMirror {
   float signalled, unsignalled, false_signals, exposure, quiet;
 };
@@ -76,6 +81,9 @@ struct HostStatsMirror {
 static_assert(std::is_trivially_copyable_v<ChangeRateStats> &&
                   sizeof(RateStatsMirror) == sizeof(ChangeRateStats),
               "ChangeRateStats changed: update sched/state_codec.cc");
+static_assert(std::is_trivially_copyable_v<RecentSignals> &&
+                  sizeof(RecentSignalsMirror) == sizeof(RecentSignals),
+              "RecentSignals changed: update sched/state_codec.cc");
 static_assert(std::is_trivially_copyable_v<SignalStats> &&
                   sizeof(SignalStatsMirror) == sizeof(SignalStats),
               "SignalStats changed: update sched/state_codec.cc");
@@ -584,25 +592,35 @@ Result<HostStats> DecodeHostStats(std::string_view in) {
   return std::bit_cast<HostStats>(m);
 }
 
-std::string EncodeSavedPage(const PageState& state,
-                            const ProfileSet* profiles) {
+std::string EncodeSavedPage(const PageState& state, const ProfileSet* profiles,
+                            const RecentSignals* recent) {
   std::string out;
-  PutByte(&out, kStateCodecVersion);
+  PutByte(&out, kSavedPageVersion);
   PutStr(&out, EncodePageState(state));
   PutByte(&out, profiles != nullptr ? 1 : 0);
   if (profiles != nullptr) PutStr(&out, EncodeProfileSet(*profiles));
+  PutByte(&out, recent != nullptr ? 1 : 0);
+  if (recent != nullptr) {
+    for (float v : std::bit_cast<RecentSignalsMirror>(*recent).offsets) {
+      PutF32(&out, v);
+    }
+  }
   return out;
 }
 
 Result<SavedPage> DecodeSavedPage(std::string_view in) {
   constexpr std::string_view kWhat = "saved page";
   Reader r(in);
-  if (Status st = CheckVersion(r, kWhat); !st.ok()) return st;
+  uint8_t version = 0;
+  if (Status st = CheckVersion(r, kWhat, kSavedPageVersion, &version);
+      !st.ok()) {
+    return st;
+  }
   std::string_view state_bytes;
   if (!r.Str(kMaxPageStateBytes, &state_bytes)) return Bad(kWhat, "state");
   Result<PageState> state = DecodePageState(state_bytes);
   if (!state.ok()) return state.status();
-  SavedPage saved{std::move(state).value(), std::nullopt};
+  SavedPage saved{std::move(state).value(), std::nullopt, std::nullopt};
   uint8_t has_profiles;
   if (!r.Byte(&has_profiles) || has_profiles > 1) {
     return Bad(kWhat, "profiles flag");
@@ -615,6 +633,20 @@ Result<SavedPage> DecodeSavedPage(std::string_view in) {
     Result<ProfileSet> profiles = DecodeProfileSet(profile_bytes);
     if (!profiles.ok()) return profiles.status();
     saved.profiles = std::move(profiles).value();
+  }
+  uint8_t has_recent = 0;
+  if (version >= 2 && (!r.Byte(&has_recent) || has_recent > 1)) {
+    return Bad(kWhat, "recent signals flag");
+  }
+  if (has_recent == 1) {
+    RecentSignalsMirror m;
+    auto valid = [](float v) {
+      return std::isnan(v) || (std::isfinite(v) && (v >= 0 || v <= -1));
+    };
+    if (!ReadFloats(r, m.offsets, RecentSignals::kKept, valid)) {
+      return Bad(kWhat, "recent signals");
+    }
+    saved.recent = std::bit_cast<RecentSignals>(m);
   }
   if (!r.done()) return Bad(kWhat, "length (trailing bytes)");
   return saved;

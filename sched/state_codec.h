@@ -26,6 +26,7 @@
 #include "conf/status.h"
 #include "sched/host_pool.h"
 #include "sched/page_state.h"
+#include "sched/recent_signals.h"
 
 namespace freshd::sched {
 
@@ -45,6 +46,9 @@ inline constexpr uint8_t kHostStatsVersion = 2;
 // SavedGlobals records since they may carry the pool's host-rate spread;
 // version-1 records (without it) still decode.
 inline constexpr uint8_t kSavedGlobalsVersion = 2;
+// SavedPage records since they may carry RecentSignals; version-1 records
+// (without them) still decode.
+inline constexpr uint8_t kSavedPageVersion = 2;
 
 // Refresh counts above this are restored as this (ChangeProfiles keeps no
 // setter, so the count is rebuilt by replay; the scheduler itself reads
@@ -73,11 +77,16 @@ Result<HostStats> DecodeHostStats(std::string_view in);
 
 // The PageRecord::sched_state blob: a page's state plus, for longevity
 // policies, its change profiles.
+// `recent`: the signal policies' claimed times of the signals since the last
+// fetch (Scheduler::RecentSignalsOf), so a restart keeps that interval's
+// timed evidence; absent in version-1 records.
 struct SavedPage {
   PageState state;
   std::optional<ProfileSet> profiles;
+  std::optional<RecentSignals> recent;
 };
-std::string EncodeSavedPage(const PageState& state, const ProfileSet* profiles);
+std::string EncodeSavedPage(const PageState& state, const ProfileSet* profiles,
+                            const RecentSignals* recent = nullptr);
 Result<SavedPage> DecodeSavedPage(std::string_view in);
 
 // The global record: the pool's global HostStats, the scheduler's running

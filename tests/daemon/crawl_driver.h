@@ -101,7 +101,11 @@ class CrawlDriver {
       (void)url;
       if (Uniform() < t.change_p * 0.05) Change(t);
     }
-    if (Uniform() < 0.05) Observe(Pick(n), sched::SignalObs{}, store);
+    if (Uniform() < 0.05) {  // half of them claim a change time
+      sched::SignalObs signal;
+      if (Uniform() < 0.5) signal.changed_at = now_ - 20 * Uniform();
+      Observe(Pick(n), signal, store);
+    }
     if (Uniform() < 0.02) {
       Observe(Pick(n), sched::DiscoveredObs{1 + 2 * Uniform()}, store);
     }

@@ -19,6 +19,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <random>
 #include <set>
@@ -109,6 +110,8 @@ TEST_P(RecoveryRoundTripTest, RebuiltSchedulerMatchesTheOriginal) {
   std::map<std::string, sched::PageId> ids = IdsByUrl(urls);
 
   const double now = original.now() + 30;
+  const sched::RecentSignals kNoRecent;
+  int pages_with_times = 0;
   EXPECT_EQ(a.hosts().GlobalRate(), b.hosts().GlobalRate());
   for (size_t h = 0; h < original.hosts().size(); ++h) {
     auto id = hosts.Find(original.hosts().Name(h));
@@ -135,6 +138,17 @@ TEST_P(RecoveryRoundTripTest, RebuiltSchedulerMatchesTheOriginal) {
     EXPECT_TRUE(Near(xa.alpha, xb.alpha)) << xa.alpha << " vs " << xb.alpha;
     EXPECT_TRUE(Near(xa.nu, xb.nu)) << xa.nu << " vs " << xb.nu;
     EXPECT_EQ(a.ProfileBaseTimes(p), b.ProfileBaseTimes(q));
+    const sched::RecentSignals* ra = a.RecentSignalsOf(p);
+    const sched::RecentSignals* rb = b.RecentSignalsOf(q);
+    ASSERT_EQ(ra == nullptr, rb == nullptr);
+    if (ra != nullptr) {  // bytes: unknown times are NaN
+      EXPECT_EQ(std::memcmp(ra, rb, sizeof *ra), 0);
+      if (std::memcmp(ra, &kNoRecent, sizeof *ra) != 0) ++pages_with_times;
+    }
+  }
+  std::printf("pages with saved signal times: %d\n", pages_with_times);
+  if (a.policy().uses_signals()) {
+    EXPECT_GT(pages_with_times, 0);
   }
 
   // The next 1000 selections agree: the same page, or — where several pages

@@ -591,6 +591,30 @@ TEST(SchedulerTest, StaleSignalsAreDropped) {
   EXPECT_FALSE(Scheduler::Create(bad).ok());
 }
 
+// A date-only lastmod (read as midnight UTC) claims its whole day: stale
+// only when the day had ended by the last fetch.
+TEST(SchedulerTest, DateOnlyLastmodIsStaleOnlyAfterItsDay) {
+  Config config;
+  config.sched.policy = "ncis";
+  auto s = Make(OptionsFromConfig(config));
+  PageId page = s->AddUrl(0, 1).value();
+  const double day = 86400, midnight = 20417 * day;  // 2025-11-25
+  const auto lastmod = [](double changed_at) {
+    SignalObs obs{SignalSource::kSitemapLastmod};
+    obs.changed_at = changed_at;
+    return obs;
+  };
+  s->Observe({page, midnight + 10 * 3600, FetchedObs{}});  // 10:00
+  const double now = midnight + 11 * 3600;
+  EXPECT_FALSE(s->IsStaleSignal(page, now, lastmod(midnight)));  // that day
+  EXPECT_TRUE(s->IsStaleSignal(page, now, lastmod(midnight - day)));
+  EXPECT_TRUE(s->IsStaleSignal(page, now, lastmod(midnight + 1)));  // 00:00:01
+  s->Observe({page, now, lastmod(midnight)});
+  EXPECT_EQ(s->page(page).signals, 1);
+  s->Observe({page, midnight + day, FetchedObs{}});  // the next midnight
+  EXPECT_TRUE(s->IsStaleSignal(page, now + day, lastmod(midnight)));
+}
+
 // A host whose pages half never change learns a static share, and its
 // never-changing pages' rates fall well below the plain Gamma estimate
 // (their crawl value with them); a host of changing pages learns none.

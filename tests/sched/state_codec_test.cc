@@ -616,15 +616,52 @@ TEST(StateCodecTest, SavedPageRoundTripWithAndWithoutProfiles) {
   std::mt19937_64 rng(kSeed + 8);
   PageState s = RandomPageState(rng, 12);
   ProfileSet set = RandomProfileSet(rng, 4, 10);
+  RecentSignals recent;  // an instant, a whole day, one unknown, one unset
+  recent.Add(1, 300);
+  recent.Add(2, 86400, true);
+  recent.Add(3, NAN);
   const ProfileSet* cases[] = {nullptr, &set};
   for (const ProfileSet* p : cases) {
-    std::string bytes = EncodeSavedPage(s, p);
-    Result<SavedPage> d = DecodeSavedPage(bytes);
-    ASSERT_TRUE(d.ok()) << d.status().ToString();
-    EXPECT_EQ(EncodePageState(d->state), EncodePageState(s));
-    ASSERT_EQ(d->profiles.has_value(), p != nullptr);
-    if (p != nullptr) ExpectSameProfiles(*p, *d->profiles);
-    ExpectRobust(bytes, DecodeSavedPage);
+    for (const RecentSignals* r :
+         {static_cast<RecentSignals*>(nullptr), &recent}) {
+      std::string bytes = EncodeSavedPage(s, p, r);
+      Result<SavedPage> d = DecodeSavedPage(bytes);
+      ASSERT_TRUE(d.ok()) << d.status().ToString();
+      EXPECT_EQ(EncodePageState(d->state), EncodePageState(s));
+      ASSERT_EQ(d->profiles.has_value(), p != nullptr);
+      if (p != nullptr) ExpectSameProfiles(*p, *d->profiles);
+      ASSERT_EQ(d->recent.has_value(), r != nullptr);
+      if (r != nullptr) {
+        EXPECT_EQ(std::memcmp(&*d->recent, r, sizeof *r), 0);
+        // They place signals as the saved ones do: of 2 signals, the
+        // first claims the change at 300 s, the second (a day) follows it.
+        SignalTriple a{1000, 3, true}, b = a;
+        ASSERT_TRUE(r->Place(2, 300, &b));
+        EXPECT_TRUE(d->recent->Place(2, 300, &a));
+        EXPECT_EQ(b.signals_after, 1);
+        EXPECT_EQ(a.signals_after, b.signals_after);
+        EXPECT_EQ(a.signal_at_change, b.signal_at_change);
+      }
+      ExpectRobust(bytes, DecodeSavedPage);
+    }
+  }
+  // Version 1: no recent-signals flag after the profiles.
+  std::string v1 = EncodeSavedPage(s, &set);
+  ASSERT_EQ(v1.back(), 0);
+  v1.pop_back();
+  v1[0] = 1;
+  Result<SavedPage> old = DecodeSavedPage(v1);
+  ASSERT_TRUE(old.ok()) << old.status().ToString();
+  EXPECT_TRUE(old->profiles.has_value());
+  EXPECT_FALSE(old->recent.has_value());
+  // Offsets in (−1, 0) or infinite mean nothing: corrupt.
+  std::string good = EncodeSavedPage(s, nullptr, &recent);
+  for (float bad : {-0.5f, INFINITY, -INFINITY}) {
+    std::string b = good;
+    const uint32_t bits = std::bit_cast<uint32_t>(bad);
+    for (int i = 0; i < 4; ++i)
+      b[b.size() - 4 + i] = static_cast<char>(bits >> (8 * i));
+    EXPECT_FALSE(DecodeSavedPage(b).ok()) << bad;
   }
 }
 
