@@ -1,7 +1,7 @@
 // Per-page scheduler state: the one record every policy's value function
 // reads. Kept compact because the scheduler holds one per known URL
 // (128 B, two cache lines: 10M pages -> 1.3 GB; with the selector's index
-// and the host pool, ~225 B a page in all, 240 B for the signal policies,
+// and the host pool, ~224 B a page in all, 241 B for the signal policies,
 // bench/sched/RESULTS-sched.md); kPageStateBytes is
 // asserted by a test and logged.
 //
