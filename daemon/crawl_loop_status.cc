@@ -74,6 +74,8 @@ nlohmann::json CrawlLoop::StatusJson() const {
       {"store_errors_total", store_errors_},
       {"policy", config_.sched.policy},
       {"value_threshold", sched_->threshold()},
+      {"host_rate_spread", sched_->hosts().HostRateSpread()},
+      {"host_rate_weight", sched_->hosts().HostRateWeight()},
       {"loop_lag_ms", {{"max", 1e3 * lag.max_s}, {"p99", 1e3 * lag.p99_s}}},
       {"recovered",
        {{"pages", recovery_.pages},
@@ -107,6 +109,9 @@ std::string CrawlLoop::MetricsText() const {
   metric("freshd_estimated_freshness", "gauge",
          "Importance-weighted expected freshness under estimated rates.",
          s["estimated_freshness"].get<double>());
+  metric("freshd_host_rate_weight", "gauge",
+         "Pseudo-changes a host's change rate borrows from the global one.",
+         s["host_rate_weight"].get<double>());
   metric("freshd_queue_due", "gauge", "Pages past their max_interval floor.",
          s["queue"]["due"].get<double>());
   metric("freshd_queue_new", "gauge", "Pages never fetched.",

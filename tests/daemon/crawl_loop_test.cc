@@ -234,7 +234,7 @@ TEST_F(CrawlLoopTest, CrawlsTheWebWithinBudgetAndServesStatus) {
        {"version", "uptime_s", "pages_known", "pages_fetched_total",
         "rate_target", "rate_actual", "hosts", "estimated_freshness", "queue",
         "errors", "robots_denied_total", "signals_total", "signals_stale_total",
-        "loop_lag_ms"}) {
+        "loop_lag_ms", "host_rate_spread", "host_rate_weight"}) {
     EXPECT_TRUE(s.contains(key)) << key;
   }
 
@@ -242,6 +242,11 @@ TEST_F(CrawlLoopTest, CrawlsTheWebWithinBudgetAndServesStatus) {
   auto js = nlohmann::json::parse(replies["status"].substr(4));
   EXPECT_EQ(js["rate_target"], 20.0);
   EXPECT_NE(replies["metrics"].find("\nfreshd_pages_fetched_total "),
+            std::string::npos);
+  // The host pull is a weight within its bounds (sched::HostPoolOptions).
+  EXPECT_GE(js["host_rate_weight"].get<double>(), 2.0);
+  EXPECT_LE(js["host_rate_weight"].get<double>(), 50.0);
+  EXPECT_NE(replies["metrics"].find("\nfreshd_host_rate_weight "),
             std::string::npos);
   EXPECT_NE(
       replies["metrics"].find("freshd_fetch_outcomes_total{class=\"ok\"}"),
