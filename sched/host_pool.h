@@ -2,7 +2,8 @@
 //
 // Every page observation is also fed to its host's pooled statistics (and to
 // the global ones). A host's estimate is the MAP of one common rate for all
-// its pages' intervals, with the global estimate as prior; a page's estimate
+// its pages' intervals, with the global estimate as prior (weighted by how
+// closely the hosts' rates agree: HostRateWeight); a page's estimate
 // uses its host's estimate as prior (pseudo-counts, empirical-Bayes style), so
 // a page with few observations sits near its host and a new page starts from
 // the host's pooled estimate, not from nothing. Signal quality (α, ν) is
@@ -184,6 +185,7 @@ class HostPool {
  private:
   HostStats* Get(uint32_t host);  // nullptr when host ≥ max_hosts.
   SignalPrior HostSignalPrior(bool joint) const;
+
   struct StaticCount {
     double sum = 0;      // Σ P(static) over pages with evidence
     uint32_t pages = 0;  // pages with evidence
