@@ -71,6 +71,24 @@ bool HostStats::TrustLastModified() const {
   return lm_checks_ >= 5 && lm_agree_ >= 0.9 * lm_checks_;
 }
 
+double HostStats::LogRateInformation(double rate) const {
+  auto per_interval = [](double x) {
+    if (!(x > 1e-9)) return 0.0;
+    return x * x / std::expm1(x);  // x²e^{−x}/(1−e^{−x})
+  };
+  double info = timed_changes_;
+  if (unchanged_count_ > 0) {
+    info += unchanged_count_ *
+            per_interval(rate * unchanged_time_ / unchanged_count_);
+  }
+  for (int i = 0; i < kBins; ++i) {
+    if (bin_count_[i] > 0) {
+      info += bin_count_[i] * per_interval(rate * bin_time_[i] / bin_count_[i]);
+    }
+  }
+  return info;
+}
+
 double HostStats::observations() const {
   double n = unchanged_count_ + timed_changes_;
   for (int i = 0; i < kBins; ++i) n += bin_count_[i];
@@ -123,15 +141,21 @@ double HostPool::HostRateSpread() const {
   const size_t step = (hosts_.size() + sample - 1) / sample;
   const size_t offset = step > 1 ? spread_.rounds % step : 0;
   const double global = GlobalRate();
-  std::vector<double> log_rates, noises;
+  // Each host's MAP deviates from the centre by B·(τ-spread + noise), with
+  // B = I/(I + w0) its shrinkage and 1/I the noise's variance.
+  const double w0 = options_.host_spread_prior_weight;
+  std::vector<double> log_rates, noises, shrinkages;
   for (size_t host = offset; host < hosts_.size(); host += step) {
     const double n = hosts_[host].observations();
     if (!(n >= 1)) continue;
-    const double rate =
-        hosts_[host].EstimateRate({global, options_.host_spread_prior_weight});
+    const double rate = hosts_[host].EstimateRate({global, w0});
     if (!(rate > 0) || !std::isfinite(rate)) continue;
+    const double info = hosts_[host].LogRateInformation(rate);
+    if (!(info > 0) || !std::isfinite(info)) continue;
+    const double b = info / (info + w0);
     log_rates.push_back(std::log(rate));
-    noises.push_back(1 / n);
+    noises.push_back(b * b / info);
+    shrinkages.push_back(b * b);
   }
   auto median = [](std::vector<double>& v) {
     auto mid = v.begin() + v.size() / 2;
@@ -144,7 +168,7 @@ double HostPool::HostRateSpread() const {
     const double center = median(log_rates);
     for (double& l : log_rates) l = std::abs(l - center);
     const double scale = 1.4826 * median(log_rates);
-    value = scale * scale - median(noises);
+    value = (scale * scale - median(noises)) / median(shrinkages);
   }
   spread_ = {value, intervals_,
              std::max<uint64_t>(1, std::min(hosts_.size(), sample)),

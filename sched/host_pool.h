@@ -86,6 +86,11 @@ class HostStats {
   SignalStats& signals() { return signals_; }
   const SignalStats& signals() const { return signals_; }
   double observations() const;  // decayed count of observed intervals.
+  // Expected Fisher information about ln λ at `rate`: Σ x²e^{−x}/(1−e^{−x})
+  // over bit-only intervals (x = rate × interval; each group of unchanged
+  // or binned changed intervals at its mean length), plus one per timed
+  // change. 1/information is the sampling variance of ln λ̂.
+  double LogRateInformation(double rate) const;
   uint32_t pages() const { return pages_; }
   void AddPage() { ++pages_; }
 
@@ -148,12 +153,14 @@ class HostPool {
   double GlobalRate() const;
   // The pseudo-changes a host's rate borrows from the global one: 1/τ̂²
   // within [min_host_rate_weight, max_host_rate_weight], max when
-  // τ̂² ≤ 1/max. τ̂² is empirical Bayes made robust: over hosts with n_h ≥ 1
-  // decayed intervals, (1.4826 · MAD of ln λ̂_h)² − median of 1/n_h, with
-  // λ̂_h the host's rate under host_spread_prior_weight. Median and MAD, not
-  // mean and variance, because the host that needs the pull most, one whose
-  // first intervals ran its rate away, would otherwise widen the spread
-  // enough to free itself. Recomputed when stale (host_spread_sample).
+  // τ̂² ≤ 1/max. τ̂² is empirical Bayes made robust: over hosts with ≥ 1
+  // decayed interval, λ̂_h the host's rate under w0 =
+  // host_spread_prior_weight pseudo-changes, I_h its LogRateInformation and
+  // B_h = I_h/(I_h + w0) its shrinkage, τ̂² = ((1.4826 · MAD of ln λ̂_h)² −
+  // median of B_h²/I_h) / median of B_h². Median and MAD, not mean and
+  // variance, because the host that needs the pull most, one whose first
+  // intervals ran its rate away, would otherwise widen the spread enough to
+  // free itself. Recomputed when stale (host_spread_sample).
   double HostRateWeight() const;
   double HostRateSpread() const;  // τ̂²; ≤ 0: no spread beyond the noise.
   bool TrustLastModified(uint32_t host) const;

@@ -173,19 +173,23 @@ TEST(HostPoolTest, HostSpreadMatchesARecomputation) {
     return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
   };
   auto from_scratch = [&](const HostPool& p) {
-    std::vector<double> logs, noises;
+    std::vector<double> logs, noises, shrinkages;
+    const double w0 = options.host_spread_prior_weight;
     for (uint32_t h = 0; h < p.hosts(); ++h) {
       const HostStats* stats = p.Find(h);
       if (stats->observations() < 1) continue;
-      logs.push_back(std::log(stats->EstimateRate(
-          {p.GlobalRate(), options.host_spread_prior_weight})));
-      noises.push_back(1 / stats->observations());
+      const double rate = stats->EstimateRate({p.GlobalRate(), w0});
+      const double info = stats->LogRateInformation(rate);
+      const double b = info / (info + w0);
+      logs.push_back(std::log(rate));
+      noises.push_back(b * b / info);
+      shrinkages.push_back(b * b);
     }
     EXPECT_EQ(logs.size(), 7u);
     const double center = median(logs);
     for (double& l : logs) l = std::abs(l - center);
     const double scale = 1.4826 * median(logs);
-    return scale * scale - median(noises);
+    return (scale * scale - median(noises)) / median(shrinkages);
   };
   // A restore marks the spread stale: recomputed at the next question.
   pool.RestoreGlobal(pool.global());
@@ -242,6 +246,61 @@ TEST(HostPoolTest, OneRunawayHostDoesNotWidenTheSpread) {
   const double moment = (sum2 - sum * sum / k) / (k - 1) - noise / k;
   std::cout << "moment estimate " << moment << "\n";
   EXPECT_GT(moment, 0.1);
+}
+
+// Hosts of a few pages: each host's log rate is noisy and shrunk toward
+// the global one, and 1/intervals understates that noise (a bit-only
+// interval tells at most 0.65 of an event about ln λ); alike small hosts
+// still lean hard on each other, small hosts apart do not (with 1/n for
+// the noise, alike hosts of 10 pages read weight 20, of 3 pages 6.6).
+TEST(HostPoolTest, SmallHostsAlikeAndApart) {
+  for (int pages : {3, 10}) {
+    for (double apart : {1.0, 100.0}) {
+      std::mt19937_64 rng(12);
+      std::uniform_real_distribution<double> u(0, 1);
+      HostPool pool(UnitOptions());
+      for (uint32_t h = 0; h < 400; ++h) {
+        const double rate = 0.3 * std::pow(apart, u(rng) - 0.5);
+        for (int p = 0; p < pages; ++p) {
+          pool.AddPage(h);
+          for (int i = 0; i < 4; ++i) {
+            const double tau = 0.2 + 1.6 * u(rng);
+            pool.ObserveChange(h, tau, u(rng) < 1 - std::exp(-rate * tau));
+          }
+        }
+      }
+      std::cout << pages << " pages a host, rates " << apart
+                << "x apart: spread " << pool.HostRateSpread() << " weight "
+                << pool.HostRateWeight() << "\n";
+      if (apart == 1 && pages == 3) {         // 12 intervals a host: 11 to 50
+        EXPECT_GT(pool.HostRateWeight(), 6);  // over 6 seeds
+      } else if (apart == 1) {
+        EXPECT_EQ(pool.HostRateWeight(), pool.options().max_host_rate_weight);
+      } else {  // log-rate variance (ln 100)²/12 = 1.77
+        EXPECT_NEAR(pool.HostRateSpread(), 1.77, 1.0);
+        EXPECT_EQ(pool.HostRateWeight(), pool.options().min_host_rate_weight);
+      }
+    }
+  }
+}
+
+// The information about ln λ: x²e^{−x}/(1−e^{−x}) per bit-only interval
+// of length τ (x = λτ), one per timed change.
+TEST(HostPoolTest, LogRateInformation) {
+  HostStats stats;
+  auto info = [](double x) {
+    return x * x * std::exp(-x) / (1 - std::exp(-x));
+  };
+  for (int i = 0; i < 10; ++i) stats.ObserveChange(2.0, false, -1, 1);
+  EXPECT_NEAR(stats.LogRateInformation(0.5), 10 * info(1.0), 1e-5);
+  stats.ObserveChange(1.0, true, -1, 1);   // a binned changed interval
+  stats.ObserveChange(3.0, true, 0.5, 1);  // a timed change
+  EXPECT_NEAR(stats.LogRateInformation(0.5), 10 * info(1.0) + info(0.5) + 1,
+              1e-5);
+  EXPECT_EQ(HostStats().LogRateInformation(0.5), 0);
+  // At most ~0.65 an interval, at x ≈ 1.6.
+  EXPECT_LT(info(1.6), 0.65);
+  EXPECT_GT(info(1.6), 0.64);
 }
 
 // A sample of the hosts stands for them all (bounded pause at 10M pages).
