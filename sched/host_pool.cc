@@ -184,8 +184,11 @@ std::optional<HostSpreadState> HostPool::spread_state() const {
 
 void HostPool::RestoreSpread(const HostSpreadState& state) {
   if (!std::isfinite(state.value) || state.intervals_left == 0) return;
-  spread_ = {state.value, intervals_, state.intervals_left, state.rounds,
-             false};
+  // A saved period never exceeds the sample; a larger one (a corrupt
+  // record) would keep the value for good.
+  const uint64_t left = std::min<uint64_t>(
+      state.intervals_left, std::max<size_t>(options_.host_spread_sample, 2));
+  spread_ = {state.value, intervals_, left, state.rounds, false};
 }
 
 double HostPool::HostRateWeight() const {

@@ -184,7 +184,8 @@ class HostPool {
     spread_.stale = true;
   }
   // The cached spread, or nullopt when it will be recomputed anyway. Restore
-  // it after the hosts and the globals (each of which marks it stale).
+  // it after the hosts and the globals (each of which marks it stale); its
+  // intervals_left is capped at host_spread_sample.
   std::optional<HostSpreadState> spread_state() const;
   void RestoreSpread(const HostSpreadState& state);
   const HostPoolOptions& options() const { return options_; }

@@ -596,6 +596,20 @@ TEST(StateCodecTest, HostSpreadRoundTrip) {
     EXPECT_EQ(restored.HostRate(2), pool.HostRate(2)) << i;
   }
 
+  // A saved countdown beyond any period (a corrupt record) is capped at the
+  // sample size: the spread is recomputed after that many intervals.
+  HostPoolOptions small;
+  small.host_spread_sample = 3;
+  HostPool capped(small);
+  capped.RestoreGlobal(g->stats);
+  for (uint32_t h = 0; h < 6; ++h) capped.Restore(h, *pool.Find(h));
+  capped.RestoreSpread({0.5, uint64_t{1} << 60, 0});
+  ASSERT_TRUE(capped.spread_state().has_value());
+  EXPECT_EQ(capped.spread_state()->intervals_left, 3u);
+  EXPECT_EQ(capped.HostRateSpread(), 0.5);
+  for (int i = 0; i < 3; ++i) capped.ObserveChange(0, 3600, true);
+  EXPECT_NE(capped.HostRateSpread(), 0.5);
+
   // Bad spreads are errors, not values.
   std::string good = EncodeSavedGlobals(pool.global(), 1, state);
   std::string nan_value = EncodeSavedGlobals(pool.global(), 1, std::nullopt);
