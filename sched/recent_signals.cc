@@ -21,6 +21,10 @@ bool IsWholeDayClaim(double changed_at) {
   return std::isfinite(changed_at) && std::fmod(changed_at, kDay) == 0;
 }
 
+double ClaimEnd(double changed_at) {
+  return IsWholeDayClaim(changed_at) ? changed_at + kDay : changed_at;
+}
+
 void RecentSignals::Add(int count, double offset, bool whole_day) {
   if (count <= 0) return;
   float& slot = offsets_[(count - 1) % kKept];

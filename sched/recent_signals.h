@@ -46,6 +46,9 @@ class RecentSignals {
 // date-only W3C datetime (2026-11-25) is read. A real instant falls there
 // once in 86,400 seconds.
 bool IsWholeDayClaim(double changed_at);
+// The latest instant a claimed change time can mean: the end of its day
+// for a whole-day claim, else the claim itself.
+double ClaimEnd(double changed_at);
 
 }  // namespace freshd::sched
 

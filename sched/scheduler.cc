@@ -335,10 +335,7 @@ bool Scheduler::IsStaleSignal(PageId page, double now,
   const PageState& s = pages_[page];
   if (!s.fetched()) return false;
   if (std::isfinite(signal.changed_at)) {
-    // A date-only claim (IsWholeDayClaim) is about some time in its day.
-    const double claim_end =
-        signal.changed_at + (IsWholeDayClaim(signal.changed_at) ? 86400 : 0);
-    return claim_end <= s.last_fetch;
+    return ClaimEnd(signal.changed_at) <= s.last_fetch;  // a day: its end
   }
   return options_.signal_window > 0 &&
          now < s.last_fetch + options_.signal_window;

@@ -137,6 +137,8 @@ TEST(RecentSignalsTest, WholeDayClaimsAreMidnightsExactly) {
   EXPECT_FALSE(IsWholeDayClaim(1764028800.5));
   EXPECT_FALSE(IsWholeDayClaim(-std::numeric_limits<double>::infinity()));
   EXPECT_FALSE(IsWholeDayClaim(std::nan("")));
+  EXPECT_EQ(ClaimEnd(1764028800), 1764028800 + 86400);  // the day's end
+  EXPECT_EQ(ClaimEnd(1764028801), 1764028801);          // an instant
 }
 
 }  // namespace
