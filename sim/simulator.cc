@@ -6,17 +6,22 @@
 #include <deque>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <queue>
 
 #include "sched/allocation.h"
 #include "sched/scheduler.h"
 #include "sched/special_functions.h"
 #include "sim/page_process.h"
+#include "sim/population_posterior.h"
 
 namespace freshd::sim {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
+// --oracle-posterior: the prior's particles are another draw of the web.
+constexpr uint64_t kPosteriorSeedSalt = 0x9e3779b97f4a7c15;
+constexpr int kPosteriorParticles = 4096;
 
 enum EventKind : uint8_t {
   kChurnEvent = 0,
@@ -52,8 +57,8 @@ struct PageSim {
 class Run {
  public:
   Run(const WebModel& model, const SimOptions& options,
-      sched::Scheduler& scheduler)
-      : m_(model), o_(options), sched_(scheduler) {
+      sched::Scheduler& scheduler, PopulationPosterior* posterior)
+      : m_(model), o_(options), sched_(scheduler), posterior_(posterior) {
     end_ = o_.days * kDay;
     double warm = o_.warmup_days >= 0 ? o_.warmup_days : 0.1 * o_.days;
     warm_ = std::min(warm, o_.days) * kDay;
@@ -74,6 +79,7 @@ class Run {
   const WebModel& m_;
   const SimOptions& o_;
   sched::Scheduler& sched_;
+  PopulationPosterior* posterior_;  // --oracle-posterior, else nullptr
   double end_ = 0, warm_ = 0;
   std::vector<PageSim> pages_;
   std::vector<EventStream> churn_, scroll_;
@@ -149,7 +155,15 @@ void Run::Crawl(uint32_t p, double now) {
     f.previous_last_modified = s.copy_modified;
     s.copy_modified = s.last_change;
   }
+  if (posterior_ != nullptr) {  // the interval the scheduler observes
+    const sched::PageState& st = sched_.page(p);
+    posterior_->Observe(p, now - st.last_fetch, st.signals, f.changed);
+  }
   sched_.Observe({p, now, std::move(f)});
+  if (posterior_ != nullptr) {
+    sched_.SetTruth(p, posterior_->Mean(p, m_.pages[p].importance),
+                    m_.TrueModel(p));
+  }
   s.copy = s.live;
   s.stale_since = -1;
   s.fetches.emplace_back(now, s.live);
@@ -205,6 +219,7 @@ Result<SimResult> Run::Go() {
                                   host_log_mean[m_.pages[p].host],
                                   o_.oracle_rate_slope, o_.oracle_rate_noise);
     }
+    if (posterior_ != nullptr) truth = posterior_->Mean(p, truth.mu);
     sched_.SetTruth(p, truth, m_.TrueModel(p));
     sched::FetchedObs first;  // start fetched, fresh
     if (m_.pages[p].last_modified) {
@@ -500,7 +515,21 @@ Result<SimResult> RunSimulation(const WebModel& model,
   so.max_pages = kMaxSimPages;
   auto scheduler = sched::Scheduler::Create(so);
   if (!scheduler.ok()) return scheduler.status();
-  Run run(model, options, **scheduler);
+  std::optional<PopulationPosterior> posterior;
+  if (options.oracle_posterior) {
+    if (!options.oracle || options.distorts_rates() ||
+        (*scheduler)->policy().uses_profiles()) {
+      return Status::InvalidArgument(
+          "sim: --oracle-posterior needs --oracle, no rate distortion and a "
+          "policy without change profiles");
+    }
+    auto created = PopulationPosterior::Create(
+        model, model.seed ^ kPosteriorSeedSalt,
+        (*scheduler)->policy().uses_signals(), kPosteriorParticles);
+    if (!created.ok()) return created.status();
+    posterior = std::move(*created);
+  }
+  Run run(model, options, **scheduler, posterior ? &*posterior : nullptr);
   auto result = run.Go();
   if (!result.ok()) return result;
   if (!options.oracle) MeasureRateError(model, **scheduler, *result);
@@ -525,6 +554,7 @@ std::string SimResultToJson(const WebModel& model, const SimOptions& options,
   j["policy"] = options.policy;
   j["oracle"] = options.oracle;
   j["oracle_rate"] = options.oracle_rate && !options.oracle;
+  if (options.oracle_posterior) j["oracle_posterior"] = true;
   if (options.distorts_rates()) {
     j["oracle_rate_slope"] = options.oracle_rate_slope;
     j["oracle_rate_noise"] = options.oracle_rate_noise;

@@ -36,6 +36,12 @@ struct SimOptions {
   // toward the host's (as a prior does); noise is unbiased scatter.
   double oracle_rate_slope = 1;
   double oracle_rate_noise = 0;
+  // Diagnostic, with oracle only: the policy sees each page's posterior
+  // mean (Δ, α, ν) under the web's own population distributions, given the
+  // page's changed bits and signal counts so far (PopulationPosterior): the
+  // best a point estimate of counts and bits can do. Not with a distortion
+  // or a longevity policy; webs of at most 16,384 pages.
+  bool oracle_posterior = false;
   bool distorts_rates() const {
     return oracle && (oracle_rate_slope != 1 || oracle_rate_noise != 0);
   }
