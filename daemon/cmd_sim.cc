@@ -73,11 +73,18 @@ void AddSimCommand(CLI::App& app, int* exit_code) {
                   "per page (diagnostic)")
       ->check(CLI::Range(0.0, 10.0))
       ->needs(oracle);
-  sub->add_flag("--oracle-posterior", o.oracle_posterior,
-                "with --oracle: each page's model is its posterior mean "
-                "under the web's own distributions, given its changed bits "
-                "and signal counts (diagnostic: the best point estimate)")
-      ->needs(oracle);
+  CLI::Option* posterior =
+      sub->add_flag("--oracle-posterior", o.oracle_posterior,
+                    "with --oracle: each page's model is its posterior mean "
+                    "under the web's own distributions, given its changed bits "
+                    "and signal counts (diagnostic: the best point estimate)")
+          ->needs(oracle);
+  sub->add_option("--oracle-posterior-draws", o.oracle_posterior_draws,
+                  "with --oracle-posterior: value each page over K draws "
+                  "from its posterior, given the signals since its fetch, "
+                  "instead of at the mean (diagnostic)")
+      ->check(CLI::Range(0, 256))
+      ->needs(posterior);
   sub->add_option("--warmup-days", o.warmup_days,
                   "excluded from metrics (default 10% of --days)");
   sub->add_option("--max-interval-days", o.max_interval_days,

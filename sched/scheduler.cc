@@ -150,6 +150,87 @@ void Scheduler::SetTruth(PageId page, const PageParams& params,
   Reindex(page);
 }
 
+void Scheduler::SetTruthMixture(PageId page,
+                                std::vector<WeightedParams> mixture) {
+  if (!options_.oracle || policy_->uses_profiles() || page >= pages_.size()) {
+    return;
+  }
+  double total = 0;
+  for (const WeightedParams& w : mixture) {
+    if (!(w.weight >= 0) || !std::isfinite(w.weight)) return;
+    total += w.weight;
+  }
+  if (!(total > 0)) mixture.clear();
+  if (truth_mixtures_.size() <= page) truth_mixtures_.resize(page + 1);
+  truth_mixtures_[page] = std::move(mixture);
+  Reindex(page);
+}
+
+double Scheduler::PolicyValue(const PolicyInput& in, PageId page,
+                              double tau) const {
+  if (!HasMixture(page)) return policy_->Value(in, tau);
+  const std::vector<WeightedParams>& mixture = truth_mixtures_[page];
+  const bool signals = policy_->uses_signals();
+  const double n = in.state->signals;
+  // log P(n signals in τ | draw), up to a constant: n·ln σ − στ.
+  auto log_likelihood = [&](const PageParams& p) {
+    if (!signals) return 0.0;
+    const double sigma = std::max(p.alpha * p.delta + p.nu, 1e-300);
+    return n * std::log(sigma) - sigma * tau;
+  };
+  double top = -kInf;
+  for (const WeightedParams& w : mixture) {
+    if (w.weight > 0) top = std::max(top, log_likelihood(w.params));
+  }
+  PolicyInput draw = in;
+  double sum = 0, total = 0;
+  for (const WeightedParams& w : mixture) {
+    if (!(w.weight > 0)) continue;
+    const double weight = w.weight * std::exp(log_likelihood(w.params) - top);
+    draw.params = w.params;
+    sum += weight * policy_->Value(draw, tau);
+    total += weight;
+  }
+  return total > 0 ? sum / total : 0;
+}
+
+double Scheduler::MixtureBound(PolicyInput in, PageId page) const {
+  // Until the horizon τ_h, from τ_0 (the horizon's start, or the fetch), each
+  // draw's value is at most c_i = min(UpperBound, value at τ_h), and its
+  // weight u_i(τ) = u_i(τ_0)e^{−σ_i(τ−τ_0)} within [u_i(τ_0)e^{−σ_i(τ_h−τ_0)},
+  // u_i(τ_0)]. So the average is at most Σu_i(τ_0)c_i / Σu_i(τ_0)e^{−σ_i(τ_h
+  // −τ_0)}, and at most max c_i.
+  const PageState& s = *in.state;
+  const double tau_h = std::max(0.0, horizon_ - s.last_fetch);
+  const double tau_0 = std::clamp(horizon_start_ - s.last_fetch, 0.0, tau_h);
+  const bool signals = policy_->uses_signals();
+  const double n = s.signals;
+  auto log_likelihood = [&](const PageParams& p, double* sigma) {
+    *sigma = signals ? std::max(p.alpha * p.delta + p.nu, 1e-300) : 0;
+    return signals ? n * std::log(*sigma) - *sigma * tau_0 : 0.0;
+  };
+  const std::vector<WeightedParams>& mixture = truth_mixtures_[page];
+  double top = -kInf, sigma;
+  for (const WeightedParams& w : mixture) {
+    if (w.weight > 0) top = std::max(top, log_likelihood(w.params, &sigma));
+  }
+  double largest = 0, sum = 0, least_total = 0;
+  for (const WeightedParams& w : mixture) {
+    if (!(w.weight > 0)) continue;
+    in.params = w.params;
+    const double sup = policy_->UpperBound(in);
+    const double at_horizon = policy_->Value(in, tau_h);
+    const double c = at_horizon < sup ? at_horizon : sup;  // NaN: the sup
+    const double u =
+        w.weight * std::exp(log_likelihood(w.params, &sigma) - top);
+    largest = std::max(largest, c);
+    sum += u * c;
+    least_total += u * std::exp(-sigma * (tau_h - tau_0));
+  }
+  const double tilted = least_total > 0 ? sum / least_total : kInf;
+  return tilted < largest ? tilted : largest;
+}
+
 PageParams Scheduler::Params(PageId page) const {
   if (options_.oracle) return truth_[page];
   const PageState& s = pages_[page];
@@ -228,6 +309,7 @@ double Scheduler::IndexBound(PageId page) const {
     // Values do not decrease with time between observations (policy.h), so
     // the value at the horizon bounds every value Select() sees before it.
     PolicyInput in = Input(page);
+    if (HasMixture(page)) return MixtureBound(in, page);
     bound = policy_->UpperBound(in);
     double at_horizon =
         policy_->Value(in, std::max(0.0, horizon_ - s.last_fetch));
@@ -261,6 +343,7 @@ void Scheduler::AdvanceHorizon(double now) {
   double rate = std::max(bucket_.rate(), 1e-12);
   double span = horizon_scale_ * std::sqrt(n) / rate;
   horizon_ = now + std::clamp(span, 1.0, 1e9);
+  horizon_start_ = now;
   ++horizon_refreshes_;
   selector_.UpdateAll(pages_.size(), [this](PageId p) {
     return std::pair<double, double>(IndexBound(p), Deadline(p));
@@ -270,7 +353,7 @@ void Scheduler::AdvanceHorizon(double now) {
 double Scheduler::Value(PageId page, double now) const {
   const PageState& s = pages_[page];
   if (!s.fetched()) return options_.new_page_value;
-  return policy_->Value(Input(page), std::max(0.0, now - s.last_fetch));
+  return PolicyValue(Input(page), page, std::max(0.0, now - s.last_fetch));
 }
 
 Priority Scheduler::PriorityOf(PageId page, double now) const {

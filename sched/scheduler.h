@@ -108,6 +108,23 @@ class Scheduler {
   void SetTruth(PageId page, const PageParams& params,
                 const DivergenceModel& model);
 
+  // Oracle mode, diagnostic: the page's model is uncertain, a weighted set
+  // of parameter draws (a posterior: sim/population_posterior.h). Its value
+  // is then the policy's value averaged over the draws given what was seen
+  // since the last fetch: each draw weighted by `weight` × P(the n signals
+  // in τ | draw) ∝ σⁿe^{−στ}, σ = αΔ + ν (for the signal policies; for the
+  // others by `weight` alone). Such an average may fall as τ grows; its
+  // index bound takes the weights' change up to the horizon into account
+  // (MixtureBound). Params() and
+  // FreshProbability() keep SetTruth's parameters. Ignored outside oracle
+  // mode, for policies with change profiles, or with non-finite or
+  // negative weights; an empty set (or all weights 0) removes it.
+  struct WeightedParams {
+    PageParams params;
+    double weight = 1;
+  };
+  void SetTruthMixture(PageId page, std::vector<WeightedParams> mixture);
+
   // Consumes one observation (unknown page ids are ignored). A fetched, 304
   // or failed observation ends the page's in-flight state. A stale signal
   // (IsStaleSignal) is ignored.
@@ -222,6 +239,15 @@ class Scheduler {
   std::unique_ptr<Policy> policy_;
   std::vector<PageState> pages_;
   std::vector<PageParams> truth_;  // oracle and oracle_rate only
+  // SetTruthMixture's sets, by page (oracle only; empty: none set).
+  std::vector<std::vector<WeightedParams>> truth_mixtures_;
+  // The policy's value and bound for `in`, over the page's truth mixture
+  // when it has one.
+  double PolicyValue(const PolicyInput& in, PageId page, double tau) const;
+  double MixtureBound(PolicyInput in, PageId page) const;
+  bool HasMixture(PageId page) const {
+    return page < truth_mixtures_.size() && !truth_mixtures_[page].empty();
+  }
   // Longevity: the true curves in oracle mode; estimated curves live in
   // ProfileSet::fitted() (saved with the profiles).
   std::vector<DivergenceModel> truth_models_;
@@ -234,6 +260,8 @@ class Scheduler {
   double threshold_ = 0;
   // Selection bounds hold until this time (see Reindex); -inf: none yet.
   double horizon_ = -std::numeric_limits<double>::infinity();
+  // When the horizon was set: no value is asked for before it.
+  double horizon_start_ = -std::numeric_limits<double>::infinity();
   // The horizon's length in units of sqrt(N) token intervals, and the
   // values evaluated by selections since it was last refreshed (see
   // AdvanceHorizon).

@@ -76,4 +76,36 @@ sched::PageParams PopulationPosterior::Mean(uint32_t page,
   return mean;
 }
 
+std::vector<sched::PageParams> PopulationPosterior::Draws(uint32_t page,
+                                                          double importance,
+                                                          int count) const {
+  const size_t k = particles_.size();
+  std::vector<sched::PageParams> out;
+  if (count <= 0 || (page + size_t{1}) * k > log_weights_.size()) return out;
+  const float* w = &log_weights_[page * k];
+  const float top = *std::max_element(w, w + k);
+  std::vector<double> weight(k);
+  double total = 0;
+  for (size_t i = 0; i < k; ++i) {
+    weight[i] = std::exp(static_cast<double>(w[i]) - top);
+    total += weight[i];
+  }
+  out.reserve(count);
+  const double step = total / count;
+  double next = 0.5 * step, seen = 0;
+  for (size_t i = 0; i < k && static_cast<int>(out.size()) < count; ++i) {
+    seen += weight[i];
+    while (seen > next && static_cast<int>(out.size()) < count) {
+      out.push_back(particles_[i]);
+      out.back().mu = importance;
+      next += step;
+    }
+  }
+  while (static_cast<int>(out.size()) < count) {  // rounding at the end
+    out.push_back(particles_[k - 1]);
+    out.back().mu = importance;
+  }
+  return out;
+}
+
 }  // namespace freshd::sim

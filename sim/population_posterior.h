@@ -47,6 +47,12 @@ class PopulationPosterior {
   // Without signals α and ν are the prior's means.
   sched::PageParams Mean(uint32_t page, double importance) const;
 
+  // `count` draws from the page's posterior, equally weighted (systematic
+  // resampling of the particles: a particle of weight w appears about
+  // w·count times); mu = `importance`. count <= 0: none.
+  std::vector<sched::PageParams> Draws(uint32_t page, double importance,
+                                       int count) const;
+
   // The particles (rates per second), in draw order.
   const std::vector<sched::PageParams>& particles() const { return particles_; }
 

@@ -73,6 +73,8 @@ class Run {
   }
   void OnChange(uint32_t p, Region r, double now);
   void Crawl(uint32_t p, double now);
+  // --oracle-posterior: hands the scheduler page p's posterior.
+  void UpdatePosterior(uint32_t p);
   // Adds the μ-weighted mean of the scheduler's P(fresh) at `now`.
   void SampleEstimate(double now);
 
@@ -160,10 +162,7 @@ void Run::Crawl(uint32_t p, double now) {
     posterior_->Observe(p, now - st.last_fetch, st.signals, f.changed);
   }
   sched_.Observe({p, now, std::move(f)});
-  if (posterior_ != nullptr) {
-    sched_.SetTruth(p, posterior_->Mean(p, m_.pages[p].importance),
-                    m_.TrueModel(p));
-  }
+  if (posterior_ != nullptr) UpdatePosterior(p);
   s.copy = s.live;
   s.stale_since = -1;
   s.fetches.emplace_back(now, s.live);
@@ -176,6 +175,19 @@ void Run::Crawl(uint32_t p, double now) {
     ++r_.total.crawls;
     ++r_.per_class[m_.pages[p].cls].crawls;
     ++host_crawls_[m_.pages[p].host];
+  }
+}
+
+void Run::UpdatePosterior(uint32_t p) {
+  const double mu = m_.pages[p].importance;
+  sched_.SetTruth(p, posterior_->Mean(p, mu), m_.TrueModel(p));
+  if (o_.oracle_posterior_draws > 0) {
+    std::vector<sched::Scheduler::WeightedParams> mixture;
+    for (const sched::PageParams& d :
+         posterior_->Draws(p, mu, o_.oracle_posterior_draws)) {
+      mixture.push_back({d, 1.0});
+    }
+    sched_.SetTruthMixture(p, std::move(mixture));
   }
 }
 
@@ -219,8 +231,8 @@ Result<SimResult> Run::Go() {
                                   host_log_mean[m_.pages[p].host],
                                   o_.oracle_rate_slope, o_.oracle_rate_noise);
     }
-    if (posterior_ != nullptr) truth = posterior_->Mean(p, truth.mu);
     sched_.SetTruth(p, truth, m_.TrueModel(p));
+    if (posterior_ != nullptr) UpdatePosterior(p);
     sched::FetchedObs first;  // start fetched, fresh
     if (m_.pages[p].last_modified) {
       first.last_modified = pages_[p].copy_modified = 0;
@@ -518,10 +530,12 @@ Result<SimResult> RunSimulation(const WebModel& model,
   std::optional<PopulationPosterior> posterior;
   if (options.oracle_posterior) {
     if (!options.oracle || options.distorts_rates() ||
+        !(options.oracle_posterior_draws >= 0 &&
+          options.oracle_posterior_draws <= 256) ||
         (*scheduler)->policy().uses_profiles()) {
       return Status::InvalidArgument(
-          "sim: --oracle-posterior needs --oracle, no rate distortion and a "
-          "policy without change profiles");
+          "sim: --oracle-posterior needs --oracle, no rate distortion, a "
+          "policy without change profiles and 0..256 draws");
     }
     auto created = PopulationPosterior::Create(
         model, model.seed ^ kPosteriorSeedSalt,
@@ -554,7 +568,10 @@ std::string SimResultToJson(const WebModel& model, const SimOptions& options,
   j["policy"] = options.policy;
   j["oracle"] = options.oracle;
   j["oracle_rate"] = options.oracle_rate && !options.oracle;
-  if (options.oracle_posterior) j["oracle_posterior"] = true;
+  if (options.oracle_posterior) {
+    j["oracle_posterior"] = true;
+    j["oracle_posterior_draws"] = options.oracle_posterior_draws;
+  }
   if (options.distorts_rates()) {
     j["oracle_rate_slope"] = options.oracle_rate_slope;
     j["oracle_rate_noise"] = options.oracle_rate_noise;

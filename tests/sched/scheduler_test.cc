@@ -45,10 +45,12 @@ bool SameKey(double a, double b) {
 // brute-force argmax, and each step's Summarize against its definition.
 // Returns the number of checked selections; counts the steps that had
 // overdue pages in *steps_with_overdue.
+// With `mixture` (oracle only), each page's model is a random weighted set
+// of draws (SetTruthMixture; some weights 0, some pages none).
 int RunExactness(const std::string& policy, bool oracle, uint32_t seed,
-                 int* steps_with_overdue) {
-  SCOPED_TRACE(policy + (oracle ? " oracle" : " estimated") + " seed " +
-               std::to_string(seed));
+                 int* steps_with_overdue, bool mixture = false) {
+  SCOPED_TRACE(policy + (oracle ? " oracle" : " estimated") +
+               (mixture ? " mixture" : "") + " seed " + std::to_string(seed));
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> u(0, 1);
   SchedulerOptions o;
@@ -74,6 +76,16 @@ int RunExactness(const std::string& policy, bool oracle, uint32_t seed,
       m.scroll_k = 1 + static_cast<int>(u(rng) * 6);
       m.scroll_rate = (0.1 + 2 * u(rng)) / kDay;
       sched->SetTruth(*id, p, m);
+      if (mixture && u(rng) < 0.8) {
+        std::vector<Scheduler::WeightedParams> draws;
+        const int k = 1 + static_cast<int>(u(rng) * 4);
+        for (int d = 0; d < k; ++d) {
+          PageParams q{(0.05 + 2 * u(rng)) / kDay, p.mu, u(rng),
+                       0.5 * u(rng) / kDay};
+          draws.push_back({q, u(rng) < 0.2 ? 0.0 : u(rng)});
+        }
+        sched->SetTruthMixture(*id, std::move(draws));
+      }
     }
   }
   std::vector<PageId> in_flight;
@@ -178,6 +190,139 @@ TEST(SchedulerTest, EverySelectionIsTheBruteForceArgmax) {
       EXPECT_GT(steps_with_overdue, 10) << policy;
     }
   }
+}
+
+// A page whose model is a set of draws (the simulator's posterior) still has
+// a valid index bound, though its value may fall as τ grows: the choice is
+// still exact.
+TEST(SchedulerTest, MixtureSelectionsAreTheBruteForceArgmax) {
+  for (const std::string policy :
+       {"freshness", "age", "ncis", "ncis1", "ncis2", "cis", "uniform"}) {
+    int steps_with_overdue = 0;
+    int checked =
+        RunExactness(policy, true, 20261125, &steps_with_overdue, true);
+    EXPECT_GT(checked, 300) << policy;
+  }
+}
+
+// The same at a budget whose horizon spans hours, so a draw's weight moves
+// during it: quiet time shifts weight toward draws of few signals, whose
+// value may be the higher (the bound's tilt term).
+TEST(SchedulerTest, MixtureBoundHoldsOverLongHorizons) {
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<double> u(0, 1);
+  SchedulerOptions o;
+  o.policy = "ncis";
+  o.oracle = true;
+  o.rate = 100 / kDay;
+  o.min_interval = 0;
+  o.max_interval = 0;
+  auto s = Make(o);
+  const size_t n = 300;
+  for (size_t i = 0; i < n; ++i) {
+    PageId id = *s->AddUrl(0, 0.1 + u(rng));
+    s->SetTruth(id, {1 / kDay, s->page(id).importance, 0.5, 0.1 / kDay}, {});
+    s->Observe({id, 0, Changed(false)});
+    std::vector<Scheduler::WeightedParams> draws;
+    for (int d = 0; d < 3; ++d) {  // fast unsignalled or slow well signalled
+      const bool quiet = u(rng) < 0.5;
+      draws.push_back({{(quiet ? 1 + 3 * u(rng) : 0.05 + 0.2 * u(rng)) / kDay,
+                        s->page(id).importance, quiet ? 0.02 : 0.95,
+                        (quiet ? 0.01 : 1.5) * u(rng) / kDay},
+                       0.2 + u(rng)});
+    }
+    s->SetTruthMixture(id, std::move(draws));
+  }
+  auto open = [](HostId) { return true; };
+  double now = 0;
+  int checked = 0;
+  for (int step = 0; step < 400; ++step) {
+    now = s->NextTokenTime(now);
+    for (int k = 0; k < 2; ++k) {
+      s->Observe({static_cast<PageId>(u(rng) * n), now, SignalObs{}});
+    }
+    std::optional<PageId> best;
+    double best_value = 0;
+    for (PageId p = 0; p < n; ++p) {
+      const double v = s->Value(p, now);
+      if (!best || v > best_value) {
+        best = p;
+        best_value = v;
+      }
+    }
+    std::optional<PageId> got = s->Select(now, open);
+    ASSERT_TRUE(got.has_value()) << "step " << step;
+    EXPECT_TRUE(SameKey(s->Value(*got, now), best_value))
+        << "step " << step << " got " << *got << " " << s->Value(*got, now)
+        << " brute force " << *best << " " << best_value;
+    s->Observe({*got, now, Changed(u(rng) < 0.5)});
+    ++checked;
+  }
+  EXPECT_EQ(checked, 400);
+  EXPECT_GT(s->horizon_refreshes(), 5u);
+}
+
+// The value over draws is their weighted average, each weighted by the
+// likelihood of the signals since the fetch (σⁿe^{−στ}) for the signal
+// policies, by its weight alone for the others.
+TEST(SchedulerTest, MixtureValueIsTheSignalWeightedAverage) {
+  for (const std::string name : {"ncis", "freshness"}) {
+    SCOPED_TRACE(name);
+    SchedulerOptions o;
+    o.policy = name;
+    o.oracle = true;
+    o.rate = 1.0 / kDay;
+    auto s = Make(o);
+    PageId id = *s->AddUrl(0, 0.7);
+    const PageParams truth{0.4 / kDay, 0.7, 0.5, 0.1 / kDay};
+    s->SetTruth(id, truth, {});
+    s->Observe({id, 0, Changed(false)});
+    for (int i = 0; i < 3; ++i) s->Observe({id, kDay * (1 + i), SignalObs{}});
+    const std::vector<Scheduler::WeightedParams> draws = {
+        {{0.1 / kDay, 0.7, 0.9, 0.05 / kDay}, 1.0},
+        {{2.0 / kDay, 0.7, 0.2, 0.4 / kDay}, 3.0},
+        {{0.5 / kDay, 0.7, 0.6, 0.2 / kDay}, 0.0}};
+    const double now = 4.5 * kDay;
+    const double before = s->Value(id, now);
+    s->SetTruthMixture(id, draws);
+    auto policy = MakePolicy(name, {});
+    ASSERT_TRUE(policy.ok());
+    PolicyInput in;
+    in.state = &s->page(id);
+    in.oracle = true;
+    in.mean_interval = 1 / o.rate;
+    double sum = 0, total = 0;
+    for (const auto& d : draws) {
+      in.params = d.params;
+      const double sigma = d.params.alpha * d.params.delta + d.params.nu;
+      const double w =
+          d.weight *
+          (name == "ncis" ? std::pow(sigma, 3) * std::exp(-sigma * now) : 1.0);
+      sum += w * (*policy)->Value(in, now);
+      total += w;
+    }
+    EXPECT_NEAR(s->Value(id, now), sum / total, 1e-12 * sum / total);
+    EXPECT_NE(s->Value(id, now), before);
+    EXPECT_EQ(s->Params(id).delta, truth.delta);  // Params keeps SetTruth's
+    // Removed by an empty set; rejected with a bad weight.
+    s->SetTruthMixture(id, {{draws[0].params, -1.0}});
+    EXPECT_NEAR(s->Value(id, now), sum / total, 1e-12 * sum / total);
+    s->SetTruthMixture(id, {});
+    EXPECT_EQ(s->Value(id, now), before);
+  }
+}
+
+// Outside oracle mode a mixture is ignored.
+TEST(SchedulerTest, MixtureIsIgnoredWhenEstimating) {
+  SchedulerOptions o;
+  o.policy = "ncis";
+  o.rate = 1.0 / kDay;
+  auto s = Make(o);
+  PageId id = *s->AddUrl(0, 1);
+  s->Observe({id, 0, Changed(false)});
+  const double before = s->Value(id, kDay);
+  s->SetTruthMixture(id, {{{5.0 / kDay, 1, 0.5, 0.1 / kDay}, 1.0}});
+  EXPECT_EQ(s->Value(id, kDay), before);
 }
 
 // The selection horizon adapts its length so that the values evaluated by
