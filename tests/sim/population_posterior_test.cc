@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <random>
+#include <vector>
 
 #include "sim/simulator.h"
 #include "sim/web_model.h"
@@ -85,6 +86,32 @@ TEST(PopulationPosteriorTest, FollowsAPagesEvidence) {
   EXPECT_LT(m.nu * kDay, 0.1);
 }
 
+TEST(PopulationPosteriorTest, DrawsFollowThePosterior) {
+  WebModel web = NoisyWeb(2);
+  auto post = PopulationPosterior::Create(web, 9, false);
+  ASSERT_TRUE(post.ok());
+  EXPECT_TRUE(post->Draws(0, 1, 0).empty());
+  // Without evidence: the population (Δ ~ U(0, 1)/day; the mean of 64
+  // draws has a standard deviation of 0.036/day).
+  std::vector<sched::PageParams> prior = post->Draws(0, 0.3, 64);
+  ASSERT_EQ(prior.size(), 64u);
+  double mean = 0;
+  for (const auto& d : prior) mean += d.delta * kDay / 64;
+  EXPECT_NEAR(mean, 0.5, 0.11);
+  EXPECT_EQ(prior[0].mu, 0.3);
+  // A page unchanged over 40 daily crawls: every draw is slow, and the
+  // draws' mean is the posterior mean.
+  for (int i = 0; i < 40; ++i) post->Observe(0, kDay, 0, false);
+  std::vector<sched::PageParams> slow = post->Draws(0, 1, 64);
+  ASSERT_EQ(slow.size(), 64u);
+  mean = 0;
+  for (const auto& d : slow) {
+    EXPECT_LT(d.delta * kDay, 0.2);
+    mean += d.delta / 64;
+  }
+  EXPECT_NEAR(mean, post->Mean(0, 1).delta, 0.1 * post->Mean(0, 1).delta);
+}
+
 TEST(PopulationPosteriorTest, MemoryIsBounded) {
   WebModel web = NoisyWeb(2);
   EXPECT_FALSE(PopulationPosterior::Create(web, 1, true, 8).ok());
@@ -108,6 +135,12 @@ TEST(PopulationPosteriorTest, SimulatorRunsItOnlyAsAnOracleDiagnostic) {
   o.oracle_rate_slope = 0.5;
   EXPECT_FALSE(RunSimulation(web, o).ok());  // no distortion as well
   o.oracle_rate_slope = 1;
+  o.oracle_posterior_draws = 257;
+  EXPECT_FALSE(RunSimulation(web, o).ok());  // at most 256 draws
+  o.oracle_posterior_draws = 8;
+  Result<SimResult> valued = RunSimulation(web, o);
+  ASSERT_TRUE(valued.ok()) << valued.status().ToString();
+  o.oracle_posterior_draws = 0;
   Result<SimResult> a = RunSimulation(web, o);
   Result<SimResult> b = RunSimulation(web, o);
   ASSERT_TRUE(a.ok()) << a.status().ToString();
@@ -116,7 +149,9 @@ TEST(PopulationPosteriorTest, SimulatorRunsItOnlyAsAnOracleDiagnostic) {
   o.oracle_posterior = false;
   Result<SimResult> truth = RunSimulation(web, o);
   ASSERT_TRUE(truth.ok());
-  EXPECT_NE(a->total.fresh, truth->total.fresh);  // not the true models
+  EXPECT_NE(a->total.fresh, truth->total.fresh);   // not the true models
+  EXPECT_NE(valued->total.fresh, a->total.fresh);  // not the mean
+  EXPECT_GT(valued->total.fresh, 0.1);
   EXPECT_GT(a->total.fresh, 0.1);
   EXPECT_LE(a->total.fresh, 1);
 }
