@@ -114,11 +114,11 @@ class Scheduler {
   // since the last fetch: each draw weighted by `weight` × P(the n signals
   // in τ | draw) ∝ σⁿe^{−στ}, σ = αΔ + ν (for the signal policies; for the
   // others by `weight` alone). Such an average may fall as τ grows; its
-  // index bound takes the weights' change up to the horizon into account
-  // (MixtureBound). Params() and
-  // FreshProbability() keep SetTruth's parameters. Ignored outside oracle
-  // mode, for policies with change profiles, or with non-finite or
-  // negative weights; an empty set (or all weights 0) removes it.
+  // index bound allows for the weights' drift up to the horizon
+  // (MixtureBound). Params() and FreshProbability() keep SetTruth's
+  // parameters. Ignored outside oracle mode, for policies with change
+  // profiles, or with non-finite or negative weights; an empty set (or all
+  // weights 0) removes it.
   struct WeightedParams {
     PageParams params;
     double weight = 1;

@@ -21,7 +21,6 @@ namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
 // --oracle-posterior: the prior's particles are another draw of the web.
 constexpr uint64_t kPosteriorSeedSalt = 0x9e3779b97f4a7c15;
-constexpr int kPosteriorParticles = 4096;
 
 enum EventKind : uint8_t {
   kChurnEvent = 0,
@@ -528,6 +527,10 @@ Result<SimResult> RunSimulation(const WebModel& model,
   auto scheduler = sched::Scheduler::Create(so);
   if (!scheduler.ok()) return scheduler.status();
   std::optional<PopulationPosterior> posterior;
+  if (options.oracle_posterior_draws != 0 && !options.oracle_posterior) {
+    return Status::InvalidArgument(
+        "sim: posterior draws need --oracle-posterior");
+  }
   if (options.oracle_posterior) {
     if (!options.oracle || options.distorts_rates() ||
         !(options.oracle_posterior_draws >= 0 &&
@@ -537,9 +540,9 @@ Result<SimResult> RunSimulation(const WebModel& model,
           "sim: --oracle-posterior needs --oracle, no rate distortion, a "
           "policy without change profiles and 0..256 draws");
     }
-    auto created = PopulationPosterior::Create(
-        model, model.seed ^ kPosteriorSeedSalt,
-        (*scheduler)->policy().uses_signals(), kPosteriorParticles);
+    auto created =
+        PopulationPosterior::Create(model, model.seed ^ kPosteriorSeedSalt,
+                                    (*scheduler)->policy().uses_signals());
     if (!created.ok()) return created.status();
     posterior = std::move(*created);
   }

@@ -126,6 +126,11 @@ TEST(PopulationPosteriorTest, SimulatorRunsItOnlyAsAnOracleDiagnostic) {
   o.policy = "ncis";
   o.rate_per_day = 20;
   o.days = 30;
+  o.oracle = true;
+  o.oracle_posterior_draws = 8;
+  EXPECT_FALSE(RunSimulation(web, o).ok());  // draws need the posterior
+  o.oracle_posterior_draws = 0;
+  o.oracle = false;
   o.oracle_posterior = true;
   EXPECT_FALSE(RunSimulation(web, o).ok());  // needs --oracle
   o.oracle = true;
