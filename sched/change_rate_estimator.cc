@@ -190,6 +190,33 @@ double ChangeRateStats::Estimate(const RatePrior& prior) const {
   return dynamic * rate;
 }
 
+double ChangeRateStats::LogRateInformation(double rate) const {
+  auto per_interval = [rate](double interval) {
+    const double x = rate * interval;
+    if (!(x > 1e-9)) return 0.0;
+    return x * x / std::expm1(x);  // x²e^{−x}/(1−e^{−x}); → 0 as x → ∞
+  };
+  double info = timed_changes_;
+  // quiet_time_ holds the unchanged intervals and the timed quiet times:
+  // its mean per entry stands for an unchanged interval.
+  const double quiet_entries = unchanged_count_ + timed_changes_;
+  if (unchanged_count_ > 0) {
+    info += unchanged_count_ * per_interval(quiet_time_ / quiet_entries);
+  }
+  if (changed_count_ > 0) {
+    info += changed_count_ * per_interval(changed_time_ / changed_count_);
+  }
+  for (int i = 0; i < ring_size_; ++i) {
+    int slot = (ring_head_ + i) % kRing;
+    if (((ring_kinds_ >> (2 * slot)) & 3) == kTimed) {
+      info += 1;
+    } else {
+      info += per_interval(ring_[slot]);
+    }
+  }
+  return info;
+}
+
 double ChangeRateStats::observations() const {
   return ring_size_ + unchanged_count_ + changed_count_ + timed_changes_;
 }

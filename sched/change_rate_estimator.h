@@ -74,6 +74,13 @@ class ChangeRateStats {
   // was (or before any observation).
   double StaticPosterior(const RatePrior& prior) const;
 
+  // Fisher information about ln λ at `rate` (> 0) of the observations:
+  // x²e^{−x}/(1−e^{−x}) per bit-only interval of x = rate·I (what one
+  // changed/unchanged bit says about the log rate), 1 per timed change;
+  // decayed aggregates at their mean interval. Excludes the prior (whose
+  // information is its weight). 0 without observations.
+  double LogRateInformation(double rate) const;
+
   // Effective (decayed) number of observed intervals.
   double observations() const;
   // Effective number of intervals that showed a change.

@@ -168,8 +168,37 @@ void Scheduler::SetTruthMixture(PageId page,
 
 double Scheduler::PolicyValue(const PolicyInput& in, PageId page,
                               double tau) const {
-  if (!HasMixture(page)) return policy_->Value(in, tau);
-  const std::vector<WeightedParams>& mixture = truth_mixtures_[page];
+  if (HasMixture(page)) return MixtureValue(in, truth_mixtures_[page], tau);
+  std::array<WeightedParams, 3> draws;
+  if (RateDraws(page, in, &draws)) return MixtureValue(in, draws, tau);
+  return policy_->Value(in, tau);
+}
+
+bool Scheduler::RateDraws(PageId page, const PolicyInput& in,
+                          std::array<WeightedParams, 3>* draws) const {
+  if (options_.oracle || options_.oracle_rate ||
+      !options_.value_over_rate_uncertainty || !policy_->uses_signals()) {
+    return false;
+  }
+  const PageState& s = pages_[page];
+  const double rate = in.params.delta;
+  if (!s.fetched() || !(rate > 0) || !std::isfinite(rate)) return false;
+  const double info =
+      s.rate_stats.LogRateInformation(rate) + hosts_.options().page_rate_weight;
+  if (!(info > 0)) return false;
+  const double spread = std::exp(std::sqrt(3.0 / info));
+  constexpr double kSide = 1.0 / 6, kMiddle = 2.0 / 3;
+  (*draws)[0] = {in.params, kSide};
+  (*draws)[0].params.delta = rate / spread;
+  (*draws)[1] = {in.params, kMiddle};
+  (*draws)[2] = {in.params, kSide};
+  (*draws)[2].params.delta = rate * spread;
+  return true;
+}
+
+double Scheduler::MixtureValue(PolicyInput in,
+                               std::span<const WeightedParams> draws,
+                               double tau) const {
   const bool signals = policy_->uses_signals();
   const double n = in.state->signals;
   // log P(n signals in τ | draw), up to a constant: n·ln σ − στ.
@@ -179,22 +208,22 @@ double Scheduler::PolicyValue(const PolicyInput& in, PageId page,
     return n * std::log(sigma) - sigma * tau;
   };
   double top = -kInf;
-  for (const WeightedParams& w : mixture) {
+  for (const WeightedParams& w : draws) {
     if (w.weight > 0) top = std::max(top, log_likelihood(w.params));
   }
-  PolicyInput draw = in;
   double sum = 0, total = 0;
-  for (const WeightedParams& w : mixture) {
+  for (const WeightedParams& w : draws) {
     if (!(w.weight > 0)) continue;
     const double weight = w.weight * std::exp(log_likelihood(w.params) - top);
-    draw.params = w.params;
-    sum += weight * policy_->Value(draw, tau);
+    in.params = w.params;
+    sum += weight * policy_->Value(in, tau);
     total += weight;
   }
   return total > 0 ? sum / total : 0;
 }
 
-double Scheduler::MixtureBound(PolicyInput in, PageId page) const {
+double Scheduler::MixtureBound(PolicyInput in,
+                               std::span<const WeightedParams> draws) const {
   // Until the horizon τ_h, from τ_0 (the horizon's start, or the fetch), each
   // draw's value is at most c_i = min(UpperBound, value at τ_h), and its
   // weight u_i(τ) = u_i(τ_0)e^{−σ_i(τ−τ_0)} within [u_i(τ_0)e^{−σ_i(τ_h−τ_0)},
@@ -209,13 +238,12 @@ double Scheduler::MixtureBound(PolicyInput in, PageId page) const {
     *sigma = signals ? std::max(p.alpha * p.delta + p.nu, 1e-300) : 0;
     return signals ? n * std::log(*sigma) - *sigma * tau_0 : 0.0;
   };
-  const std::vector<WeightedParams>& mixture = truth_mixtures_[page];
   double top = -kInf, sigma;
-  for (const WeightedParams& w : mixture) {
+  for (const WeightedParams& w : draws) {
     if (w.weight > 0) top = std::max(top, log_likelihood(w.params, &sigma));
   }
   double largest = 0, sum = 0, least_total = 0;
-  for (const WeightedParams& w : mixture) {
+  for (const WeightedParams& w : draws) {
     if (!(w.weight > 0)) continue;
     in.params = w.params;
     const double sup = policy_->UpperBound(in);
@@ -309,7 +337,9 @@ double Scheduler::IndexBound(PageId page) const {
     // Values do not decrease with time between observations (policy.h), so
     // the value at the horizon bounds every value Select() sees before it.
     PolicyInput in = Input(page);
-    if (HasMixture(page)) return MixtureBound(in, page);
+    if (HasMixture(page)) return MixtureBound(in, truth_mixtures_[page]);
+    std::array<WeightedParams, 3> draws;
+    if (RateDraws(page, in, &draws)) return MixtureBound(in, draws);
     bound = policy_->UpperBound(in);
     double at_horizon =
         policy_->Value(in, std::max(0.0, horizon_ - s.last_fetch));

@@ -17,11 +17,13 @@
 #ifndef FRESHD_SCHED_SCHEDULER_H_
 #define FRESHD_SCHED_SCHEDULER_H_
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <limits>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -61,6 +63,15 @@ struct SchedulerOptions {
   // arrives within this long after the page's last fetch is dropped as
   // probably about a change the fetch already saw. 0: keep every one.
   double signal_window = 0;
+  // Estimated mode, signal policies: value a page over its change rate's
+  // uncertainty rather than at the estimate, three draws Δ̂·e^{±√3·sd} and
+  // Δ̂ (weights 1/6, 2/3, 1/6: the 3-point Gauss–Hermite rule for ln Δ ~
+  // N(ln Δ̂, sd²)), sd² = 1/(the bits' Fisher information about ln Δ + the
+  // prior's weight), each weighted by how likely it makes the signals since
+  // the fetch. A page whose signals arrive fast is then likelier to be a
+  // fast page, one whose signals stay away a slow one: the value follows
+  // (noisy.toml R = 100: ncis 0.3670 → 0.37, docs/RESULTS.md (d)).
+  bool value_over_rate_uncertainty = true;
   size_t max_pages = 10'000'000;  // AddUrl fails beyond this
   PolicyOptions policy_options;
   HostPoolOptions host_pool;
@@ -244,10 +255,21 @@ class Scheduler {
   // The policy's value and bound for `in`, over the page's truth mixture
   // when it has one.
   double PolicyValue(const PolicyInput& in, PageId page, double tau) const;
-  double MixtureBound(PolicyInput in, PageId page) const;
   bool HasMixture(PageId page) const {
     return page < truth_mixtures_.size() && !truth_mixtures_[page].empty();
   }
+  // SchedulerOptions::value_over_rate_uncertainty's draws for a fetched
+  // page; false when they do not apply (oracle or oracle_rate, other
+  // policies, option off).
+  bool RateDraws(PageId page, const PolicyInput& in,
+                 std::array<WeightedParams, 3>* draws) const;
+  // The average of the policy's value over `draws` at τ, each weighted by
+  // its weight × σⁿe^{−στ} for the signal policies.
+  double MixtureValue(PolicyInput in, std::span<const WeightedParams> draws,
+                      double tau) const;
+  // A bound on MixtureValue until the horizon (see IndexBound).
+  double MixtureBound(PolicyInput in,
+                      std::span<const WeightedParams> draws) const;
   // Longevity: the true curves in oracle mode; estimated curves live in
   // ProfileSet::fitted() (saved with the profiles).
   std::vector<DivergenceModel> truth_models_;

@@ -300,5 +300,29 @@ TEST(ChangeRateEstimatorTest, HostileInputsNeverGiveNan) {
   }
 }
 
+// The information about ln λ: x²/(eˣ − 1) per bit-only interval of
+// x = λI, 1 per timed change, the decayed aggregates at their mean interval.
+TEST(ChangeRateStatsTest, LogRateInformationFollowsItsFormula) {
+  auto per = [](double x) { return x * x / std::expm1(x); };
+  ChangeRateStats s;
+  EXPECT_EQ(s.LogRateInformation(1.0), 0);
+  s.Observe(2.0, true);
+  s.Observe(0.5, false);
+  s.Observe(3.0, true, 1.0);  // timed
+  const double rate = 0.7;
+  EXPECT_NEAR(s.LogRateInformation(rate), per(1.4) + per(0.35) + 1, 1e-12);
+  // A long fast run tells little: every interval changed at λI = 20.
+  ChangeRateStats fast;
+  for (int i = 0; i < 8; ++i) fast.Observe(20.0, true);
+  EXPECT_LT(fast.LogRateInformation(1.0), 1e-5);
+  // Past the ring, equal intervals fold into exact aggregates (decay 1).
+  ChangeRateStats many;
+  for (int i = 0; i < 20; ++i) many.Observe(1.5, i % 3 == 0, -1, 1.0);
+  EXPECT_NEAR(many.LogRateInformation(0.4), 20 * per(0.6), 1e-9);
+  // The most information per bit is near λI = 1.6 (0.648).
+  EXPECT_GT(per(1.6), per(0.5));
+  EXPECT_GT(per(1.6), per(4.0));
+}
+
 }  // namespace
 }  // namespace freshd::sched

@@ -312,6 +312,58 @@ TEST(SchedulerTest, MixtureValueIsTheSignalWeightedAverage) {
   }
 }
 
+// Estimated, a signal policy values a page over its change rate's
+// uncertainty: Δ̂ and Δ̂·e^{±√3·sd} (weights 2/3, 1/6, 1/6), sd² = 1/(the
+// bits' information about ln Δ + the prior's weight), each weighted by
+// σⁿe^{−στ}; off, or for other policies, the value at the estimate.
+TEST(SchedulerTest, EstimatedValueIsOverTheRateUncertainty) {
+  for (bool on : {true, false}) {
+    for (const std::string name : {"ncis", "freshness"}) {
+      SCOPED_TRACE(name + (on ? " on" : " off"));
+      SchedulerOptions o;
+      o.policy = name;
+      o.rate = 100 / kDay;
+      o.value_over_rate_uncertainty = on;
+      auto s = Make(o);
+      PageId id = *s->AddUrl(0, 0.8);
+      s->Observe({id, 0, Changed(false)});
+      s->Observe({id, 2 * kDay, Changed(true)});
+      s->Observe({id, 5 * kDay, Changed(false)});
+      for (int i = 0; i < 2; ++i) {
+        s->Observe({id, kDay * (5.5 + i), SignalObs{}});
+      }
+      const double now = 8 * kDay, tau = 3 * kDay;
+      auto policy = MakePolicy(name, {});
+      ASSERT_TRUE(policy.ok());
+      PolicyInput in;
+      in.state = &s->page(id);
+      in.params = s->Params(id);
+      in.mean_interval = 1 / o.rate;
+      const double plain = (*policy)->Value(in, tau);
+      if (!on || name != "ncis") {
+        EXPECT_EQ(s->Value(id, now), plain);
+        continue;
+      }
+      const PageParams est = s->Params(id);
+      const double info = s->page(id).rate_stats.LogRateInformation(est.delta) +
+                          s->hosts().options().page_rate_weight;
+      const double spread = std::exp(std::sqrt(3 / info));
+      double sum = 0, total = 0;
+      for (auto [factor, weight] :
+           {std::pair{1 / spread, 1.0 / 6}, std::pair{1.0, 2.0 / 3},
+            std::pair{spread, 1.0 / 6}}) {
+        in.params.delta = est.delta * factor;
+        const double sigma = est.alpha * in.params.delta + est.nu;
+        const double w = weight * sigma * sigma * std::exp(-sigma * tau);
+        sum += w * (*policy)->Value(in, tau);
+        total += w;
+      }
+      EXPECT_NEAR(s->Value(id, now), sum / total, 1e-12 * sum / total);
+      EXPECT_NE(s->Value(id, now), plain);
+    }
+  }
+}
+
 // Outside oracle mode a mixture is ignored.
 TEST(SchedulerTest, MixtureIsIgnoredWhenEstimating) {
   SchedulerOptions o;
