@@ -1336,9 +1336,11 @@ def section_d_posterior():
             "and valued over the posterior: %s. " % "; ".join(reading))
     if as_good:
         text += ("The online estimates (decayed statistics under a Gamma "
-                 "prior at the host's rate, its mode the estimate) do at "
-                 "least as well as the posterior mean (within 2 standard "
-                 "errors) for %s. " % ", ".join(as_good))
+                 "prior at the host's rate, its mode the estimate; the "
+                 "signal policies value a page over three draws of its rate "
+                 "around it, `value_over_rate_uncertainty`) do at least as "
+                 "well as the posterior mean (within 2 standard errors) for "
+                 "%s. " % ", ".join(as_good))
     if worse:
         text += ("The posterior mean does better for %s: there a better "
                  "point estimate would help. " % ", ".join(worse))
@@ -1373,9 +1375,10 @@ def section_d_posterior():
                      "above) or a larger budget (\"The gap by budget\") "
                      "reduces it. " % ", ".join(over_value))
         if closed_by_value:
-            text += ("For %s, deciding under the posterior, which the "
-                     "estimated policies do not yet do, closes it." %
-                     ", ".join(closed_by_value))
+            text += ("For %s, deciding under the posterior closes it; "
+                     "the estimated signal policies do so over their change "
+                     "rate's uncertainty only (three draws), not over α and "
+                     "ν." % ", ".join(closed_by_value))
     out(text)
     out()
 
