@@ -10,7 +10,8 @@
 // estimated from observations, pooled per host (HostPool).
 // Selection is exact (a brute-force argmax would choose the same page) and
 // cheap: each page is indexed by its value at a horizon (values only grow
-// between observations), which moves forward every 1-64 x sqrt(N)
+// between observations; a value averaged over draws, which may fall, by a
+// bound that allows for it), which moves forward every 1-64 x sqrt(N)
 // selections, as the work of selecting and of refreshing balance.
 // Not thread-safe: one owner thread, no locks (DESIGN.md).
 
@@ -70,7 +71,9 @@ struct SchedulerOptions {
   // prior's weight), each weighted by how likely it makes the signals since
   // the fetch. A page whose signals arrive fast is then likelier to be a
   // fast page, one whose signals stay away a slow one: the value follows
-  // (noisy.toml R = 100: ncis 0.3670 → 0.37, docs/RESULTS.md (d)).
+  // (noisy.toml R = 100, gap to the oracle: ncis 7.9% → 6.9%, ncis1 6.3% →
+  // 4.8%, cis 4.1% → 2.4%; docs/RESULTS.md (d)). Costs three value
+  // evaluations per value (BENCHMARKS.md).
   bool value_over_rate_uncertainty = true;
   size_t max_pages = 10'000'000;  // AddUrl fails beyond this
   PolicyOptions policy_options;
@@ -167,7 +170,9 @@ class Scheduler {
   void SetRate(double pages_per_second, double now);
 
   // The page's value at `now` under the policy (new_page_value if never
-  // fetched) and its selection priority; Eligible() as Select() sees it.
+  // fetched; averaged over draws as SetTruthMixture and
+  // SchedulerOptions::value_over_rate_uncertainty say) and its selection
+  // priority; Eligible() as Select() sees it.
   double Value(PageId page, double now) const;
   Priority PriorityOf(PageId page, double now) const;
   bool Eligible(PageId page, double now, const HostGate& host_open) const;
@@ -252,8 +257,8 @@ class Scheduler {
   std::vector<PageParams> truth_;  // oracle and oracle_rate only
   // SetTruthMixture's sets, by page (oracle only; empty: none set).
   std::vector<std::vector<WeightedParams>> truth_mixtures_;
-  // The policy's value and bound for `in`, over the page's truth mixture
-  // when it has one.
+  // The policy's value for `in`: over the page's truth mixture when it has
+  // one, else over its rate draws when they apply, else at Params().
   double PolicyValue(const PolicyInput& in, PageId page, double tau) const;
   bool HasMixture(PageId page) const {
     return page < truth_mixtures_.size() && !truth_mixtures_[page].empty();
