@@ -106,6 +106,9 @@ struct SchedConfig {
   // that fetch already saw. Sitemap lastmod signals need no window: one not
   // after the last fetch is always dropped.
   double signal_window_s = 0;
+  // Signal policies: value each page over its change rate's uncertainty
+  // (three value evaluations per value) rather than at the estimate alone.
+  bool value_over_rate_uncertainty = true;
 
   bool operator==(const SchedConfig&) const = default;
 };

@@ -102,6 +102,7 @@ void VisitConfig(C& c, Visitor& v) {
   v.Duration("prior_change_interval", &c.sched.prior_change_interval_s, 1,
              10 * kYear);
   v.Duration("signal_window", &c.sched.signal_window_s, 0, kYear);
+  v.Bool("value_over_rate_uncertainty", &c.sched.value_over_rate_uncertainty);
 
   v.Section("store");
   v.String("path", &c.store.path, any);

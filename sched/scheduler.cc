@@ -35,6 +35,7 @@ SchedulerOptions OptionsFromConfig(const Config& config) {
   o.policy_options.learning_l = config.sched.learning_l * kDay;
   o.host_pool.global_prior.rate = 1.0 / config.sched.prior_change_interval_s;
   o.signal_window = config.sched.signal_window_s;
+  o.value_over_rate_uncertainty = config.sched.value_over_rate_uncertainty;
   return o;
 }
 

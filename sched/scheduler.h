@@ -73,7 +73,8 @@ struct SchedulerOptions {
   // fast page, one whose signals stay away a slow one: the value follows
   // (noisy.toml R = 100, gap to the oracle: ncis 7.9% → 6.9%, ncis1 6.3% →
   // 4.8%, cis 4.1% → 2.4%; docs/RESULTS.md (d)). Costs three value
-  // evaluations per value (BENCHMARKS.md).
+  // evaluations per value (BENCHMARKS.md). [sched]
+  // value_over_rate_uncertainty in the daemon's config.
   bool value_over_rate_uncertainty = true;
   size_t max_pages = 10'000'000;  // AddUrl fails beyond this
   PolicyOptions policy_options;

@@ -54,6 +54,7 @@ policy = "longevity-bound"
 max_interval = "7d"
 prior_change_interval = "6h"
 signal_window = "10m"
+value_over_rate_uncertainty = false
 [store]
 path = "/tmp/x"
 [status]
@@ -77,6 +78,8 @@ listen = "[::1]:9000"
   EXPECT_DOUBLE_EQ(c->sched.max_interval_s, 7 * 86400);
   EXPECT_DOUBLE_EQ(c->sched.prior_change_interval_s, 6 * 3600);
   EXPECT_DOUBLE_EQ(c->sched.signal_window_s, 600);
+  EXPECT_FALSE(c->sched.value_over_rate_uncertainty);
+  EXPECT_TRUE(Config{}.sched.value_over_rate_uncertainty);
   EXPECT_EQ(c->status.listen, "[::1]:9000");
   // Untouched keys keep their defaults.
   EXPECT_EQ(c->fetch.max_redirects, Config{}.fetch.max_redirects);

@@ -315,15 +315,17 @@ TEST(SchedulerTest, MixtureValueIsTheSignalWeightedAverage) {
 // Estimated, a signal policy values a page over its change rate's
 // uncertainty: Δ̂ and Δ̂·e^{±√3·sd} (weights 2/3, 1/6, 1/6), sd² = 1/(the
 // bits' information about ln Δ + the prior's weight), each weighted by
-// σⁿe^{−στ}; off, or for other policies, the value at the estimate.
+// σⁿe^{−στ}; off ([sched] value_over_rate_uncertainty = false), or for
+// other policies, the value at the estimate.
 TEST(SchedulerTest, EstimatedValueIsOverTheRateUncertainty) {
   for (bool on : {true, false}) {
     for (const std::string name : {"ncis", "freshness"}) {
       SCOPED_TRACE(name + (on ? " on" : " off"));
-      SchedulerOptions o;
-      o.policy = name;
-      o.rate = 100 / kDay;
-      o.value_over_rate_uncertainty = on;
+      Config config;
+      config.sched.policy = name;
+      config.budget.rate = 100 / kDay;
+      config.sched.value_over_rate_uncertainty = on;
+      const SchedulerOptions o = OptionsFromConfig(config);
       auto s = Make(o);
       PageId id = *s->AddUrl(0, 0.8);
       s->Observe({id, 0, Changed(false)});
