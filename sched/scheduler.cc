@@ -19,6 +19,15 @@ constexpr double kDay = 86400;
 // shaped it (DivergenceFit::points).
 constexpr int kPriorMinPoints = 3;
 
+// A draw's weight from the n signals since the fetch, τ ago: log P(n | draw)
+// up to a constant, n·ln σ − στ with σ = αΔ + ν (σ also set); 0 (and σ = 0)
+// for policies that ignore signals.
+double SignalLogWeight(const PageParams& p, bool signals, double n, double tau,
+                       double* sigma) {
+  *sigma = signals ? std::max(p.alpha * p.delta + p.nu, 1e-300) : 0;
+  return signals ? n * std::log(*sigma) - *sigma * tau : 0.0;
+}
+
 }  // namespace
 
 SchedulerOptions OptionsFromConfig(const Config& config) {
@@ -202,20 +211,18 @@ double Scheduler::MixtureValue(PolicyInput in,
                                double tau) const {
   const bool signals = policy_->uses_signals();
   const double n = in.state->signals;
-  // log P(n signals in τ | draw), up to a constant: n·ln σ − στ.
-  auto log_likelihood = [&](const PageParams& p) {
-    if (!signals) return 0.0;
-    const double sigma = std::max(p.alpha * p.delta + p.nu, 1e-300);
-    return n * std::log(sigma) - sigma * tau;
-  };
-  double top = -kInf;
+  double top = -kInf, sigma;
   for (const WeightedParams& w : draws) {
-    if (w.weight > 0) top = std::max(top, log_likelihood(w.params));
+    if (w.weight > 0) {
+      top = std::max(top, SignalLogWeight(w.params, signals, n, tau, &sigma));
+    }
   }
   double sum = 0, total = 0;
   for (const WeightedParams& w : draws) {
     if (!(w.weight > 0)) continue;
-    const double weight = w.weight * std::exp(log_likelihood(w.params) - top);
+    const double weight =
+        w.weight *
+        std::exp(SignalLogWeight(w.params, signals, n, tau, &sigma) - top);
     in.params = w.params;
     sum += weight * policy_->Value(in, tau);
     total += weight;
@@ -235,13 +242,11 @@ double Scheduler::MixtureBound(PolicyInput in,
   const double tau_0 = std::clamp(horizon_start_ - s.last_fetch, 0.0, tau_h);
   const bool signals = policy_->uses_signals();
   const double n = s.signals;
-  auto log_likelihood = [&](const PageParams& p, double* sigma) {
-    *sigma = signals ? std::max(p.alpha * p.delta + p.nu, 1e-300) : 0;
-    return signals ? n * std::log(*sigma) - *sigma * tau_0 : 0.0;
-  };
   double top = -kInf, sigma;
   for (const WeightedParams& w : draws) {
-    if (w.weight > 0) top = std::max(top, log_likelihood(w.params, &sigma));
+    if (w.weight > 0) {
+      top = std::max(top, SignalLogWeight(w.params, signals, n, tau_0, &sigma));
+    }
   }
   double largest = 0, sum = 0, least_total = 0;
   for (const WeightedParams& w : draws) {
@@ -251,7 +256,8 @@ double Scheduler::MixtureBound(PolicyInput in,
     const double at_horizon = policy_->Value(in, tau_h);
     const double c = at_horizon < sup ? at_horizon : sup;  // NaN: the sup
     const double u =
-        w.weight * std::exp(log_likelihood(w.params, &sigma) - top);
+        w.weight *
+        std::exp(SignalLogWeight(w.params, signals, n, tau_0, &sigma) - top);
     largest = std::max(largest, c);
     sum += u * c;
     least_total += u * std::exp(-sigma * (tau_h - tau_0));
