@@ -984,8 +984,8 @@ def section_d():
         "oldest-deadline-first, a round robin like `uniform`.")
     out()
     holds_from = section_d_budget()
-    section_d_split()
-    section_d_posterior()
+    lm_gaps = section_d_split()
+    bayes_gaps = section_d_posterior() or {}
     section_d_shape()
     section_d_apart()
     detail = "over 5%: " + ", ".join(fails) if fails else "all within 5%"
@@ -994,6 +994,18 @@ def section_d():
                    "(R/day) from which each is within 5%%: " % D_LEARN_WARM +
                    ", ".join("%s %s" % (p, holds_from.get(p) or "none")
                              for p in fails))
+        # What the same policy reaches with more information per fetch, and
+        # what the Bayes choice under the exact posterior reaches with none.
+        more = ["%s %.2f%%" % (p, 100 * lm_gaps[p]) for p in fails
+                if p in lm_gaps]
+        if more:
+            detail += ("; with Last-Modified (noisy-lm.toml, R = 100): " +
+                       ", ".join(more))
+        best = ["%s %.2f%%" % (p, 100 * bayes_gaps[p]) for p in fails
+                if p in bayes_gaps]
+        if best:
+            detail += ("; the Bayes choice under the exact posterior "
+                       "(a prior no crawler has): " + ", ".join(best))
     return ("d", "estimated within 5% of oracle", not fails, detail)
 
 
@@ -1163,6 +1175,7 @@ def section_d_split():
                   D_LONG_WARM)))
     out()
     rows, closed, lm_reading = [], [], []
+    lm_gaps = {}
     lm_delay_reading = []
     for p in B_DELAY_POL:
         o = results(b_lastmod[(p, True)])
@@ -1176,6 +1189,7 @@ def section_d_split():
         t = results(d_true_rate[p])
         m = results(d_lm[p])
         gap_m = oracle_gap(o, m)
+        lm_gaps[p] = mean_se(gap_m)[0]
         lm_reading.append("%s %.2f → %.2f (gap %.1f%%)" % (
             p, mean_se([x["rate_log_error"] for x in e])[0],
             mean_se([x["rate_log_error"] for x in m])[0],
@@ -1264,6 +1278,7 @@ def section_d_split():
          "the rate is not what it lacks: the curve shapes are"
          if lgt >= lg else "part of it is the rate"))
     out()
+    return lm_gaps
 
 
 def section_d_posterior():
@@ -1381,6 +1396,7 @@ def section_d_posterior():
                      "ν." % ", ".join(closed_by_value))
     out(text)
     out()
+    return {p: mean_se(g)[0] for p, g in gaps_v.items()}
 
 
 D_SHAPE = ["freshness", "ncis"]
