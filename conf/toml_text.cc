@@ -5,7 +5,7 @@
 #include <sstream>
 #include <string>
 
-#include "conf/utf8.h"
+#include "base/utf8.h"
 
 namespace freshd {
 namespace {

@@ -9,10 +9,11 @@
 #include <filesystem>
 #include <thread>
 
-#include "daemon/clock.h"
+#include "base/clock.h"
 #include "daemon/fetch_state.h"
 #include "daemon/warc_archive.h"
 #include "parse/html_fingerprint.h"
+#include "parse/http_date.h"
 #include "parse/public_suffix.h"
 #include "parse/shingle.h"
 #include "parse/sitemap.h"
@@ -30,10 +31,8 @@ bool IsHtml(const std::string& type) {
 }
 
 // "Sat, 21 Nov 2026 19:40:00 GMT" -> Unix seconds, or -1.
-double ParseHttpDate(const std::string& value) {
-  if (value.empty()) return -1;
-  time_t t = curl_getdate(value.c_str(), nullptr);
-  return t < 0 ? -1 : static_cast<double>(t);
+double HttpDateOrMinus1(const std::string& value) {
+  return parse::ParseHttpDate(value).value_or(-1);
 }
 
 sched::FailureClass ToFailure(const fetch::FetchResult& r) {
@@ -406,7 +405,7 @@ void CrawlLoop::Complete(sched::PageId page, fetch::FetchResult r,
                      : parse::TextHash(r.body, store_->hash_secret());
       if (fp.ok()) {
         obs.sketch = fp.value().text.sketch;
-        record.sketch = parse::EncodeSketch(obs.sketch);
+        record.sketch = EncodeSketch(obs.sketch);
         if (!fp.value().page.nofollow) {
           for (const auto& link : fp.value().page.links) {
             if (link.kind != parse::LinkKind::kAnchor || link.nofollow)
@@ -419,8 +418,8 @@ void CrawlLoop::Complete(sched::PageId page, fetch::FetchResult r,
       hash = parse::TextHash(r.body, store_->hash_secret());
     }
     obs.changed = !first && hash != record.content_hash;
-    obs.last_modified = ParseHttpDate(r.last_modified);
-    obs.previous_last_modified = ParseHttpDate(record.last_modified);
+    obs.last_modified = HttpDateOrMinus1(r.last_modified);
+    obs.previous_last_modified = HttpDateOrMinus1(record.last_modified);
     record.content_hash = hash;
     record.etag = r.etag;
     record.last_modified = r.last_modified;

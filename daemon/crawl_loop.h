@@ -37,8 +37,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/status.h"
 #include "conf/config.h"
-#include "conf/status.h"
 #include "daemon/cost_bounded_cache.h"
 #include "daemon/host_table.h"
 #include "daemon/loop_lag_probe.h"

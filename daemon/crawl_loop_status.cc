@@ -10,7 +10,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "daemon/clock.h"
+#include "base/clock.h"
 #include "daemon/crawl_loop.h"
 #include "parse/url.h"
 

@@ -3,9 +3,9 @@
 #include <cmath>
 #include <map>
 
+#include "base/coding.h"
 #include "fetch/crawler.h"
 #include "parse/url.h"
-#include "store/coding.h"
 
 namespace freshd::daemon {
 namespace {
@@ -20,10 +20,10 @@ Status Bad(const char* what) {
 
 void PutOptionalDouble(std::string* out, const std::optional<double>& v) {
   out->push_back(v ? 1 : 0);
-  if (v) store::PutDouble(out, *v);
+  if (v) PutDouble(out, *v);
 }
 
-bool GetOptionalDouble(store::Decoder& d, std::optional<double>* v) {
+bool GetOptionalDouble(Decoder& d, std::optional<double>* v) {
   uint8_t present = 0;
   if (!d.GetByte(&present) || present > 1) return false;
   if (present == 0) {
@@ -36,7 +36,7 @@ bool GetOptionalDouble(store::Decoder& d, std::optional<double>* v) {
   return true;
 }
 
-bool GetTime(store::Decoder& d, double* v) {
+bool GetTime(Decoder& d, double* v) {
   return d.GetDouble(v) && !std::isnan(*v);  // +inf allowed ("never")
 }
 
@@ -48,34 +48,33 @@ std::string EncodeHostFetchState(const HostFetchState& s) {
   out.push_back(s.gate ? 1 : 0);
   if (s.gate) {
     const fetch::GateHostSnapshot& g = *s.gate;
-    store::PutLengthPrefixed(&out, g.host);
-    store::PutDouble(&out, g.next_allowed);
-    store::PutDouble(&out, g.last_response_s);
-    store::PutVarint64(
-        &out, static_cast<uint64_t>(std::max(0, g.consecutive_errors)));
+    PutLengthPrefixed(&out, g.host);
+    PutDouble(&out, g.next_allowed);
+    PutDouble(&out, g.last_response_s);
+    PutVarint64(&out, static_cast<uint64_t>(std::max(0, g.consecutive_errors)));
     PutOptionalDouble(&out, g.crawl_delay_s);
   }
   size_t n = std::min(s.robots.size(), kMaxOrigins);
-  store::PutVarint64(&out, n);
+  PutVarint64(&out, n);
   for (size_t i = 0; i < n; ++i) {
     const fetch::RobotsSnapshot& r = s.robots[i];
-    store::PutLengthPrefixed(&out, r.origin);
+    PutLengthPrefixed(&out, r.origin);
     out.push_back(static_cast<char>(r.mode));
-    store::PutVarint64(&out, static_cast<uint32_t>(r.status));
-    store::PutDouble(&out, r.fetched_at);
-    store::PutDouble(&out, r.expires);
-    store::PutLengthPrefixed(&out, r.body.substr(0, kMaxTextBytes));
-    store::PutLengthPrefixed(&out, r.final_url.substr(0, kMaxNameBytes));
+    PutVarint64(&out, static_cast<uint32_t>(r.status));
+    PutDouble(&out, r.fetched_at);
+    PutDouble(&out, r.expires);
+    PutLengthPrefixed(&out, r.body.substr(0, kMaxTextBytes));
+    PutLengthPrefixed(&out, r.final_url.substr(0, kMaxNameBytes));
     out.push_back(r.has_rules ? 1 : 0);
     PutOptionalDouble(&out, r.unreachable_since);
-    store::PutVarint64(&out, static_cast<uint64_t>(std::max(0, r.failures)));
-    store::PutLengthPrefixed(&out, r.last_failure.substr(0, kMaxNameBytes));
+    PutVarint64(&out, static_cast<uint64_t>(std::max(0, r.failures)));
+    PutLengthPrefixed(&out, r.last_failure.substr(0, kMaxNameBytes));
   }
   return out;
 }
 
 Result<HostFetchState> DecodeHostFetchState(std::string_view bytes) {
-  store::Decoder d(bytes);
+  Decoder d(bytes);
   uint8_t version = 0, has_gate = 0;
   if (!d.GetByte(&version) || version != kVersion) return Bad("version");
   if (!d.GetByte(&has_gate) || has_gate > 1) return Bad("gate flag");

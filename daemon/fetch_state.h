@@ -17,7 +17,7 @@
 #include <string_view>
 #include <vector>
 
-#include "conf/status.h"
+#include "base/status.h"
 #include "fetch/crawler.h"
 #include "fetch/politeness_gate.h"
 #include "fetch/robots_cache.h"

@@ -16,7 +16,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "conf/status.h"
+#include "base/status.h"
 #include "sched/observation.h"
 
 namespace freshd::daemon {

@@ -21,7 +21,7 @@
 #include <string_view>
 #include <vector>
 
-#include "conf/status.h"
+#include "base/status.h"
 #include "daemon/host_table.h"
 #include "sched/scheduler.h"
 #include "store/page_store.h"

@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-#include "conf/status.h"
+#include "base/status.h"
 
 namespace freshd::daemon {
 

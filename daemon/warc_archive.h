@@ -8,7 +8,7 @@
 #ifndef FRESHD_DAEMON_WARC_ARCHIVE_H_
 #define FRESHD_DAEMON_WARC_ARCHIVE_H_
 
-#include "conf/status.h"
+#include "base/status.h"
 #include "fetch/outcome.h"
 #include "store/warc_writer.h"
 

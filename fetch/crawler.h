@@ -26,8 +26,8 @@
 #include <string>
 #include <vector>
 
+#include "base/status.h"
 #include "conf/config.h"
-#include "conf/status.h"
 #include "fetch/http_fetcher.h"
 #include "fetch/outcome.h"
 #include "fetch/politeness_gate.h"

@@ -31,8 +31,8 @@
 #include <string>
 #include <vector>
 
+#include "base/status.h"
 #include "conf/config.h"
-#include "conf/status.h"
 #include "fetch/outcome.h"
 
 namespace freshd::fetch {

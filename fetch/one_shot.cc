@@ -3,6 +3,8 @@
 #include <boost/asio/io_context.hpp>
 #include <chrono>
 
+#include "base/clock.h"
+
 namespace freshd::fetch {
 
 Result<std::vector<OneShotResult>> FetchAll(
@@ -18,9 +20,7 @@ Result<std::vector<OneShotResult>> FetchAll(
         });
   }
   std::vector<OneShotResult> out(urls.size());
-  double now_unix = std::chrono::duration<double>(
-                        std::chrono::system_clock::now().time_since_epoch())
-                        .count();
+  double now_unix = UnixNow();
   for (size_t i = 0; i < urls.size(); ++i) {
     out[i].started_unix = now_unix;
     CrawlRequest req;

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "conf/status.h"
+#include "base/status.h"
 #include "fetch/crawler.h"
 #include "fetch/outcome.h"
 

@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "fetch/http_text.h"
+#include "parse/http_date.h"
 
 namespace freshd::fetch {
 
@@ -148,9 +149,9 @@ std::optional<double> ParseRetryAfter(const std::string& value,
     if (v.size() > 10) return 1e10;  // absurd but numeric: caller caps it
     return static_cast<double>(std::stoll(std::string(v)));
   }
-  time_t t = curl_getdate(std::string(v).c_str(), nullptr);
-  if (t == -1) return std::nullopt;
-  return std::max<double>(0, static_cast<double>(t - now_unix));
+  std::optional<double> t = parse::ParseHttpDate(v);
+  if (!t) return std::nullopt;
+  return std::max<double>(0, *t - static_cast<double>(now_unix));
 }
 
 size_t HeaderCb(char* data, size_t size, size_t n, void* userp) {

@@ -10,8 +10,8 @@
 #include <cstdlib>
 #include <string_view>
 
+#include "base/sketch.h"
 #include "parse/html_fingerprint.h"
-#include "parse/sketch.h"
 #include "parse/text_utf8.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

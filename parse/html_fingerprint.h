@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "conf/status.h"
+#include "base/status.h"
 #include "parse/html_extract.h"
 #include "parse/shingle.h"
 

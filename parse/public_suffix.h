@@ -11,7 +11,7 @@
 #include <string>
 #include <string_view>
 
-#include "conf/status.h"
+#include "base/status.h"
 
 struct psl_ctx_st;
 

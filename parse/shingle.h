@@ -15,7 +15,7 @@
 #include <string_view>
 #include <vector>
 
-#include "parse/sketch.h"
+#include "base/sketch.h"
 
 namespace freshd::parse {
 

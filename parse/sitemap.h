@@ -25,7 +25,7 @@
 #include <string_view>
 #include <vector>
 
-#include "conf/status.h"
+#include "base/status.h"
 
 namespace freshd::parse {
 

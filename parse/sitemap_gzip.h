@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "conf/status.h"
+#include "base/status.h"
 
 namespace freshd::parse {
 

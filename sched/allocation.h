@@ -14,7 +14,7 @@
 #include <span>
 #include <vector>
 
-#include "conf/status.h"
+#include "base/status.h"
 #include "sched/crawl_value.h"
 #include "sched/divergence_model.h"
 

@@ -13,7 +13,7 @@
 #include <variant>
 #include <vector>
 
-#include "parse/sketch.h"
+#include "base/sketch.h"
 
 namespace freshd::sched {
 
@@ -32,7 +32,7 @@ struct FetchedObs {
   std::vector<double> base_divergence;
   // Optional bottom-m min-hash sketch of the new version; becomes the base
   // sketch of the new change profile (longevity policies only).
-  parse::BottomSketch sketch;
+  BottomSketch sketch;
   // Optional server Last-Modified, seconds; < 0 when absent. Used for the
   // change rate only once the host's Last-Modified is trusted: as a quiet
   // time after the newest change, except by the signal policies, whose

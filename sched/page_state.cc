@@ -5,7 +5,7 @@
 namespace freshd::sched {
 
 void ProfileSet::OnFetch(double time, std::vector<double> divergences,
-                         parse::BottomSketch sketch) {
+                         BottomSketch sketch) {
   int n = profiles_.size();
   if (static_cast<int>(divergences.size()) > n) divergences.resize(n);
   for (int i = static_cast<int>(divergences.size()); i < n; ++i) {
@@ -21,12 +21,12 @@ void ProfileSet::OnFetch(double time, std::vector<double> divergences,
 }
 
 std::vector<double> ProfileSet::DivergencesFrom(
-    const parse::BottomSketch& sketch) const {
+    const BottomSketch& sketch) const {
   std::vector<double> out;
   for (int i = 0; i < profiles_.size(); ++i) {
     size_t slot = profiles_.profile(i).slot;
     if (slot >= sketches_.size() || sketches_[slot].m == 0) break;
-    out.push_back(parse::SketchDivergence(sketches_[slot], sketch));
+    out.push_back(SketchDivergence(sketches_[slot], sketch));
   }
   return out;
 }
@@ -39,7 +39,7 @@ std::vector<double> ProfileSet::BaseTimes() const {
   return out;
 }
 
-const parse::BottomSketch* ProfileSet::BaseSketch(int i) const {
+const BottomSketch* ProfileSet::BaseSketch(int i) const {
   if (i < 0 || i >= profiles_.size()) return nullptr;
   size_t slot = profiles_.profile(i).slot;
   if (slot >= sketches_.size() || sketches_[slot].m == 0) return nullptr;

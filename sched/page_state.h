@@ -20,7 +20,7 @@
 #include <optional>
 #include <vector>
 
-#include "parse/sketch.h"
+#include "base/sketch.h"
 #include "sched/change_profile.h"
 #include "sched/change_rate_estimator.h"
 #include "sched/divergence_model.h"
@@ -78,16 +78,16 @@ class ProfileSet {
   // (the content is assumed unchanged since its last point). Then a new
   // profile with `sketch` as base starts; the oldest beyond h is dropped.
   void OnFetch(double time, std::vector<double> divergences,
-               parse::BottomSketch sketch);
+               BottomSketch sketch);
 
   // D(base_i, sketch) for each profile with a stored base sketch, oldest
   // first; stops at the first profile without one.
-  std::vector<double> DivergencesFrom(const parse::BottomSketch& sketch) const;
+  std::vector<double> DivergencesFrom(const BottomSketch& sketch) const;
 
   // Base times, oldest first.
   std::vector<double> BaseTimes() const;
   // Profile i's (oldest first) base sketch; nullptr if it has none.
-  const parse::BottomSketch* BaseSketch(int i) const;
+  const BottomSketch* BaseSketch(int i) const;
 
   const ChangeProfiles& profiles() const { return profiles_; }
 
@@ -100,7 +100,7 @@ class ProfileSet {
 
  private:
   ChangeProfiles profiles_;
-  std::vector<parse::BottomSketch> sketches_;  // by profile slot
+  std::vector<BottomSketch> sketches_;  // by profile slot
   std::optional<DivergenceModel> fitted_;
 };
 

@@ -17,7 +17,7 @@
 #include <string_view>
 #include <vector>
 
-#include "conf/status.h"
+#include "base/status.h"
 #include "sched/crawl_value.h"
 #include "sched/divergence_model.h"
 #include "sched/page_state.h"

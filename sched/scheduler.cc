@@ -583,7 +583,7 @@ void Scheduler::OnContent(PageId page, double now, const FetchedObs* fetched) {
   if (policy_->uses_profiles()) {
     ProfileSet& ps = profiles_[page];
     std::vector<double> div;
-    parse::BottomSketch sketch;
+    BottomSketch sketch;
     if (fetched != nullptr) {
       div = fetched->base_divergence;
       if (div.empty() && !fetched->sketch.hashes.empty()) {

@@ -28,8 +28,8 @@
 #include <string>
 #include <vector>
 
+#include "base/status.h"
 #include "conf/config.h"
-#include "conf/status.h"
 #include "sched/divergence_prior.h"
 #include "sched/host_pool.h"
 #include "sched/observation.h"

@@ -51,6 +51,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/coding.h"
 #include "sched/divergence_model.h"
 
 namespace freshd::sched {
@@ -96,105 +97,33 @@ static_assert(sizeof(PageState) == 128,
               "PageState changed: update sched/state_codec.cc");
 
 constexpr size_t kMaxPageStateBytes = 512;
-constexpr size_t kMaxSketchBytes = 5 + 8 * parse::kMaxSketchM;
+constexpr size_t kMaxSketchBytes = 5 + 8 * kMaxSketchM;
 constexpr size_t kMaxProfileSetBytes = 1 << 20;
 constexpr size_t kMaxHostStatsBytes = 1024;
 
-// ---- writing ----
+// ---- writing and reading: base/coding.h, never past the input ----
 
-void PutByte(std::string* out, uint8_t v) {
-  out->push_back(static_cast<char>(v));
-}
+void PutStr(std::string* out, std::string_view s) { PutLengthPrefixed(out, s); }
 
-void PutVarint(std::string* out, uint64_t v) {
-  while (v >= 0x80) {
-    out->push_back(static_cast<char>((v & 0x7f) | 0x80));
-    v >>= 7;
-  }
-  out->push_back(static_cast<char>(v));
-}
-
-void PutLittleEndian(std::string* out, uint64_t bits, int bytes) {
-  for (int i = 0; i < bytes; ++i) {
-    out->push_back(static_cast<char>((bits >> (8 * i)) & 0xff));
-  }
-}
-
-void PutF32(std::string* out, float v) {
-  PutLittleEndian(out, std::bit_cast<uint32_t>(v), 4);
-}
-void PutF64(std::string* out, double v) {
-  PutLittleEndian(out, std::bit_cast<uint64_t>(v), 8);
-}
-void PutStr(std::string* out, std::string_view s) {
-  PutVarint(out, s.size());
-  out->append(s);
-}
-
-// ---- reading: never past the input ----
-
+// The state blobs' reading vocabulary over the one Decoder.
 class Reader {
  public:
   explicit Reader(std::string_view in) : in_(in) {}
 
-  bool Byte(uint8_t* v) {
-    if (in_.empty()) return false;
-    *v = static_cast<uint8_t>(in_[0]);
-    in_.remove_prefix(1);
-    return true;
-  }
-  bool Varint(uint64_t* v) {
-    uint64_t result = 0;
-    for (int shift = 0; shift < 70; shift += 7) {
-      uint8_t b;
-      if (!Byte(&b)) return false;
-      uint64_t bits = b & 0x7f;
-      if (shift == 63 && bits > 1) return false;  // overflow
-      result |= bits << shift;
-      if ((b & 0x80) == 0) {
-        *v = result;
-        return true;
-      }
-    }
-    return false;  // more than 10 bytes
-  }
+  bool Byte(uint8_t* v) { return in_.GetByte(v); }
+  bool Varint(uint64_t* v) { return in_.GetVarint64(v); }
   bool VarintAtMost(uint64_t max, uint64_t* v) {
     return Varint(v) && *v <= max;
   }
-  bool F32(float* v) {
-    uint64_t bits;
-    if (!LittleEndian(4, &bits)) return false;
-    *v = std::bit_cast<float>(static_cast<uint32_t>(bits));
-    return true;
-  }
-  bool F64(double* v) {
-    uint64_t bits;
-    if (!LittleEndian(8, &bits)) return false;
-    *v = std::bit_cast<double>(bits);
-    return true;
-  }
+  bool F32(float* v) { return in_.GetFloat(v); }
+  bool F64(double* v) { return in_.GetDouble(v); }
   bool Str(size_t max_len, std::string_view* v) {
-    uint64_t len;
-    if (!Varint(&len) || len > max_len || len > in_.size()) return false;
-    *v = in_.substr(0, len);
-    in_.remove_prefix(len);
-    return true;
+    return in_.GetLengthPrefixed(v, max_len);
   }
-  bool done() const { return in_.empty(); }
+  bool done() const { return in_.done(); }
 
  private:
-  bool LittleEndian(int bytes, uint64_t* v) {
-    if (in_.size() < static_cast<size_t>(bytes)) return false;
-    uint64_t r = 0;
-    for (int i = 0; i < bytes; ++i) {
-      r |= static_cast<uint64_t>(static_cast<uint8_t>(in_[i])) << (8 * i);
-    }
-    in_.remove_prefix(bytes);
-    *v = r;
-    return true;
-  }
-
-  std::string_view in_;
+  Decoder in_;
 };
 
 Status Bad(std::string_view what, std::string_view field) {
@@ -234,11 +163,11 @@ Status CheckVersion(Reader& r, std::string_view what,
 
 void PutRateStats(std::string* out, const ChangeRateStats& stats) {
   const auto m = std::bit_cast<RateStatsMirror>(stats);
-  for (float v : m.ring) PutF32(out, v);
+  for (float v : m.ring) PutFloat(out, v);
   PutByte(out, m.ring_size);
   PutByte(out, m.ring_head);
-  PutVarint(out, m.ring_kinds);
-  for (float v : m.aggregates) PutF32(out, v);
+  PutVarint64(out, m.ring_kinds);
+  for (float v : m.aggregates) PutFloat(out, v);
 }
 
 // `six_aggregates`: versions ≤ 3, whose unchanged time and timed exposure
@@ -279,11 +208,11 @@ bool ReadRateStats(Reader& r, bool six_aggregates, ChangeRateStats* stats) {
 
 void PutSignalStats(std::string* out, const SignalStats& stats) {
   const auto m = std::bit_cast<SignalStatsMirror>(stats);
-  PutF32(out, m.signalled);
-  PutF32(out, m.unsignalled);
-  PutF32(out, m.false_signals);
-  PutF32(out, m.exposure);
-  PutF32(out, m.quiet);
+  PutFloat(out, m.signalled);
+  PutFloat(out, m.unsignalled);
+  PutFloat(out, m.false_signals);
+  PutFloat(out, m.exposure);
+  PutFloat(out, m.quiet);
 }
 
 // `with_quiet`: the blob's version has the fifth float; older ones saw no
@@ -305,7 +234,7 @@ struct DecodedProfile {
   int size = 0;
   float dt[kMaxHistory] = {};
   uint16_t d[kMaxHistory] = {};
-  parse::BottomSketch sketch;  // m == 0: none
+  BottomSketch sketch;  // m == 0: none
 };
 
 // Replays `refreshes` refreshes into a fresh set so that it ends with the
@@ -359,15 +288,15 @@ std::string EncodePageState(const PageState& s) {
   std::string out;
   out.reserve(160);
   PutByte(&out, kPageStateVersion);
-  PutF64(&out, s.last_fetch);
-  PutF64(&out, s.not_before);
+  PutDouble(&out, s.last_fetch);
+  PutDouble(&out, s.not_before);
   PutRateStats(&out, s.rate_stats);
   PutSignalStats(&out, s.signal_stats);
   for (float v : {s.importance, s.rate, s.alpha, s.nu, s.interval, s.forced}) {
-    PutF32(&out, v);
+    PutFloat(&out, v);
   }
-  PutVarint(&out, s.signals);
-  PutVarint(&out, s.fetches);
+  PutVarint64(&out, s.signals);
+  PutVarint64(&out, s.fetches);
   PutByte(&out, s.failures);
   PutByte(&out, static_cast<uint8_t>(s.flags & ~PageState::kInFlight));
   PutByte(&out, s.static_q);
@@ -431,31 +360,31 @@ std::string EncodeProfileSet(const ProfileSet& set) {
   std::string out;
   PutByte(&out, kProfileSetVersion);
   PutByte(&out, static_cast<uint8_t>(p.history()));
-  PutVarint(&out, p.refreshes());
+  PutVarint64(&out, p.refreshes());
   PutByte(&out, static_cast<uint8_t>(p.size()));
   for (int i = 0; i < p.size(); ++i) {
     const CompactProfile& c = p.profile(i);
-    PutF64(&out, c.base_time);
+    PutDouble(&out, c.base_time);
     PutByte(&out, c.size);
     for (int j = 0; j < c.size; ++j) {
-      PutF32(&out, c.dt[j]);
-      PutVarint(&out, c.d[j]);
+      PutFloat(&out, c.dt[j]);
+      PutVarint64(&out, c.d[j]);
     }
-    const parse::BottomSketch* sketch = set.BaseSketch(i);
+    const BottomSketch* sketch = set.BaseSketch(i);
     if (sketch != nullptr && sketch->m > 0) {
       PutByte(&out, 1);
-      PutStr(&out, parse::EncodeSketch(*sketch));
+      PutStr(&out, EncodeSketch(*sketch));
     } else {
       PutByte(&out, 0);
     }
   }
   if (const std::optional<DivergenceModel>& m = set.fitted()) {
     PutByte(&out, 1);
-    PutF64(&out, m->static_share);
-    PutF64(&out, m->churn_share);
-    PutF64(&out, m->churn_rate);
-    PutVarint(&out, static_cast<uint64_t>(m->scroll_k));
-    PutF64(&out, m->scroll_rate);
+    PutDouble(&out, m->static_share);
+    PutDouble(&out, m->churn_share);
+    PutDouble(&out, m->churn_rate);
+    PutVarint64(&out, static_cast<uint64_t>(m->scroll_k));
+    PutDouble(&out, m->scroll_rate);
   } else {
     PutByte(&out, 0);
   }
@@ -501,7 +430,7 @@ Result<ProfileSet> DecodeProfileSet(std::string_view in) {
     if (has_sketch == 1) {
       std::string_view bytes;
       if (!r.Str(kMaxSketchBytes, &bytes)) return Bad(kWhat, "sketch");
-      Result<parse::BottomSketch> sketch = parse::DecodeSketch(bytes);
+      Result<BottomSketch> sketch = DecodeSketch(bytes);
       if (!sketch.ok()) return Bad(kWhat, "sketch");
       p.sketch = std::move(sketch).value();
     }
@@ -542,17 +471,17 @@ std::string EncodeHostStats(const HostStats& stats) {
   for (int i = 0; i < HostStats::kBins; ++i) {
     if (m.bin_count[i] != 0 || m.bin_time[i] != 0) mask |= 1u << i;
   }
-  PutVarint(&out, mask);
+  PutVarint64(&out, mask);
   for (int i = 0; i < HostStats::kBins; ++i) {
     if ((mask >> i) & 1) {
-      PutF32(&out, m.bin_count[i]);
-      PutF32(&out, m.bin_time[i]);
+      PutFloat(&out, m.bin_count[i]);
+      PutFloat(&out, m.bin_time[i]);
     }
   }
-  for (float v : m.aggregates) PutF32(&out, v);
+  for (float v : m.aggregates) PutFloat(&out, v);
   PutSignalStats(&out, m.signals);
-  PutVarint(&out, m.lm_checks);
-  PutVarint(&out, m.lm_agree);
+  PutVarint64(&out, m.lm_checks);
+  PutVarint64(&out, m.lm_agree);
   return out;
 }
 
@@ -602,7 +531,7 @@ std::string EncodeSavedPage(const PageState& state, const ProfileSet* profiles,
   PutByte(&out, recent != nullptr ? 1 : 0);
   if (recent != nullptr) {
     for (float v : std::bit_cast<RecentSignalsMirror>(*recent).offsets) {
-      PutF32(&out, v);
+      PutFloat(&out, v);
     }
   }
   return out;
@@ -657,14 +586,14 @@ std::string EncodeSavedGlobals(const HostStats& global, double threshold,
   std::string out;
   PutByte(&out, kSavedGlobalsVersion);
   PutStr(&out, EncodeHostStats(global));
-  PutF64(&out, std::isfinite(threshold) && threshold > 0 ? threshold : 0.0);
+  PutDouble(&out, std::isfinite(threshold) && threshold > 0 ? threshold : 0.0);
   const bool has_spread =
       spread && std::isfinite(spread->value) && spread->intervals_left > 0;
   PutByte(&out, has_spread ? 1 : 0);
   if (has_spread) {
-    PutF64(&out, spread->value);
-    PutVarint(&out, spread->intervals_left);
-    PutVarint(&out, spread->rounds);
+    PutDouble(&out, spread->value);
+    PutVarint64(&out, spread->intervals_left);
+    PutVarint64(&out, spread->rounds);
   }
   return out;
 }

@@ -23,7 +23,7 @@
 #include <string>
 #include <string_view>
 
-#include "conf/status.h"
+#include "base/status.h"
 #include "sched/host_pool.h"
 #include "sched/page_state.h"
 #include "sched/recent_signals.h"
@@ -63,7 +63,7 @@ Result<PageState> DecodePageState(std::string_view in);
 // ProfileSet: history, refresh count, each profile's base time and points,
 // its base sketch (parse/sketch.h encoding) and the fitted model, if any.
 // ProfileSet keeps sketches private: they are written once it offers `const
-// parse::BottomSketch* BaseSketch(int i) const`, and as absent until then
+// BottomSketch* BaseSketch(int i) const`, and as absent until then
 // (decoding reads both).
 std::string EncodeProfileSet(const ProfileSet& set);
 // Rebuilds the set by replaying its refreshes; Corruption if the points are

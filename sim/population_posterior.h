@@ -20,7 +20,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "conf/status.h"
+#include "base/status.h"
 #include "sched/crawl_value.h"
 #include "sim/web_model.h"
 

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "conf/status.h"
+#include "base/status.h"
 #include "sim/web_model.h"
 
 namespace freshd::sim {

@@ -8,6 +8,8 @@
 #include <thread>
 #include <vector>
 
+#include "base/clock.h"
+
 namespace freshd::sim {
 namespace {
 
@@ -25,12 +27,6 @@ struct Shared {
   std::shared_ptr<std::atomic<uint64_t>> requests;
   std::atomic<int> open{0};
 };
-
-double UnixNow() {
-  return std::chrono::duration<double>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 class Session : public std::enable_shared_from_this<Session> {
  public:

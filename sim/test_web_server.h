@@ -13,7 +13,7 @@
 #include <memory>
 #include <string>
 
-#include "conf/status.h"
+#include "base/status.h"
 #include "sim/test_web.h"
 
 namespace freshd::sim {

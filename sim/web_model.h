@@ -15,7 +15,7 @@
 #include <string_view>
 #include <vector>
 
-#include "conf/status.h"
+#include "base/status.h"
 #include "sched/crawl_value.h"
 #include "sched/divergence_model.h"
 #include "sim/random.h"

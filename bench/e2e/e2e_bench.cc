@@ -28,7 +28,7 @@
 #include <string>
 #include <vector>
 
-#include "daemon/live_web.h"
+#include "cli/live_web.h"
 #include "sim/simulator.h"
 #include "sim/web_model.h"
 
@@ -96,13 +96,13 @@ int main(int argc, char** argv) {
       auto polled = freshd::sim::WebModel::Build(
           freshd::sim::PolledSignalsSpec(spec.value(), 1), seed);
 
-      freshd::daemon::LiveWebOptions lo;
+      freshd::cli::LiveWebOptions lo;
       lo.policy = policy;
       lo.rate_per_day = rate;
       lo.days = days;
       lo.warmup_days = warmup;
       lo.day_seconds = day_seconds;
-      auto live = freshd::daemon::RunOnLiveWeb(model, lo);
+      auto live = freshd::cli::RunOnLiveWeb(model, lo);
       if (!live.ok()) {
         std::fprintf(stderr, "e2e_bench: %s\n",
                      live.status().ToString().c_str());

@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "daemon/live_web.h"
+#include "cli/live_web.h"
 #include "sim/web_model.h"
 
 namespace {
@@ -76,13 +76,13 @@ int main(int argc, char** argv) {
   std::vector<double> p50, p99, p999, max;
   for (int run = 1; run <= runs; ++run) {
     auto model = freshd::sim::WebModel::Build(spec.value(), run);
-    freshd::daemon::LiveWebOptions o;
+    freshd::cli::LiveWebOptions o;
     o.policy = policy;
     o.rate_per_day = rate;
     o.days = days;
     o.day_seconds = day_seconds;
     o.sample_days = sample_days;
-    auto r = freshd::daemon::RunOnLiveWeb(model, o);
+    auto r = freshd::cli::RunOnLiveWeb(model, o);
     if (!r.ok()) {
       std::fprintf(stderr, "%s\n", r.status().ToString().c_str());
       return 1;

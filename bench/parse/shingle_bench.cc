@@ -12,10 +12,10 @@
 #include <string>
 #include <vector>
 
+#include "base/sketch.h"
 #include "bench/parse/corpus.h"
 #include "parse/html_extract.h"
 #include "parse/shingle.h"
-#include "parse/sketch.h"
 
 int main(int argc, char** argv) {
   using freshd::bench::CpuSeconds;
@@ -45,7 +45,7 @@ int main(int argc, char** argv) {
               texts.size(), mb);
   const uint64_t seed = 0x5eed5eed;
   std::vector<double> secs, div_secs;
-  std::vector<freshd::parse::BottomSketch> sketches(texts.size());
+  std::vector<freshd::BottomSketch> sketches(texts.size());
   size_t tokens = 0, shingles = 0;
   for (int r = 0; r < runs; ++r) {
     tokens = shingles = 0;
@@ -60,7 +60,7 @@ int main(int argc, char** argv) {
     double sum = 0;
     for (int rep = 0; rep < 100; ++rep)
       for (size_t i = 0; i + 1 < sketches.size(); ++i)
-        sum += freshd::parse::SketchDivergence(sketches[i], sketches[i + 1]);
+        sum += freshd::SketchDivergence(sketches[i], sketches[i + 1]);
     double t2 = CpuSeconds();
     secs.push_back(t1 - t0);
     div_secs.push_back((t2 - t1) / (100.0 * (sketches.size() - 1)));

@@ -16,9 +16,9 @@
 #include <string>
 #include <vector>
 
+#include "base/sketch.h"
 #include "daemon/host_table.h"
 #include "daemon/recovery.h"
-#include "parse/sketch.h"
 #include "parse/url.h"
 #include "sched/scheduler.h"
 #include "store/page_store.h"
@@ -177,8 +177,7 @@ class CrawlDriver {
     for (int i = 0; i < k; ++i) ++t.chunks[rng_() % t.chunks.size()];
     t.dirty = true;
   }
-  static parse::BottomSketch SketchOf(const std::string& url,
-                                      const PageTruth& t) {
+  static BottomSketch SketchOf(const std::string& url, const PageTruth& t) {
     std::vector<uint64_t> h;
     const uint64_t base = parse::UrlKey(url);
     for (size_t i = 0; i < t.chunks.size(); ++i) {

@@ -21,7 +21,7 @@
 #include <future>
 #include <thread>
 
-#include "daemon/clock.h"
+#include "base/clock.h"
 #include "daemon/http_server.h"
 #include "daemon/seeds.h"
 #include "daemon/status_routes.h"

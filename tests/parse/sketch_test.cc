@@ -2,7 +2,7 @@
 // estimator against exact fragment staleness, its variance against
 // Var = J(1-J)/m · (N-m)/(N-1), real page pairs, and the binary encoding.
 
-#include "parse/sketch.h"
+#include "base/sketch.h"
 
 #include <gtest/gtest.h>
 

@@ -330,12 +330,11 @@ void ExpectSameProfiles(const ProfileSet& a, const ProfileSet& b) {
 }
 
 // Base sketches survive the round trip once ProfileSet exposes them
-// (`const parse::BottomSketch* BaseSketch(int i) const`, which the encoder
+// (`const BottomSketch* BaseSketch(int i) const`, which the encoder
 // uses when present); until then a decoded set has none, so divergences
 // against a new version start again with the profiles started after it.
 template <typename Set>
-void ExpectSameSketches(const Set& a, const Set& b,
-                        const parse::BottomSketch& probe) {
+void ExpectSameSketches(const Set& a, const Set& b, const BottomSketch& probe) {
   if constexpr (requires(const Set& s) { s.BaseSketch(0); }) {
     EXPECT_EQ(a.DivergencesFrom(probe), b.DivergencesFrom(probe));
   } else {
@@ -363,7 +362,7 @@ TEST(StateCodecTest, ProfileSetRoundTrip) {
 // divergences against a new version come from the restored bases.
 TEST(StateCodecTest, ProfileSetDecodesBaseSketches) {
   std::mt19937_64 rng(kSeed + 5);
-  std::vector<parse::BottomSketch> sketches;
+  std::vector<BottomSketch> sketches;
   for (int i = 0; i < 2; ++i) {
     std::vector<uint64_t> h(30);
     for (uint64_t& x : h) x = rng() >> 1;
@@ -383,8 +382,8 @@ TEST(StateCodecTest, ProfileSetDecodesBaseSketches) {
     uint32_t bits = std::bit_cast<uint32_t>(v);
     for (int i = 0; i < 4; ++i) b.push_back(static_cast<char>(bits >> 8 * i));
   };
-  auto put_sketch = [&](const parse::BottomSketch& s) {
-    std::string enc = parse::EncodeSketch(s);
+  auto put_sketch = [&](const BottomSketch& s) {
+    std::string enc = EncodeSketch(s);
     b.push_back(1);
     b.push_back(static_cast<char>(enc.size()));  // < 128 bytes
     b += enc;
@@ -404,7 +403,7 @@ TEST(StateCodecTest, ProfileSetDecodesBaseSketches) {
   EXPECT_EQ(d->profiles().profile(0).d[0], 1000);
   std::vector<double> got = d->DivergencesFrom(sketches[1]);
   ASSERT_EQ(got.size(), 2u);
-  EXPECT_EQ(got[0], parse::SketchDivergence(sketches[0], sketches[1]));
+  EXPECT_EQ(got[0], SketchDivergence(sketches[0], sketches[1]));
   EXPECT_EQ(got[1], 0.0);
 
   // The same blob with a dt the base times cannot produce.

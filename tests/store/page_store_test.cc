@@ -14,7 +14,7 @@
 #include <map>
 #include <set>
 
-#include "store/coding.h"
+#include "base/coding.h"
 #include "store/keys.h"
 #include "tests/store/temp_dir.h"
 

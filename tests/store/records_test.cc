@@ -9,7 +9,7 @@
 #include <random>
 #include <string>
 
-#include "store/coding.h"
+#include "base/coding.h"
 #include "store/keys.h"
 
 namespace freshd::store {

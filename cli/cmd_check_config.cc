@@ -7,8 +7,8 @@
 #include <memory>
 #include <string>
 
+#include "cli/commands.h"
 #include "conf/config.h"
-#include "daemon/commands.h"
 
 namespace freshd::cli {
 

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "daemon/commands.h"
+#include "cli/commands.h"
 #include "sched/allocation.h"
 
 namespace freshd::cli {

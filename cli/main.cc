@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <exception>
 
-#include "daemon/commands.h"
+#include "cli/commands.h"
 
 int main(int argc, char** argv) {
   CLI::App app{

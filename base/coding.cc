@@ -1,9 +1,13 @@
-#include "store/coding.h"
+#include "base/coding.h"
 
 #include <bit>
 #include <cstring>
 
-namespace freshd::store {
+namespace freshd {
+
+void PutByte(std::string* out, uint8_t v) {
+  out->push_back(static_cast<char>(v));
+}
 
 void PutVarint64(std::string* out, uint64_t v) {
   while (v >= 0x80) {
@@ -17,6 +21,16 @@ void PutFixed64(std::string* out, uint64_t v) {
   char buf[8];
   for (int i = 0; i < 8; ++i) buf[i] = static_cast<char>((v >> (8 * i)) & 0xff);
   out->append(buf, 8);
+}
+
+void PutFixed32(std::string* out, uint32_t v) {
+  char buf[4];
+  for (int i = 0; i < 4; ++i) buf[i] = static_cast<char>((v >> (8 * i)) & 0xff);
+  out->append(buf, 4);
+}
+
+void PutFloat(std::string* out, float v) {
+  PutFixed32(out, std::bit_cast<uint32_t>(v));
 }
 
 void PutDouble(std::string* out, double v) {
@@ -72,6 +86,24 @@ bool Decoder::GetVarint32(uint32_t* v) {
   return true;
 }
 
+bool Decoder::GetFixed32(uint32_t* v) {
+  if (in_.size() < 4) return false;
+  uint32_t result = 0;
+  for (int i = 0; i < 4; ++i)
+    result |= static_cast<uint32_t>(static_cast<unsigned char>(in_[i]))
+              << (8 * i);
+  in_.remove_prefix(4);
+  *v = result;
+  return true;
+}
+
+bool Decoder::GetFloat(float* v) {
+  uint32_t bits = 0;
+  if (!GetFixed32(&bits)) return false;
+  *v = std::bit_cast<float>(bits);
+  return true;
+}
+
 bool Decoder::GetFixed64(uint64_t* v) {
   if (in_.size() < 8) return false;
   uint64_t result = 0;
@@ -91,15 +123,22 @@ bool Decoder::GetDouble(double* v) {
 }
 
 bool Decoder::GetLengthPrefixed(std::string* v, size_t max_len) {
+  std::string_view view;
+  if (!GetLengthPrefixed(&view, max_len)) return false;
+  v->assign(view.data(), view.size());
+  return true;
+}
+
+bool Decoder::GetLengthPrefixed(std::string_view* v, size_t max_len) {
   uint64_t len = 0;
   Decoder save = *this;
   if (!GetVarint64(&len) || len > max_len || len > in_.size()) {
     *this = save;
     return false;
   }
-  v->assign(in_.data(), static_cast<size_t>(len));
+  *v = in_.substr(0, static_cast<size_t>(len));
   in_.remove_prefix(static_cast<size_t>(len));
   return true;
 }
 
-}  // namespace freshd::store
+}  // namespace freshd

@@ -7,8 +7,8 @@
 //   u8 version (=1) | u16 m | u16 count | count × u64 hashes, ascending.
 // Thread-safety: value type and pure functions; concurrent reads are safe.
 
-#ifndef FRESHD_PARSE_SKETCH_H_
-#define FRESHD_PARSE_SKETCH_H_
+#ifndef FRESHD_BASE_SKETCH_H_
+#define FRESHD_BASE_SKETCH_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -16,9 +16,9 @@
 #include <string_view>
 #include <vector>
 
-#include "conf/status.h"
+#include "base/status.h"
 
-namespace freshd::parse {
+namespace freshd {
 
 inline constexpr size_t kDefaultSketchM = 64;
 inline constexpr size_t kMaxSketchM = 4096;
@@ -50,6 +50,6 @@ Result<BottomSketch> DecodeSketch(std::string_view bytes);
 // Lowercase hex of the encoding (for JSON output).
 std::string SketchToHex(const BottomSketch& sketch);
 
-}  // namespace freshd::parse
+}  // namespace freshd
 
-#endif  // FRESHD_PARSE_SKETCH_H_
+#endif  // FRESHD_BASE_SKETCH_H_

@@ -6,7 +6,7 @@
 // simulator to the live web, and its change-rate estimates follow the
 // truth. Each run takes 16 wall seconds.
 
-#include "daemon/live_web.h"
+#include "cli/live_web.h"
 
 #include <gtest/gtest.h>
 
@@ -20,7 +20,7 @@
 #include "sim/test_web.h"
 #include "sim/web_model.h"
 
-namespace freshd::daemon {
+namespace freshd::cli {
 namespace {
 
 constexpr double kRate = 40;  // per virtual day: R/n = 0.2
@@ -164,4 +164,4 @@ TEST(LiveWebTest, DaemonReachesTheSimulatorsPredictionAndBeatsUniform) {
 }
 
 }  // namespace
-}  // namespace freshd::daemon
+}  // namespace freshd::cli

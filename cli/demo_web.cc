@@ -1,14 +1,14 @@
-#include "daemon/demo_web.h"
+#include "cli/demo_web.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
-#include "daemon/live_web.h"
+#include "cli/live_web.h"
 #include "sim/web_model.h"
 
-namespace freshd::daemon {
+namespace freshd::cli {
 
 const char kDemoWebToml[] = R"(
 name = "demo"
@@ -105,4 +105,4 @@ int RunDemo(const DemoOptions& options) {
   return 0;
 }
 
-}  // namespace freshd::daemon
+}  // namespace freshd::cli

@@ -1,8 +1,8 @@
-#include "parse/sketch.h"
+#include "base/sketch.h"
 
 #include <algorithm>
 
-namespace freshd::parse {
+namespace freshd {
 namespace {
 
 void PutLe(uint64_t v, int bytes, std::string* out) {
@@ -98,4 +98,4 @@ std::string SketchToHex(const BottomSketch& sketch) {
   return out;
 }
 
-}  // namespace freshd::parse
+}  // namespace freshd

@@ -15,16 +15,16 @@
 #include <string>
 #include <vector>
 
-#include "daemon/commands.h"
+#include "base/sketch.h"
+#include "cli/commands.h"
 #include "parse/html_fingerprint.h"
-#include "parse/sketch.h"
 
 namespace freshd::cli {
 namespace {
 
 struct Options {
   int k = parse::kDefaultShingleK;
-  size_t m = parse::kDefaultSketchM;
+  size_t m = kDefaultSketchM;
   std::string seed = "0";
   std::string url;
   std::string content_type = "text/html";
@@ -35,7 +35,7 @@ void AddCommonOptions(CLI::App* sub, Options* o) {
   sub->add_option("--k", o->k, "words per shingle")
       ->check(CLI::Range(1, parse::kMaxShingleK));
   sub->add_option("--m", o->m, "sketch size (bottom-m hashes)")
-      ->check(CLI::Range(size_t{1}, parse::kMaxSketchM));
+      ->check(CLI::Range(size_t{1}, kMaxSketchM));
   sub->add_option("--seed", o->seed,
                   "64-bit hash secret, decimal or 0x-hex (default 0)");
   sub->add_option("--url", o->url, "URL the files came from (link base)");
@@ -121,7 +121,7 @@ void RunFingerprint(const Options& o, int* exit_code) {
         {"text_hash", Hex64(fp.text.text_hash)},
         {"tokens", fp.text.token_count},
         {"shingles", fp.text.shingle_count},
-        {"sketch", parse::SketchToHex(fp.text.sketch)},
+        {"sketch", SketchToHex(fp.text.sketch)},
         {"links", fp.page.links.size()},
         {"title", fp.page.title},
         {"charset", fp.page.charset},
@@ -152,8 +152,7 @@ void RunDiff(const Options& o, int* exit_code) {
       {"new", o.files[1]},
       {"exact_staleness",
        parse::ExactDivergence(a.text.shingles, b.text.shingles)},
-      {"sketch_staleness",
-       parse::SketchDivergence(a.text.sketch, b.text.sketch)},
+      {"sketch_staleness", SketchDivergence(a.text.sketch, b.text.sketch)},
       {"old_shingles", a.text.shingle_count},
       {"new_shingles", b.text.shingle_count},
       {"common_shingles", both},

@@ -28,10 +28,10 @@
 #include <memory>
 #include <string>
 
+#include "cli/commands.h"
+#include "cli/demo_web.h"
 #include "conf/config.h"
-#include "daemon/commands.h"
 #include "daemon/crawl_loop.h"
-#include "daemon/demo_web.h"
 #include "daemon/http_server.h"
 #include "daemon/seeds.h"
 #include "daemon/status_routes.h"
@@ -186,14 +186,14 @@ void AddRunCommands(CLI::App& app, int* exit_code) {
       "demo",
       "Crawl an embedded synthetic web on loopback with the real daemon loop "
       "and report its freshness against the ground truth");
-  auto demo_opts = std::make_shared<daemon::DemoOptions>();
+  auto demo_opts = std::make_shared<cli::DemoOptions>();
   demo->add_option("--seconds", demo_opts->seconds, "how long to crawl")
       ->check(CLI::Range(1.0, 86400.0));
   demo->add_option("--rate", demo_opts->rate, "budget, pages per second")
       ->check(CLI::Range(0.1, 1000.0));
   demo->add_option("--policy", demo_opts->policy, "[sched] policy");
   demo->callback(
-      [exit_code, demo_opts] { *exit_code = daemon::RunDemo(*demo_opts); });
+      [exit_code, demo_opts] { *exit_code = cli::RunDemo(*demo_opts); });
 }
 
 }  // namespace freshd::cli

@@ -4,8 +4,8 @@
 // usage or bad input. Commands print results on stdout and diagnostics on
 // stderr. Each group lives in its own cmd_*.cc file.
 
-#ifndef FRESHD_DAEMON_COMMANDS_H_
-#define FRESHD_DAEMON_COMMANDS_H_
+#ifndef FRESHD_CLI_COMMANDS_H_
+#define FRESHD_CLI_COMMANDS_H_
 
 #include <CLI/CLI.hpp>
 
@@ -24,4 +24,4 @@ void AddTestwebCommand(CLI::App& app, int* exit_code);   // testweb
 
 }  // namespace freshd::cli
 
-#endif  // FRESHD_DAEMON_COMMANDS_H_
+#endif  // FRESHD_CLI_COMMANDS_H_

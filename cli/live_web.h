@@ -1,4 +1,4 @@
-// RunOnLiveWeb: the real daemon loop (CrawlLoop: fetcher, parser,
+// RunOnLiveWeb: the real daemon loop (daemon::CrawlLoop: fetcher, parser,
 // scheduler, LevelDB store in a temporary directory) crawling a simulated
 // web served over HTTP on 127.0.0.1 (sim::TestWebServer) in compressed
 // time, measured against the web's ground truth (daemon/truth_meter.h). It
@@ -13,8 +13,8 @@
 // (the signals) are polled once a virtual day. Blocks for days * day_seconds
 // wall seconds, running its own io_context.
 
-#ifndef FRESHD_DAEMON_LIVE_WEB_H_
-#define FRESHD_DAEMON_LIVE_WEB_H_
+#ifndef FRESHD_CLI_LIVE_WEB_H_
+#define FRESHD_CLI_LIVE_WEB_H_
 
 #include <cstdint>
 #include <functional>
@@ -22,12 +22,12 @@
 #include <string>
 #include <vector>
 
-#include "conf/status.h"
+#include "base/status.h"
 #include "daemon/crawl_loop.h"
 #include "sim/test_web.h"
 #include "sim/web_model.h"
 
-namespace freshd::daemon {
+namespace freshd::cli {
 
 // What a report callback sees, on the loop's thread.
 struct LiveWebProgress {
@@ -38,7 +38,7 @@ struct LiveWebProgress {
   double true_staleness = 0;  // fragment staleness, at this instant
   uint64_t testweb_requests = 0;
   bool final = false;  // the last report, at the end
-  const CrawlLoop* loop = nullptr;
+  const daemon::CrawlLoop* loop = nullptr;
   const sim::TestWeb* web = nullptr;
 };
 
@@ -91,6 +91,6 @@ struct LiveWebResult {
 Result<LiveWebResult> RunOnLiveWeb(const sim::WebModel& model,
                                    const LiveWebOptions& options);
 
-}  // namespace freshd::daemon
+}  // namespace freshd::cli
 
-#endif  // FRESHD_DAEMON_LIVE_WEB_H_
+#endif  // FRESHD_CLI_LIVE_WEB_H_

@@ -1,4 +1,4 @@
-// TruthMeter: how fresh a CrawlLoop's copy of a simulated web
+// TruthMeter: how fresh a daemon::CrawlLoop's copy of a simulated web
 // (sim::TestWeb) really is, from the web's ground truth, in the simulator's
 // two metrics: freshness, the importance-weighted share of the web's pages
 // whose copy is current (the page has not changed since its last fetch;
@@ -13,8 +13,8 @@
 // wall-clock Unix seconds and must not go backwards between calls. Not
 // thread-safe: call it on the loop's thread.
 
-#ifndef FRESHD_DAEMON_TRUTH_METER_H_
-#define FRESHD_DAEMON_TRUTH_METER_H_
+#ifndef FRESHD_CLI_TRUTH_METER_H_
+#define FRESHD_CLI_TRUTH_METER_H_
 
 #include <cstdint>
 #include <vector>
@@ -23,7 +23,7 @@
 #include "sim/page_process.h"
 #include "sim/test_web.h"
 
-namespace freshd::daemon {
+namespace freshd::cli {
 
 struct Truth {
   double freshness = 0;  // in [0, 1], higher is better
@@ -41,12 +41,12 @@ class TruthMeter {
   explicit TruthMeter(const sim::TestWeb& web);
 
   // The truth of `loop`'s copy at `unix_now`.
-  Truth Measure(const CrawlLoop& loop, double unix_now);
+  Truth Measure(const daemon::CrawlLoop& loop, double unix_now);
 
   // Measure(), also added to the running integrals as the value over the
   // time since the previous sample (the first sample only starts them).
   // Sample often compared with the pages' change and fetch intervals.
-  Truth Sample(const CrawlLoop& loop, double unix_now);
+  Truth Sample(const daemon::CrawlLoop& loop, double unix_now);
   // Forgets the integrals (e.g. at the end of a warm-up); the next Sample
   // starts them again.
   void ResetAverage();
@@ -57,7 +57,7 @@ class TruthMeter {
 
  private:
   // The web's page behind the loop's URL id, or -1 (cached per id).
-  int64_t PageOf(const CrawlLoop& loop, size_t id);
+  int64_t PageOf(const daemon::CrawlLoop& loop, size_t id);
 
   const sim::TestWeb& web_;
   // Per web page: its change streams advanced to the last virtual time asked
@@ -76,6 +76,6 @@ class TruthMeter {
   double last_sample_ = -1;  // -1: the integrals have not started
 };
 
-}  // namespace freshd::daemon
+}  // namespace freshd::cli
 
-#endif  // FRESHD_DAEMON_TRUTH_METER_H_
+#endif  // FRESHD_CLI_TRUTH_METER_H_

@@ -1,10 +1,10 @@
-#include "daemon/truth_meter.h"
+#include "cli/truth_meter.h"
 
 #include <algorithm>
 #include <charconv>
 #include <string_view>
 
-namespace freshd::daemon {
+namespace freshd::cli {
 
 TruthMeter::TruthMeter(const sim::TestWeb& web) : web_(web) {
   const sim::WebModel& model = web.model();
@@ -23,7 +23,7 @@ TruthMeter::TruthMeter(const sim::TestWeb& web) : web_(web) {
   newest_id_.assign(n, 0);
 }
 
-int64_t TruthMeter::PageOf(const CrawlLoop& loop, size_t id) {
+int64_t TruthMeter::PageOf(const daemon::CrawlLoop& loop, size_t id) {
   while (page_of_id_.size() <= id) {
     const std::string_view url = loop.urls()[page_of_id_.size()];
     int64_t page = -1;
@@ -47,7 +47,7 @@ int64_t TruthMeter::PageOf(const CrawlLoop& loop, size_t id) {
   return page_of_id_[id];
 }
 
-Truth TruthMeter::Measure(const CrawlLoop& loop, double unix_now) {
+Truth TruthMeter::Measure(const daemon::CrawlLoop& loop, double unix_now) {
   std::fill(fetched_at_.begin(), fetched_at_.end(), -1.0);
   const sched::Scheduler& scheduler = loop.scheduler();
   for (size_t id = 0; id < loop.urls().size(); ++id) {
@@ -94,7 +94,7 @@ Truth TruthMeter::Measure(const CrawlLoop& loop, double unix_now) {
                sum.estimated_freshness / total_importance_};
 }
 
-Truth TruthMeter::Sample(const CrawlLoop& loop, double unix_now) {
+Truth TruthMeter::Sample(const daemon::CrawlLoop& loop, double unix_now) {
   Truth t = Measure(loop, unix_now);
   if (last_sample_ >= 0 && unix_now > last_sample_) {
     const double dt = unix_now - last_sample_;
@@ -119,4 +119,4 @@ Truth TruthMeter::Average() const {
                integral_.estimated_freshness / span_};
 }
 
-}  // namespace freshd::daemon
+}  // namespace freshd::cli

@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-#include "daemon/commands.h"
+#include "cli/commands.h"
 #include "parse/robots.h"
 #include "parse/sitemap.h"
 #include "parse/url.h"

@@ -1,4 +1,4 @@
-#include "conf/status.h"
+#include "base/status.h"
 
 namespace freshd {
 

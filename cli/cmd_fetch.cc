@@ -19,8 +19,8 @@
 #include <string>
 #include <vector>
 
+#include "cli/commands.h"
 #include "conf/config.h"
-#include "daemon/commands.h"
 #include "daemon/warc_archive.h"
 #include "fetch/one_shot.h"
 #include "parse/html_fingerprint.h"

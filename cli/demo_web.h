@@ -9,12 +9,12 @@
 // freshness) and the true freshness of its copy computed from the web's
 // ground truth. Exit 0 after --seconds.
 
-#ifndef FRESHD_DAEMON_DEMO_WEB_H_
-#define FRESHD_DAEMON_DEMO_WEB_H_
+#ifndef FRESHD_CLI_DEMO_WEB_H_
+#define FRESHD_CLI_DEMO_WEB_H_
 
 #include <string>
 
-namespace freshd::daemon {
+namespace freshd::cli {
 
 struct DemoOptions {
   double seconds = 30;        // wall time to crawl
@@ -28,6 +28,6 @@ extern const char kDemoWebToml[];
 
 int RunDemo(const DemoOptions& options);
 
-}  // namespace freshd::daemon
+}  // namespace freshd::cli
 
-#endif  // FRESHD_DAEMON_DEMO_WEB_H_
+#endif  // FRESHD_CLI_DEMO_WEB_H_

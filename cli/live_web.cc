@@ -1,4 +1,4 @@
-#include "daemon/live_web.h"
+#include "cli/live_web.h"
 
 #include <unistd.h>
 
@@ -10,14 +10,14 @@
 #include <filesystem>
 #include <memory>
 
-#include "daemon/clock.h"
+#include "base/clock.h"
+#include "cli/truth_meter.h"
 #include "daemon/http_server.h"
 #include "daemon/status_routes.h"
-#include "daemon/truth_meter.h"
 #include "sim/test_web.h"
 #include "sim/test_web_server.h"
 
-namespace freshd::daemon {
+namespace freshd::cli {
 namespace {
 
 // The daemon's config for `web`, its times scaled as the web's clock is.
@@ -93,9 +93,10 @@ Result<LiveWebResult> RunOnLiveWeb(const sim::WebModel& model,
   } remove_dir{dir};
 
   boost::asio::io_context io;
-  auto loop = CrawlLoop::Create(io, LiveConfig(*web, options, dir / "db"));
+  auto loop =
+      daemon::CrawlLoop::Create(io, LiveConfig(*web, options, dir / "db"));
   if (!loop.ok()) return loop.status();
-  CrawlLoop& crawl = *loop.value();
+  daemon::CrawlLoop& crawl = *loop.value();
   for (uint32_t p = 0; p < model.pages.size(); ++p) {
     const sim::SimPage& page = model.pages[p];
     if (!options.seed_pages && p % model.spec.pages_per_host != 0) continue;
@@ -105,12 +106,12 @@ Result<LiveWebResult> RunOnLiveWeb(const sim::WebModel& model,
     if (Status s = crawl.AddSeed(url, weight); !s.ok()) return s;
   }
 
-  std::unique_ptr<HttpServer> status_server;
+  std::unique_ptr<daemon::HttpServer> status_server;
   LiveWebStart started{server.value()->port(), 0};
   if (options.serve_status) {
-    auto listening =
-        HttpServer::Listen(io, "127.0.0.1:0", [&crawl](const HttpRequest& r) {
-          return RouteStatusRequest(crawl, r);
+    auto listening = daemon::HttpServer::Listen(
+        io, "127.0.0.1:0", [&crawl](const daemon::HttpRequest& r) {
+          return daemon::RouteStatusRequest(crawl, r);
         });
     if (!listening.ok()) return listening.status();
     status_server = std::move(listening).value();
@@ -205,4 +206,4 @@ Result<LiveWebResult> RunOnLiveWeb(const sim::WebModel& model,
   return result;
 }
 
-}  // namespace freshd::daemon
+}  // namespace freshd::cli

@@ -3,8 +3,8 @@
 // boundary; a function that can fail returns one of these. A Status is cheap
 // to copy when ok() (no allocation).
 
-#ifndef FRESHD_CONF_STATUS_H_
-#define FRESHD_CONF_STATUS_H_
+#ifndef FRESHD_BASE_STATUS_H_
+#define FRESHD_BASE_STATUS_H_
 
 #include <optional>
 #include <string>
@@ -90,4 +90,4 @@ class Result {
 
 }  // namespace freshd
 
-#endif  // FRESHD_CONF_STATUS_H_
+#endif  // FRESHD_BASE_STATUS_H_

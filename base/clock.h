@@ -2,12 +2,12 @@
 // the store and the status endpoint are given (sched/ and store/ read no
 // clock themselves). Thread-safe.
 
-#ifndef FRESHD_DAEMON_CLOCK_H_
-#define FRESHD_DAEMON_CLOCK_H_
+#ifndef FRESHD_BASE_CLOCK_H_
+#define FRESHD_BASE_CLOCK_H_
 
 #include <chrono>
 
-namespace freshd::daemon {
+namespace freshd {
 
 inline double UnixNow() {
   return std::chrono::duration<double>(
@@ -15,6 +15,6 @@ inline double UnixNow() {
       .count();
 }
 
-}  // namespace freshd::daemon
+}  // namespace freshd
 
-#endif  // FRESHD_DAEMON_CLOCK_H_
+#endif  // FRESHD_BASE_CLOCK_H_

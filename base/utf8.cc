@@ -1,4 +1,4 @@
-#include "conf/utf8.h"
+#include "base/utf8.h"
 
 #include <cstdint>
 #include <cstring>

@@ -4,8 +4,8 @@
 // forms, surrogates, > U+10FFFF, truncation) are reported as
 // kInvalidCodePoint and consume exactly one byte. Pure functions.
 
-#ifndef FRESHD_CONF_UTF8_H_
-#define FRESHD_CONF_UTF8_H_
+#ifndef FRESHD_BASE_UTF8_H_
+#define FRESHD_BASE_UTF8_H_
 
 #include <cstddef>
 #include <string_view>
@@ -61,4 +61,4 @@ size_t ValidUtf8Prefix(std::string_view s);
 
 }  // namespace freshd
 
-#endif  // FRESHD_CONF_UTF8_H_
+#endif  // FRESHD_BASE_UTF8_H_

@@ -11,8 +11,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "daemon/clock.h"
-#include "daemon/commands.h"
+#include "base/clock.h"
+#include "cli/commands.h"
 #include "sim/test_web.h"
 #include "sim/test_web_server.h"
 
@@ -26,8 +26,6 @@ struct TestwebArgs {
   uint64_t seed = 1;
   int threads = 1;
 };
-
-using daemon::UnixNow;
 
 int RunTestweb(const TestwebArgs& a) {
   auto spec = sim::LoadWebSpec(a.web);
