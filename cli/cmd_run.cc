@@ -34,7 +34,7 @@
 #include "daemon/crawl_loop.h"
 #include "daemon/http_server.h"
 #include "daemon/seeds.h"
-#include "daemon/status_routes.h"
+#include "daemon/status_service.h"
 #include "spdlog/sinks/stdout_sinks.h"
 #include "spdlog/spdlog.h"
 
@@ -101,10 +101,9 @@ int RunDaemon(const std::string& config_path, const std::string& seeds_arg) {
       spdlog::warn("{}:{}: {}", seeds_path, seed.line, s.message());
     }
   }
-  auto server = daemon::HttpServer::Listen(
-      io, config.value().status.listen, [&crawl](const daemon::HttpRequest& r) {
-        return daemon::RouteStatusRequest(crawl, r);
-      });
+  // The status endpoint answers from its own thread (status_service.h).
+  auto server =
+      daemon::StatusService::Start(crawl, config.value().status.listen);
   if (!server.ok()) {
     spdlog::error("status endpoint: {}", server.status().ToString());
     return 1;

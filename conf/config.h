@@ -123,6 +123,16 @@ struct StoreConfig {
   bool operator==(const StoreConfig&) const = default;
 };
 
+// The engine's stages (daemon/README.md): the parse pool's size and the
+// bytes of fetched bodies that may wait for parsing or writing before
+// dispatch slows down (backpressure).
+struct EngineConfig {
+  int parse_threads = 0;  // 0: one per core
+  uint64_t queue_bytes = 64ull << 20;
+
+  bool operator==(const EngineConfig&) const = default;
+};
+
 struct StatusConfig {
   std::string listen = "127.0.0.1:8931";
 
@@ -142,6 +152,7 @@ struct Config {
   FetchConfig fetch;
   SchedConfig sched;
   StoreConfig store;
+  EngineConfig engine;
   StatusConfig status;
   LogConfig log;
 

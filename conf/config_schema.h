@@ -111,6 +111,10 @@ void VisitConfig(C& c, Visitor& v) {
   v.String("warc_dir", &c.store.warc_dir, any);
   v.Size("warc_rotate", &c.store.warc_rotate_bytes, 1 << 20, kMaxBytes);
 
+  v.Section("engine");
+  v.Int("parse_threads", &c.engine.parse_threads, 0, 256);
+  v.Size("queue_bytes", &c.engine.queue_bytes, 1 << 20, kMaxBytes);
+
   v.Section("status");
   v.String("listen", &c.status.listen, any);
 

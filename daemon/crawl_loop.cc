@@ -1,7 +1,5 @@
 #include "daemon/crawl_loop.h"
 
-#include <curl/curl.h>
-
 #include <algorithm>
 #include <boost/asio/post.hpp>
 #include <chrono>
@@ -11,7 +9,6 @@
 
 #include "base/clock.h"
 #include "daemon/fetch_state.h"
-#include "daemon/warc_archive.h"
 #include "parse/html_fingerprint.h"
 #include "parse/http_date.h"
 #include "parse/public_suffix.h"
@@ -24,7 +21,15 @@ namespace freshd::daemon {
 namespace {
 
 constexpr int kMaxSitemapDepth = 1;  // an index, then its children
-constexpr int kMaxDispatchPerTick = 1000;
+// Dispatches per turn of the scheduler's thread before it yields to the
+// completions queued behind (it goes on right after them).
+constexpr int kMaxDispatchPerTurn = 256;
+// Housekeeping: robots refresh, fetch-state saves, the status snapshot.
+constexpr double kHousekeepingS = 0.25;
+// With no token due and no host reopening known, the dispatcher still looks
+// again this often (pages leave their back-off or min_interval).
+constexpr double kIdleRecheckS = 0.25;
+constexpr double kLimitHalfLifeS = 10;
 
 bool IsHtml(const std::string& type) {
   return type == "text/html" || type == "application/xhtml+xml";
@@ -65,16 +70,57 @@ sched::FailureClass ToFailure(const fetch::FetchResult& r) {
   }
 }
 
+uint64_t BodyBytes(const fetch::FetchResult& r) {
+  return r.body.size() + r.raw_body.size() + r.raw_headers.size();
+}
+
 }  // namespace
 
+const char* LimitName(Limit limit) {
+  switch (limit) {
+    case Limit::kNetwork:
+      return "network";
+    case Limit::kPoliteness:
+      return "politeness";
+    case Limit::kParse:
+      return "parse";
+    case Limit::kWrite:
+      return "write";
+    case Limit::kBudget:
+      return "budget";
+    case Limit::kIdle:
+      return "idle";
+    case Limit::kNone:
+      break;
+  }
+  return "none";
+}
+
 CrawlLoop::CrawlLoop(boost::asio::io_context& io, const Config& config)
-    : io_(io), config_(config), tick_(io), lag_probe_(io) {}
+    : io_(io),
+      config_(config),
+      wake_(io),
+      housekeeping_(io),
+      lag_probe_(io),
+      slots_(config.politeness.max_in_flight_per_host) {}
 
 CrawlLoop::~CrawlLoop() {
   *alive_ = false;
   if (parse_pool_) {  // queued parses are dropped, a running one finishes
     parse_pool_->stop();
     parse_pool_->join();
+  }
+  if (net_) net_->Stop();  // no callback after this
+  if (writer_) (void)writer_->Stop();
+  // What was marked and never handed to the writer (a loop destroyed
+  // without Stop): committed here, so nothing acknowledged is lost.
+  if (book_ && store_ && book_->marked()) {
+    store::StoreBatch batch;
+    book_->TakeBatch(&batch);
+    if (Status s = store_->Commit(batch, UnixNow()); !s.ok()) {
+      spdlog::error("store: {}", s.ToString());
+    }
+    (void)store_->MaybeSync(UnixNow(), /*force=*/true);
   }
 }
 
@@ -88,12 +134,15 @@ Result<std::unique_ptr<CrawlLoop>> CrawlLoop::Create(
 
 Status CrawlLoop::Init() {
   started_unix_ = UnixNow();
+  last_limit_at_ = started_unix_;
   for (const auto& re : config_.crawler.include) include_.emplace_back(re);
   for (const auto& re : config_.crawler.exclude) exclude_.emplace_back(re);
-  // HTML parsing's workers: a few, leaving a core to the io thread.
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-  parse_pool_ = std::make_unique<boost::asio::thread_pool>(
-      std::clamp<unsigned>(cores - 1, 1, 4));
+  const unsigned parse_threads =
+      config_.engine.parse_threads > 0
+          ? static_cast<unsigned>(config_.engine.parse_threads)
+          : cores;
+  parse_pool_ = std::make_unique<boost::asio::thread_pool>(parse_threads);
   if (config_.crawler.scope == "seed-domains") {
     auto psl = parse::PublicSuffixList::Load();
     if (!psl.ok()) return psl.status();
@@ -111,47 +160,50 @@ Status CrawlLoop::Init() {
   auto sched = sched::Scheduler::Create(sched::OptionsFromConfig(config_));
   if (!sched.ok()) return sched.status();
   sched_ = std::move(sched).value();
+  book_ = std::make_unique<PageBook>(sched_.get());
   std::vector<std::string> urls;
-  auto report = RebuildScheduler(*store_, sched_.get(), &hosts_, &urls);
+  auto report = RebuildScheduler(*store_, sched_.get(), &book_->hosts(), &urls);
   if (!report.ok()) return report.status();
   recovery_ = std::move(report).value();
-  urls_.Assign(std::move(urls));
-  host_pages_.assign(hosts_.size(), 0);
-  for (sched::PageId id = 0; id < urls_.size(); ++id) {
-    ++host_pages_[sched_->page(id).host];
-    AddScope(urls_.url(id));
+  book_->Assign(std::move(urls), std::move(recovery_.metas));
+  recovery_.metas = {};
+  for (sched::PageId id = 0; id < book_->size(); ++id) {
+    AddScope(book_->url(id));
     if (sched_->page(id).fetched()) NoteOrigin(id);
   }
-  last_signal_lastmod_ = std::move(recovery_.signal_lastmods);
-  last_signal_lastmod_.resize(urls_.size(), 0);
 
-  auto crawler =
-      fetch::Crawler::Create(io_, fetch::CrawlerOptionsFromConfig(config_));
-  if (!crawler.ok()) return crawler.status();
-  crawler_ = std::move(crawler).value();
-  if (Status st = LoadFetchState(); !st.ok()) return st;
+  auto net = NetworkStage::Create(config_);
+  if (!net.ok()) return net.status();
+  net_ = std::move(net).value();
+  fetch::CrawlerState state;
+  if (Status st = LoadFetchState(&state); !st.ok()) return st;
+  net_->ImportState(state);
+  fetch_state_restored_ = {state.robots.size(), state.hosts.size()};
   last_fetch_state_save_ = started_unix_;
-  crawler_->set_sitemap_handler(
+  net_->set_sitemap_handler(
       [this, alive = alive_](const std::string& origin,
                              const std::vector<std::string>& sitemaps) {
-        if (*alive) OnSitemaps(origin, sitemaps);
+        // On the network thread: hand the list to the scheduler's thread.
+        boost::asio::post(io_, [this, alive, origin, sitemaps] {
+          if (*alive) OnSitemaps(origin, sitemaps);
+        });
       });
 
   if (!config_.store.warc_dir.empty()) {
     store::WarcWriterOptions wo;
     wo.dir = config_.store.warc_dir;
     wo.rotate_bytes = config_.store.warc_rotate_bytes;
-    wo.software = "freshd";
+    wo.software = std::string("freshd/") + FRESHD_VERSION;
     auto w = store::WarcWriter::Open(wo);
     if (!w.ok()) return w.status();
     warc_ = std::move(w).value();
   }
+  writer_ = std::make_unique<StoreWriter>(store_.get(), warc_.get(),
+                                          config_.store.sync_interval_s);
   return Status::OK();
 }
 
-Status CrawlLoop::LoadFetchState() {
-  fetch::CrawlerState state;
-  host_fetch_state_.assign(hosts_.size(), std::string());
+Status CrawlLoop::LoadFetchState(fetch::CrawlerState* state) {
   Status s = store_->ForEachHost(
       [&](const store::HostRecord& h) {
         if (h.fetch_state.empty()) return true;
@@ -165,42 +217,50 @@ Status CrawlLoop::LoadFetchState() {
           }
           return true;
         }
-        if (auto id = hosts_.Find(h.host)) {
-          host_fetch_state_[*id] = h.fetch_state;
+        if (auto id = book_->hosts().Find(h.host)) {
+          book_->RestoreHostFetchState(*id, h.fetch_state);
         }
-        if (decoded.value().gate) state.hosts.push_back(*decoded.value().gate);
-        for (auto& r : decoded.value().robots) state.robots.push_back(r);
+        if (decoded.value().gate) {
+          state->hosts.push_back(*decoded.value().gate);
+        }
+        for (auto& r : decoded.value().robots) state->robots.push_back(r);
         return true;
       },
       nullptr, /*skip_corrupt=*/true);
   if (!s.ok()) return s;
   // Stored in Unix seconds; the crawler runs on its steady clock.
-  double delta = crawler_->Now() - UnixNow();
-  fetch::ShiftTimes(&state.robots, delta);
-  fetch::ShiftTimes(&state.hosts, delta);
-  crawler_->ImportState(state);
+  double delta = NetworkStage::Now() - UnixNow();
+  fetch::ShiftTimes(&state->robots, delta);
+  fetch::ShiftTimes(&state->hosts, delta);
   return Status::OK();
 }
 
-Status CrawlLoop::SaveFetchState() {
-  fetch::CrawlerState state = crawler_->ExportState();
-  double now = UnixNow();
-  double delta = now - crawler_->Now();
-  fetch::ShiftTimes(&state.robots, delta);
-  fetch::ShiftTimes(&state.hosts, delta);
-  store::StoreBatch batch;
-  for (auto& [name, host_state] : GroupByHost(state)) {
-    std::optional<sched::HostId> id = hosts_.Find(name);
-    if (!id) continue;  // a host with no pages (e.g. only redirected to)
-    if (host_fetch_state_.size() <= *id) host_fetch_state_.resize(*id + 1);
-    host_fetch_state_[*id] = EncodeHostFetchState(host_state);
-    store::HostRecord base;
-    base.fetch_state = host_fetch_state_[*id];
-    Status s = PersistHost(*sched_, hosts_, *id, std::move(base), &batch);
-    if (!s.ok()) return s;
-  }
-  last_fetch_state_save_ = now;
-  return store_->Commit(batch, now);
+void CrawlLoop::SaveFetchState(std::function<void()> then) {
+  if (then) fetch_state_waiters_.push_back(std::move(then));
+  if (saving_fetch_state_) return;
+  saving_fetch_state_ = true;
+  net_->ExportTouched([this,
+                       alive = alive_](fetch::CrawlerState state) mutable {
+    // Network thread: only hand it over.
+    boost::asio::post(io_, [this, alive, state = std::move(state)]() mutable {
+      if (!*alive) return;
+      saving_fetch_state_ = false;
+      const double now = UnixNow();
+      const double delta = now - NetworkStage::Now();
+      fetch::ShiftTimes(&state.robots, delta);
+      fetch::ShiftTimes(&state.hosts, delta);
+      for (auto& [name, host_state] : GroupByHost(state)) {
+        std::optional<sched::HostId> id = book_->hosts().Find(name);
+        if (!id) continue;  // a host with no pages (e.g. only redirected to)
+        book_->SetHostFetchState(*id, EncodeHostFetchState(host_state));
+      }
+      last_fetch_state_save_ = now;
+      RequestCommit();
+      auto waiters = std::move(fetch_state_waiters_);
+      fetch_state_waiters_.clear();
+      for (auto& w : waiters) w();
+    });
+  });
 }
 
 Status CrawlLoop::AddSeed(std::string_view url, double weight) {
@@ -211,13 +271,13 @@ Status CrawlLoop::AddSeed(std::string_view url, double weight) {
     return Status::InvalidArgument("seed is not http(s): " + std::string(url));
   }
   AddScope(normalized.value());
-  store::StoreBatch batch;
-  bool added = AddUrl(normalized.value(), weight, true, &batch).has_value();
-  Commit(&batch, UnixNow());
+  bool added = AddUrl(normalized.value(), weight, true).has_value();
+  RequestCommit();
   if (!added) {
     return Status::ResourceExhausted("seed not added (URL limits): " +
                                      std::string(url));
   }
+  if (started_) TryDispatch();
   return Status::OK();
 }
 
@@ -248,82 +308,350 @@ bool CrawlLoop::InScope(const std::string& url) const {
   return included;
 }
 
+void CrawlLoop::Observe(const sched::Observation& obs) {
+  book_->Note(obs.page, sched_->Observe(obs));
+}
+
 std::optional<sched::PageId> CrawlLoop::AddUrl(const std::string& url,
-                                               double importance, bool seed,
-                                               store::StoreBatch* batch) {
-  std::optional<sched::PageId> known = urls_.Find(url);
-  double now = UnixNow();
+                                               double importance, bool seed) {
+  std::optional<sched::PageId> known = book_->Find(url);
   if (known) {
     if (seed) {
-      const float before = sched_->page(*known).importance;
-      sched_->Observe(
-          {*known, now,
+      Observe(
+          {*known, UnixNow(),
            sched::DiscoveredObs{importance, sched::DiscoverySource::kSeed}});
-      if (sched_->page(*known).importance > before) {
-        PersistPageState(*known, batch);
-      }
     }
     return known;
   }
   if (!seed && !InScope(url)) return std::nullopt;
-  auto host = hosts_.Intern(parse::UrlAuthority(url));
+  auto host = book_->hosts().Intern(parse::UrlAuthority(url));
   if (!host.ok()) return std::nullopt;
-  if (host_pages_.size() <= host.value()) host_pages_.resize(host.value() + 1);
-  if (host_pages_[host.value()] >= config_.crawler.max_urls_per_host) {
-    return std::nullopt;
-  }
-  auto id = sched_->AddUrl(host.value(), importance);
+  auto id = book_->Add(url, host.value(), importance,
+                       static_cast<uint32_t>(std::min<uint64_t>(
+                           config_.crawler.max_urls_per_host, UINT32_MAX)));
   if (!id.ok()) return std::nullopt;
-  ++host_pages_[host.value()];
-  urls_.Add(url);  // as id.value(): both count the pages added
-  last_signal_lastmod_.push_back(0);
-  if (!PersistPage(*sched_, id.value(), url, {}, batch).ok()) ++store_errors_;
   return id.value();
 }
 
 void CrawlLoop::Start() {
   started_ = true;
+  work_.emplace(io_.get_executor());
   lag_probe_.Start();
-  ScheduleTick(0);
+  writer_->Start();
+  net_->Start();
+  PublishSnapshot();
+  Housekeeping();
+  TryDispatch();
 }
 
-void CrawlLoop::ScheduleTick(double delay_s) {
-  tick_.expires_after(std::chrono::microseconds(
-      static_cast<int64_t>(std::clamp(delay_s, 0.0, 1.0) * 1e6)));
-  tick_.async_wait([this, alive = alive_](boost::system::error_code ec) {
-    if (!ec && *alive) Tick();
+// ---- dispatch ----
+
+void CrawlLoop::NoteLimit(Limit limit, double now) {
+  const double dt = std::max(0.0, now - last_limit_at_);
+  const double decay = std::exp2(-dt / kLimitHalfLifeS);
+  for (double& s : limit_seconds_) s *= decay;
+  limit_seconds_[static_cast<int>(last_limit_)] += dt;
+  last_limit_ = limit;
+  last_limit_at_ = now;
+}
+
+uint64_t CrawlLoop::QueuedBytes() const {
+  return parse_bytes_->load() + pending_warc_bytes_;
+}
+
+void CrawlLoop::TryDispatch() {
+  if (!started_ || stopping_) return;
+  const double now = UnixNow();
+  const double gate_now = NetworkStage::Now();
+  const size_t max_connections =
+      static_cast<size_t>(config_.fetch.max_connections);
+  const uint64_t writer_bytes = writer_->stats().queued_bytes;
+  Limit limit = Limit::kNone;
+  int dispatched = 0;
+  bool host_closed = false;  // did politeness turn a candidate away?
+  auto host_open = [&](sched::HostId h) {
+    const bool open = slots_.Open(h, gate_now);
+    host_closed = host_closed || !open;
+    return open;
+  };
+  for (;;) {
+    if (on_network_ >= max_connections) {
+      limit = Limit::kNetwork;
+      break;
+    }
+    if (parse_bytes_->load() > config_.engine.queue_bytes / 2) {
+      limit = Limit::kParse;
+      break;
+    }
+    if (pending_warc_bytes_ + writer_bytes > config_.engine.queue_bytes / 2) {
+      limit = Limit::kWrite;
+      break;
+    }
+    if (dispatched >= kMaxDispatchPerTurn) {
+      // Let the completions queued behind run, then go on.
+      boost::asio::post(io_, [this, alive = alive_] {
+        if (*alive) TryDispatch();
+      });
+      NoteLimit(Limit::kNone, now);
+      return;
+    }
+    std::optional<sched::PageId> page = sched_->Select(now, host_open);
+    if (!page) {
+      limit = sched_->NextTokenTime(now) > now ? Limit::kBudget
+              : host_closed                    ? Limit::kPoliteness
+                                               : Limit::kIdle;
+      break;
+    }
+    Dispatch(*page, now);
+    ++dispatched;
+  }
+  NoteLimit(limit, now);
+  // Wake-ups besides completions: the next token, the next host reopening;
+  // and a periodic look for pages leaving their back-off.
+  double at = now + kIdleRecheckS;
+  if (limit == Limit::kBudget) at = std::min(at, sched_->NextTokenTime(now));
+  const double opening = slots_.NextOpening(gate_now);
+  if (std::isfinite(opening)) at = std::min(at, now + (opening - gate_now));
+  WakeAt(at);
+}
+
+void CrawlLoop::WakeAt(double unix_time) {
+  const double now = UnixNow();
+  // An earlier wake-up already armed covers this one.
+  if (wake_at_ > now && wake_at_ <= unix_time) return;
+  wake_at_ = unix_time;
+  wake_.expires_after(std::chrono::microseconds(
+      static_cast<int64_t>(std::clamp(unix_time - now, 0.0, 1.0) * 1e6)));
+  wake_.async_wait([this, alive = alive_](boost::system::error_code ec) {
+    if (ec || !*alive) return;
+    wake_at_ = std::numeric_limits<double>::infinity();
+    TryDispatch();
   });
 }
 
-void CrawlLoop::Tick() {
-  if (stopping_) return;
-  double now = UnixNow();
-  double gate_now = crawler_->Now();
-  auto host_open = [&](sched::HostId h) {
-    return crawler_->gate().MayStart(hosts_.Name(h), gate_now);
+void CrawlLoop::Dispatch(sched::PageId page, double now) {
+  NoteOrigin(page);
+  const std::string& url = book_->url(page);
+  const sched::HostId host = sched_->page(page).host;
+  in_flight_[page] = InFlight{now, host, true};
+  ++on_network_;
+  ++dispatched_total_;
+  slots_.Start(host);
+  const PageMeta& meta = book_->meta(page);
+  fetch::CrawlRequest req;
+  req.url = url;
+  req.etag = meta.etag;
+  req.last_modified = meta.last_modified;
+  req.keep_raw = warc_ != nullptr;
+  net_->Fetch(std::move(req), [this, page, alive = alive_](
+                                  fetch::FetchResult r, double next_allowed) {
+    if (*alive) OnNetworkDone(page, std::move(r), next_allowed);
+  });
+}
+
+void CrawlLoop::OnNetworkDone(sched::PageId page, fetch::FetchResult r,
+                              double next_allowed) {
+  // Network thread: free the host's slot at once (the parse must not hold
+  // it), then parse on the pool or complete on the scheduler's thread.
+  boost::asio::post(io_, [this, page, next_allowed, alive = alive_] {
+    if (*alive) ReleaseSlot(page, next_allowed);
+  });
+  if (r.outcome != fetch::OutcomeClass::kOk) {
+    boost::asio::post(io_,
+                      [this, page, r = std::move(r), alive = alive_]() mutable {
+                        if (*alive) Complete(page, std::move(r), Parsed{});
+                      });
+    return;
+  }
+  parse::FingerprintOptions fo;
+  fo.k = config_.sched.shingle_k;
+  fo.m = static_cast<size_t>(config_.sched.sketch_m);
+  fo.seed = store_->hash_secret();
+  const uint64_t bytes = BodyBytes(r);
+  *parse_bytes_ += bytes;
+  ++*parse_jobs_;
+  auto work = [this, page, fo, bytes, r = std::move(r), alive = alive_,
+               parse_bytes = parse_bytes_, parse_jobs = parse_jobs_]() mutable {
+    Parsed parsed;
+    if (IsHtml(r.content_type)) {
+      if (*alive && parse_hook_) parse_hook_();
+      parsed.fingerprint =
+          parse::FingerprintHtml(r.body, r.content_type, r.final_url, fo);
+    }
+    // Any other body is hashed whole, here too: a large one must not hold
+    // the scheduler's thread.
+    parsed.text_hash = parsed.fingerprint && parsed.fingerprint->ok()
+                           ? parsed.fingerprint->value().text.text_hash
+                           : parse::TextHash(r.body, fo.seed);
+    *parse_bytes -= bytes;
+    --*parse_jobs;
+    // Back to the scheduler's thread (io_ outlives this loop, whose
+    // destructor joins the pool; a completion after it sees !*alive).
+    boost::asio::post(io_, [this, page, r = std::move(r),
+                            parsed = std::move(parsed), alive]() mutable {
+      if (*alive) Complete(page, std::move(r), std::move(parsed));
+    });
   };
-  size_t max_in_flight = static_cast<size_t>(config_.fetch.max_connections);
-  for (int i = 0; i < kMaxDispatchPerTick && in_flight_.size() < max_in_flight;
-       ++i) {
-    std::optional<sched::PageId> page = sched_->Select(now, host_open);
-    if (!page) break;
-    Dispatch(*page, now);
+  boost::asio::post(*parse_pool_, std::move(work));
+}
+
+void CrawlLoop::ReleaseSlot(sched::PageId page, double next_allowed) {
+  auto it = in_flight_.find(page);
+  if (it != in_flight_.end() && it->second.on_network) {
+    it->second.on_network = false;
+    --on_network_;
+    slots_.Finish(it->second.host, next_allowed);
   }
+  TryDispatch();
+}
+
+void CrawlLoop::Complete(sched::PageId page, fetch::FetchResult r,
+                         Parsed parsed) {
+  const double now = UnixNow();
+  auto node = in_flight_.extract(page);
+  InFlight f = node.empty() ? InFlight{} : node.mapped();
+  if (!node.empty() && f.on_network) {  // the slot's release is behind us
+    --on_network_;
+    slots_.Finish(f.host, NetworkStage::Now());
+  }
+  CountOutcome(fetch::OutcomeName(r.outcome));
+  spdlog::debug("fetch {} -> {} {} {} bytes {:.0f} ms{}{}", book_->url(page),
+                fetch::OutcomeName(r.outcome), r.status, r.bytes,
+                r.total_elapsed_s * 1000, r.detail.empty() ? "" : ": ",
+                r.detail);
+  PageMeta& meta = book_->meta(page);
+  meta.last_status = r.status;
+  meta.last_outcome = std::string(fetch::OutcomeName(r.outcome));
+  book_->MarkPage(page);
+
+  if (r.outcome == fetch::OutcomeClass::kOk) {
+    ++fetched_total_;
+    recent_fetches_.push_back(now);
+    const bool first = meta.last_fetch_time == 0;
+    sched::FetchedObs obs;
+    const uint64_t hash = parsed.text_hash;
+    const parse::PageFingerprint* fingerprint = nullptr;
+    if (parsed.fingerprint && parsed.fingerprint->ok()) {
+      fingerprint = &parsed.fingerprint->value();
+      obs.sketch = fingerprint->text.sketch;
+    }
+    obs.changed = !first && hash != meta.content_hash;
+    obs.last_modified = HttpDateOrMinus1(r.last_modified);
+    obs.previous_last_modified = HttpDateOrMinus1(meta.last_modified);
+    meta.content_hash = hash;
+    meta.etag = r.etag;
+    meta.last_modified = r.last_modified;
+    meta.last_fetch_time = now;
+    Observe({page, now, std::move(obs)});
+    // Last: adding pages grows the book (`meta` is not used after this).
+    if (fingerprint != nullptr && !fingerprint->page.nofollow) {
+      for (const auto& link : fingerprint->page.links) {
+        if (link.kind != parse::LinkKind::kAnchor || link.nofollow) continue;
+        AddUrl(link.url, 1.0, false);
+      }
+    }
+  } else if (r.outcome == fetch::OutcomeClass::kNotModified) {
+    ++fetched_total_;
+    recent_fetches_.push_back(now);
+    if (!r.etag.empty()) meta.etag = r.etag;
+    if (!r.last_modified.empty()) meta.last_modified = r.last_modified;
+    meta.last_fetch_time = now;
+    Observe({page, now, sched::NotModifiedObs{}});
+  } else {
+    if (r.outcome == fetch::OutcomeClass::kRobotsDenied) ++robots_denied_total_;
+    Observe({page, now, sched::FailedObs{ToFailure(r)}});
+  }
+  if (warc_ && (r.outcome == fetch::OutcomeClass::kOk ||
+                r.outcome == fetch::OutcomeClass::kNotModified)) {
+    pending_warc_bytes_ += r.raw_body.size() + r.raw_headers.size();
+    r.body.clear();  // the writer needs the raw bytes only
+    r.body.shrink_to_fit();
+    pending_warc_.push_back(WarcItem{std::move(r), f.started_unix});
+  }
+  RequestCommit();
+  TryDispatch();
+}
+
+// ---- group commit ----
+
+void CrawlLoop::RequestCommit(std::function<void(Status)> committed) {
+  if (committed) commit_waiters_.push_back(std::move(committed));
+  if (commit_running_ || commit_posted_) return;
+  // After whatever else is queued on this thread: completions that arrived
+  // together go into one batch.
+  commit_posted_ = true;
+  boost::asio::post(io_, [this, alive = alive_] {
+    if (!*alive) return;
+    commit_posted_ = false;
+    Flush();
+  });
+}
+
+void CrawlLoop::Flush() {
+  if (commit_running_) return;
+  if (!book_->marked() && pending_warc_.empty() && commit_waiters_.empty()) {
+    return;
+  }
+  WriterJob job;
+  uint64_t failures = 0;
+  book_->TakeBatch(&job.batch, &failures);
+  if (failures > 0) {
+    store_errors_ += failures;
+    spdlog::error("store: {} records over the store's limits not written",
+                  failures);
+  }
+  job.warc = std::move(pending_warc_);
+  pending_warc_.clear();
+  pending_warc_bytes_ = 0;
+  commit_running_ = true;
+  job.done = [this, alive = alive_,
+              waiters = std::move(commit_waiters_)](Status s) mutable {
+    // Writer thread: report back to the scheduler's thread.
+    boost::asio::post(io_, [this, alive, s, waiters = std::move(waiters)]() {
+      if (*alive) OnCommitted(s, std::move(waiters));
+    });
+  };
+  commit_waiters_.clear();
+  writer_->Submit(std::move(job));
+}
+
+void CrawlLoop::OnCommitted(Status status,
+                            std::vector<std::function<void(Status)>> waiters) {
+  commit_running_ = false;
+  if (!status.ok()) ++store_errors_;
+  for (auto& w : waiters) w(status);
+  // What arrived while the writer worked goes next, as one batch.
+  if (book_->marked() || !pending_warc_.empty() || !commit_waiters_.empty()) {
+    Flush();
+  }
+  TryDispatch();  // room in the write queue again
+}
+
+// ---- housekeeping: robots refresh, fetch state, snapshot ----
+
+void CrawlLoop::Housekeeping() {
+  if (stopping_) return;
+  const double now = UnixNow();
   if (now >= next_robots_refresh_) RefreshRobots(now);
-  if (now - last_fetch_state_save_ >= kFetchStateSaveS &&
-      !SaveFetchState().ok()) {
-    ++store_errors_;
+  if (now - last_fetch_state_save_ >=
+      std::max(config_.store.sync_interval_s, kHousekeepingS)) {
+    SaveFetchState({});
   }
-  store_->MaybeSync(now);
-  // Next: when the next token is due, but at least every 250 ms (hosts
-  // reopen as their politeness delays pass) and at most every 10 ms.
-  ScheduleTick(std::clamp(sched_->NextTokenTime(now) - now, 0.01, 0.25));
+  PublishSnapshot();
+  housekeeping_.expires_after(
+      std::chrono::milliseconds(static_cast<int>(kHousekeepingS * 1000)));
+  housekeeping_.async_wait(
+      [this, alive = alive_](boost::system::error_code ec) {
+        if (!ec && *alive) Housekeeping();
+      });
 }
 
 void CrawlLoop::RefreshRobots(double now) {
+  std::vector<std::string> origins;
   for (const std::string& origin : host_origins_) {
-    if (!origin.empty()) crawler_->RefreshRobots(origin);
+    if (!origin.empty()) origins.push_back(origin);
   }
+  if (!origins.empty()) net_->RefreshRobots(std::move(origins));
   const double period = std::clamp(config_.politeness.robots_cache_s / 4,
                                    kMinRobotsRefreshS, kMaxRobotsRefreshS);
   next_robots_refresh_ = now + period;
@@ -333,158 +661,11 @@ void CrawlLoop::NoteOrigin(sched::PageId page) {
   const sched::HostId host = sched_->page(page).host;
   if (host_origins_.size() <= host) host_origins_.resize(host + 1);
   if (host_origins_[host].empty()) {
-    host_origins_[host] = parse::UrlOrigin(urls_.url(page));
+    host_origins_[host] = parse::UrlOrigin(book_->url(page));
   }
 }
 
-void CrawlLoop::Dispatch(sched::PageId page, double now) {
-  NoteOrigin(page);
-  const std::string& url = urls_.url(page);
-  InFlight& f = in_flight_[page];
-  f.started_unix = now;
-  auto previous = store_->GetPage(parse::UrlKey(url), url);
-  if (previous.ok()) f.previous = std::move(previous).value();
-  fetch::CrawlRequest req;
-  req.url = url;
-  req.etag = f.previous.etag;
-  req.last_modified = f.previous.last_modified;
-  req.keep_raw = warc_ != nullptr;
-  crawler_->Fetch(std::move(req),
-                  [this, page, alive = alive_](fetch::FetchResult r) {
-                    if (*alive) OnFetched(page, std::move(r));
-                  });
-}
-
-void CrawlLoop::OnFetched(sched::PageId page, fetch::FetchResult r) {
-  if (r.outcome != fetch::OutcomeClass::kOk || !IsHtml(r.content_type)) {
-    Complete(page, std::move(r), std::nullopt);
-    return;
-  }
-  parse::FingerprintOptions fo;
-  fo.k = config_.sched.shingle_k;
-  fo.m = static_cast<size_t>(config_.sched.sketch_m);
-  fo.seed = store_->hash_secret();
-  auto work = [this, page, fo, r = std::move(r), alive = alive_]() mutable {
-    if (parse_hook_) parse_hook_();
-    auto fp = parse::FingerprintHtml(r.body, r.content_type, r.final_url, fo);
-    // Back to the io thread (io_ outlives this loop, whose destructor joins
-    // the pool; a completion after the loop is gone sees !*alive).
-    boost::asio::post(io_, [this, page, r = std::move(r), fp = std::move(fp),
-                            alive]() mutable {
-      if (*alive) Complete(page, std::move(r), std::move(fp));
-    });
-  };
-  boost::asio::post(*parse_pool_, std::move(work));
-}
-
-void CrawlLoop::Complete(sched::PageId page, fetch::FetchResult r,
-                         std::optional<Result<parse::PageFingerprint>> parsed) {
-  double now = UnixNow();
-  auto node = in_flight_.extract(page);
-  InFlight f = node.empty() ? InFlight{} : std::move(node.mapped());
-  CountOutcome(fetch::OutcomeName(r.outcome));
-  spdlog::debug("fetch {} -> {} {} {} bytes {:.0f} ms{}{}", urls_.url(page),
-                fetch::OutcomeName(r.outcome), r.status, r.bytes,
-                r.total_elapsed_s * 1000, r.detail.empty() ? "" : ": ",
-                r.detail);
-  if (warc_ && !ArchiveFetch(*warc_, r, f.started_unix).ok()) ++store_errors_;
-  store::StoreBatch batch;  // this observation, and pages it discovered
-  store::PageRecord record = f.previous;
-  record.last_status = r.status;
-  record.last_outcome = std::string(fetch::OutcomeName(r.outcome));
-
-  if (r.outcome == fetch::OutcomeClass::kOk) {
-    ++fetched_total_;
-    recent_fetches_.push_back(now);
-    bool first = record.last_fetch_time == 0;
-    sched::FetchedObs obs;
-    uint64_t hash;
-    if (parsed) {
-      const Result<parse::PageFingerprint>& fp = *parsed;
-      hash = fp.ok() ? fp.value().text.text_hash
-                     : parse::TextHash(r.body, store_->hash_secret());
-      if (fp.ok()) {
-        obs.sketch = fp.value().text.sketch;
-        record.sketch = EncodeSketch(obs.sketch);
-        if (!fp.value().page.nofollow) {
-          for (const auto& link : fp.value().page.links) {
-            if (link.kind != parse::LinkKind::kAnchor || link.nofollow)
-              continue;
-            AddUrl(link.url, 1.0, false, &batch);
-          }
-        }
-      }
-    } else {
-      hash = parse::TextHash(r.body, store_->hash_secret());
-    }
-    obs.changed = !first && hash != record.content_hash;
-    obs.last_modified = HttpDateOrMinus1(r.last_modified);
-    obs.previous_last_modified = HttpDateOrMinus1(record.last_modified);
-    record.content_hash = hash;
-    record.etag = r.etag;
-    record.last_modified = r.last_modified;
-    record.last_fetch_time = now;
-    sched_->Observe({page, now, std::move(obs)});
-  } else if (r.outcome == fetch::OutcomeClass::kNotModified) {
-    ++fetched_total_;
-    recent_fetches_.push_back(now);
-    if (!r.etag.empty()) record.etag = r.etag;
-    if (!r.last_modified.empty()) record.last_modified = r.last_modified;
-    record.last_fetch_time = now;
-    sched_->Observe({page, now, sched::NotModifiedObs{}});
-  } else {
-    if (r.outcome == fetch::OutcomeClass::kRobotsDenied) ++robots_denied_total_;
-    sched_->Observe({page, now, sched::FailedObs{ToFailure(r)}});
-  }
-  if (Status s = Persist(page, std::move(record), now, &batch); !s.ok()) {
-    ++store_errors_;
-    spdlog::error("store: {}: {}", urls_.url(page), s.ToString());
-  }
-}
-
-void CrawlLoop::PersistPageState(sched::PageId page, store::StoreBatch* batch) {
-  const std::string& url = urls_.url(page);
-  store::PageRecord record;  // a page not yet committed has no fetch data
-  auto stored = store_->GetPage(parse::UrlKey(url), url);
-  if (stored.ok()) {
-    record = std::move(stored).value();
-  } else if (stored.status().code() != Status::Code::kNotFound) {
-    ++store_errors_;
-    spdlog::error("store: {}: {}", url, stored.status().ToString());
-    return;
-  }
-  record.last_signal_lastmod = last_signal_lastmod_[page];
-  if (Status s = PersistPage(*sched_, page, url, std::move(record), batch);
-      !s.ok()) {
-    ++store_errors_;
-    spdlog::error("store: {}: {}", url, s.ToString());
-  }
-}
-
-Status CrawlLoop::Persist(sched::PageId page, store::PageRecord record,
-                          double now, store::StoreBatch* batch) {
-  record.last_signal_lastmod = last_signal_lastmod_[page];
-  Status s =
-      PersistPage(*sched_, page, urls_.url(page), std::move(record), batch);
-  if (s.ok()) {
-    sched::HostId host = sched_->page(page).host;
-    store::HostRecord base;
-    if (host < host_fetch_state_.size()) {
-      base.fetch_state = host_fetch_state_[host];
-    }
-    s = PersistHost(*sched_, hosts_, host, std::move(base), batch);
-  }
-  if (s.ok()) s = store_->Commit(*batch, now);
-  return s;
-}
-
-void CrawlLoop::Commit(store::StoreBatch* batch, double now) {
-  if (batch->empty()) return;
-  if (Status s = store_->Commit(*batch, now); !s.ok()) {
-    ++store_errors_;
-    spdlog::error("store: {}", s.ToString());
-  }
-}
+// ---- sitemaps ----
 
 void CrawlLoop::OnSitemaps(const std::string& origin,
                            const std::vector<std::string>& sitemaps) {
@@ -500,31 +681,37 @@ void CrawlLoop::FetchSitemap(const std::string& url, int depth) {
   ++count;
   fetch::CrawlRequest req;
   req.url = normalized.value();
-  crawler_->Fetch(std::move(req),
-                  [this, depth, alive = alive_](fetch::FetchResult r) {
-                    if (*alive) OnSitemap(std::move(r), depth);
-                  });
-}
-
-void CrawlLoop::OnSitemap(fetch::FetchResult r, int depth) {
-  if (r.outcome != fetch::OutcomeClass::kOk) return;
-  parse::SitemapOptions o;
-  o.sitemap_url = r.final_url;
-  // Parsed on the pool (up to 50,000 entries: tens of ms), then counted and
-  // applied on the io thread, as HTML bodies are.
-  auto work = [this, depth, o, body = std::move(r.body), alive = alive_] {
-    auto parsed = parse::ParseSitemap(body, o);
-    boost::asio::post(
-        io_, [this, depth, parsed = std::move(parsed), alive]() mutable {
-          if (!*alive || stopping_) return;
-          ++sitemaps_fetched_;
-          if (!parsed.ok()) return;
-          ApplySitemap(std::make_shared<const parse::SitemapResult>(
-                           std::move(parsed).value()),
-                       0, depth);
-        });
-  };
-  boost::asio::post(*parse_pool_, std::move(work));
+  net_->Fetch(std::move(req), [this, depth, alive = alive_](
+                                  fetch::FetchResult r, double) {
+    // Network thread: parse on the pool (up to 50,000 entries: tens of
+    // ms), then count and apply on the scheduler's thread.
+    if (!*alive) return;
+    if (r.outcome != fetch::OutcomeClass::kOk) {
+      boost::asio::post(io_, [this, alive] {
+        if (*alive) TryDispatch();
+      });
+      return;
+    }
+    parse::SitemapOptions o;
+    o.sitemap_url = r.final_url;
+    const uint64_t bytes = r.body.size();
+    *parse_bytes_ += bytes;
+    auto work = [this, depth, o, bytes, body = std::move(r.body), alive,
+                 parse_bytes = parse_bytes_] {
+      auto parsed = parse::ParseSitemap(body, o);
+      *parse_bytes -= bytes;
+      boost::asio::post(
+          io_, [this, depth, parsed = std::move(parsed), alive]() mutable {
+            if (!*alive || stopping_) return;
+            ++sitemaps_fetched_;
+            if (!parsed.ok()) return;
+            ApplySitemap(std::make_shared<const parse::SitemapResult>(
+                             std::move(parsed).value()),
+                         0, depth);
+          });
+    };
+    boost::asio::post(*parse_pool_, std::move(work));
+  });
 }
 
 void CrawlLoop::ApplySitemap(
@@ -532,38 +719,40 @@ void CrawlLoop::ApplySitemap(
     int depth) {
   const auto& entries = sitemap->entries;
   const size_t end = std::min(entries.size(), from + kSitemapSlice);
-  double now = UnixNow();
-  store::StoreBatch batch;  // the new pages and the signals of this slice
+  const double now = UnixNow();
   for (size_t i = from; i < end; ++i) {
     const parse::SitemapEntry& e = entries[i];
     if (e.kind == parse::SitemapEntry::Kind::kSitemap) {
       if (depth < kMaxSitemapDepth) FetchSitemap(e.loc, depth + 1);
       continue;
     }
-    bool known = urls_.Find(e.loc).has_value();
-    std::optional<sched::PageId> page = AddUrl(e.loc, 1.0, false, &batch);
+    const bool known = book_->Find(e.loc).has_value();
+    std::optional<sched::PageId> page = AddUrl(e.loc, 1.0, false);
     if (!page || !known || !e.lastmod) continue;
     // A lastmod is considered once, when it is newer than the last one
     // considered for this page: taken as a signal if it is also newer than
     // our copy (the scheduler's rule, SignalPage), else counted stale (and,
     // as the copy only gets newer, stale for good). Either way the record
     // keeps it, so a restart does not consider it again.
-    double lastmod = static_cast<double>(*e.lastmod);
-    if (sched_->page(*page).fetched() &&
-        lastmod > last_signal_lastmod_[*page]) {
-      last_signal_lastmod_[*page] = lastmod;
+    const double lastmod = static_cast<double>(*e.lastmod);
+    PageMeta& meta = book_->meta(*page);
+    if (sched_->page(*page).fetched() && lastmod > meta.last_signal_lastmod) {
+      meta.last_signal_lastmod = lastmod;
+      book_->MarkPage(*page);
       SignalPage(*page, now, sched::SignalSource::kSitemapLastmod, lastmod);
-      PersistPageState(*page, &batch);
     }
   }
-  Commit(&batch, now);
+  RequestCommit();
   if (end < entries.size()) {  // the rest after whatever else is queued
     boost::asio::post(io_, [this, sitemap = std::move(sitemap), end, depth,
                             alive = alive_]() mutable {
       if (*alive && !stopping_) ApplySitemap(std::move(sitemap), end, depth);
     });
   }
+  TryDispatch();
 }
+
+// ---- signals ----
 
 bool CrawlLoop::SignalPage(sched::PageId page, double now,
                            sched::SignalSource source, double changed_at) {
@@ -573,36 +762,36 @@ bool CrawlLoop::SignalPage(sched::PageId page, double now,
     return false;
   }
   ++signals_total_;
-  sched_->Observe({page, now, signal});
+  Observe({page, now, signal});
   return true;
 }
 
 nlohmann::json CrawlLoop::Signal(const std::vector<std::string>& urls,
-                                 double changed_at) {
-  double now = UnixNow();
+                                 double changed_at,
+                                 std::function<void(Status)> committed) {
+  const double now = UnixNow();
   uint64_t signals = 0, stale = 0, added = 0, ignored = 0;
-  store::StoreBatch batch;
   for (const auto& raw : urls) {
     auto normalized = parse::NormalizeUrl(raw);
     if (!normalized.ok()) {
       ++ignored;
       continue;
     }
-    if (auto page = urls_.Find(normalized.value())) {
+    if (auto page = book_->Find(normalized.value())) {
       if (SignalPage(*page, now, sched::SignalSource::kPushedHint,
                      changed_at)) {
         ++signals;
-        PersistPageState(*page, &batch);
       } else {
         ++stale;
       }
-    } else if (AddUrl(normalized.value(), 1.0, false, &batch)) {
+    } else if (AddUrl(normalized.value(), 1.0, false)) {
       ++added;
     } else {
       ++ignored;
     }
   }
-  Commit(&batch, now);
+  RequestCommit(std::move(committed));
+  TryDispatch();
   return {{"signals", signals},
           {"stale", stale},
           {"added", added},
@@ -612,13 +801,18 @@ nlohmann::json CrawlLoop::Signal(const std::vector<std::string>& urls,
 void CrawlLoop::SetRate(double pages_per_second) {
   sched_->SetRate(pages_per_second, UnixNow());
   config_.budget.rate = pages_per_second;
+  TryDispatch();
 }
+
+// ---- stop ----
 
 void CrawlLoop::Stop(double grace_s, std::function<void(Status)> done) {
   stopping_ = true;
-  tick_.cancel();
+  if (!work_) work_.emplace(io_.get_executor());
+  wake_.cancel();
+  housekeeping_.cancel();
   lag_probe_.Stop();
-  double deadline = UnixNow() + grace_s;
+  const double deadline = UnixNow() + grace_s;
   auto finish = std::make_shared<std::function<void()>>();
   auto timer = std::make_shared<boost::asio::steady_timer>(io_);
   *finish = [this, deadline, done, finish, timer, alive = alive_] {
@@ -628,16 +822,26 @@ void CrawlLoop::Stop(double grace_s, std::function<void(Status)> done) {
       timer->async_wait([finish](boost::system::error_code) { (*finish)(); });
       return;
     }
-    Status s = SaveFetchState();
-    Status sync = store_->MaybeSync(UnixNow(), /*force=*/true);
-    if (s.ok()) s = sync;
-    if (warc_) {
-      Status w = warc_->Close();
-      if (s.ok()) s = w;
-    }
-    auto callback = done;
-    *finish = nullptr;  // breaks the self-reference
-    callback(s);
+    // The fetch state from the network thread, then one last commit, then
+    // the stages down in order: nothing is dropped that was acknowledged.
+    SaveFetchState([this, done, finish, alive] {
+      if (!*alive) return;
+      RequestCommit([this, done, finish, alive](Status committed) {
+        if (!*alive) return;
+        net_->Stop();
+        if (parse_pool_) parse_pool_->join();
+        Status s = writer_->Stop();
+        if (s.ok() && !committed.ok()) s = committed;
+        if (warc_) {
+          Status w = warc_->Close();
+          if (s.ok()) s = w;
+        }
+        auto callback = done;
+        *finish = nullptr;  // breaks the self-reference
+        work_.reset();
+        callback(s);
+      });
+    });
   };
   (*finish)();
 }

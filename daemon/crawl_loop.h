@@ -1,27 +1,35 @@
-// CrawlLoop: the daemon's event loop wiring (DESIGN.md "data flows one
-// way"): the scheduler picks a page whenever the token bucket and the host's
-// politeness gate allow; the Crawler fetches it (robots.txt first); the body
-// is parsed (text hash, sketch, links); the outcome becomes one Observation;
-// page + host state go to the store in one batch (and to WARC if
-// configured). Links and sitemap entries in scope become new pages; sitemap
-// lastmod values newer than our copy and POST /signal hints become signals.
-// On start the scheduler is rebuilt from the store (daemon/recovery.h).
+// CrawlLoop: the daemon's engine (daemon/README.md has the picture). Its
+// stages run on threads with one job each, joined by bounded queues:
+//   * the scheduler's thread — the io_context handed to Create, which the
+//     caller runs — owns the Scheduler, the page book (every page's durable
+//     state), the scope and the counters; it dispatches a fetch the moment a
+//     token, a connection slot and an eligible page whose host is open exist
+//     (on a completion, a host reopening, a token becoming due, new work),
+//     never on a tick;
+//   * the network thread (NetworkStage): libcurl multi + Asio, nothing else;
+//   * the parse pool ([engine] parse_threads): decoding, text, links,
+//     shingles, sketch; sitemaps;
+//   * the writer (StoreWriter): LevelDB and WARC, group commits.
+// Backpressure: while more than [engine] queue_bytes of bodies wait for the
+// parse pool or the writer, dispatch pauses; /status "limited_by" names the
+// stage that limits the rate (network, politeness, parse, write, budget).
+// Links and sitemap entries in scope become new pages; sitemap lastmods
+// newer than our copy and POST /signal hints become signals. On start the
+// scheduler is rebuilt from the store (daemon/recovery.h).
 //
-// Time: the scheduler and the store get Unix seconds; the Crawler its own
+// Time: the scheduler and the store get Unix seconds; the fetcher its own
 // steady clock. Sitemaps are fetched when robots.txt is, outside the token
-// budget: at most kMaxSitemapsPerOrigin per origin and round. robots.txt is
-// re-read once its cached copy expires ([politeness] robots_cache) on every
-// host the loop has crawled, whether or not it is crawling it now.
-// Not thread-safe: everything runs on the io_context's one thread, including
-// the status endpoint's calls (so they need no locks), except parsing: a
-// fetched HTML body is extracted and fingerprinted on a small worker pool
-// (DESIGN.md), and the result comes back to the io thread; the page stays in
-// flight (and Stop waits for it) until then. Sitemaps are parsed on the pool
-// too and applied kSitemapSlice entries per turn of the io thread.
+// budget (kMaxSitemapsPerOrigin per origin and round); robots.txt is re-read
+// once its cached copy expires on every host the loop has crawled.
+// Thread-safety: every method runs on the scheduler's thread (the status
+// endpoint reaches it by posting there: daemon/status_service.h), except
+// status_snapshot(), which is safe from any thread.
 
 #ifndef FRESHD_DAEMON_CRAWL_LOOP_H_
 #define FRESHD_DAEMON_CRAWL_LOOP_H_
 
+#include <atomic>
+#include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/thread_pool.hpp>
@@ -29,22 +37,23 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <regex>
 #include <set>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "base/status.h"
 #include "conf/config.h"
 #include "daemon/cost_bounded_cache.h"
-#include "daemon/host_table.h"
+#include "daemon/host_slots.h"
 #include "daemon/loop_lag_probe.h"
+#include "daemon/network_stage.h"
+#include "daemon/page_book.h"
 #include "daemon/recovery.h"
-#include "daemon/url_index.h"
-#include "fetch/crawler.h"
+#include "daemon/store_writer.h"
 #include "parse/html_fingerprint.h"
 #include "parse/public_suffix.h"
 #include "parse/sitemap.h"
@@ -55,9 +64,8 @@
 namespace freshd::daemon {
 
 inline constexpr int kMaxSitemapsPerOrigin = 20;
-// Sitemap entries applied per turn of the io thread (a few ms of work).
+// Sitemap entries applied per turn of the scheduler's thread (a few ms).
 inline constexpr size_t kSitemapSlice = 4096;
-inline constexpr double kFetchStateSaveS = 60;
 // How often every contacted host's robots.txt (and so its sitemaps) is
 // checked for expiry: a quarter of [politeness] robots_cache, within these.
 inline constexpr double kMinRobotsRefreshS = 0.25;
@@ -66,11 +74,25 @@ inline constexpr double kMaxRobotsRefreshS = 3600;
 inline constexpr double kSummaryMinCostS = 1e-3;
 inline constexpr double kSummaryCostFactor = 100;
 
+// What held the crawl rate back, as /status "limited_by" names it; kIdle:
+// nothing was due (every page fetched within its interval).
+enum class Limit {
+  kNone,
+  kNetwork,
+  kPoliteness,
+  kParse,
+  kWrite,
+  kBudget,
+  kIdle
+};
+inline constexpr int kLimits = 7;
+const char* LimitName(Limit limit);
+
 class CrawlLoop {
  public:
-  // Opens the store, rebuilds the scheduler from it and creates the
-  // crawler. Errors: the store's (IOError when locked by another freshd,
-  // Corruption), InvalidArgument for an unusable config.
+  // Opens the store, rebuilds the scheduler from it and creates the stages
+  // (not started). Errors: the store's (IOError when locked by another
+  // freshd, Corruption), InvalidArgument for an unusable config.
   static Result<std::unique_ptr<CrawlLoop>> Create(boost::asio::io_context& io,
                                                    const Config& config);
   ~CrawlLoop();
@@ -78,13 +100,13 @@ class CrawlLoop {
   // Adds a seed (normalized; its host joins the scope). InvalidArgument for
   // a URL that does not normalize or is not http(s); ResourceExhausted past
   // [crawler] max_urls. A known URL only gets its importance raised to
-  // `weight` (never lowered); a raise is written to the store at once, so it
-  // survives a restart before the page's next fetch.
+  // `weight` (never lowered), written with the next group commit.
   Status AddSeed(std::string_view url, double weight);
 
   void Start();
-  // Stops selecting, waits up to `grace_s` for fetches in flight, syncs the
-  // store and closes WARC output; then `done` runs (on the io thread).
+  // Stops selecting, waits up to `grace_s` for fetches in flight, saves the
+  // fetch state, commits and syncs the store, closes WARC output and stops
+  // the stages; then `done` runs (on the scheduler's thread).
   void Stop(double grace_s, std::function<void(Status)> done);
   // Changes the budget (pages per second) from now on; nothing recomputed.
   void SetRate(double pages_per_second);
@@ -98,142 +120,187 @@ class CrawlLoop {
   // `changed_at` (UTC seconds; −∞: none); unknown in-scope URLs are added as
   // new pages. Returns {"signals": n, "stale": n, "added": n, "ignored": n},
   // stale: hints about a change the copy already has (SignalPage), dropped.
+  // `committed` (if given) runs on this thread once the hints are durable.
   nlohmann::json Signal(
       const std::vector<std::string>& urls,
-      double changed_at = -std::numeric_limits<double>::infinity());
+      double changed_at = -std::numeric_limits<double>::infinity(),
+      std::function<void(Status)> committed = nullptr);
+
+  // `committed` runs on this thread once everything changed so far is
+  // durable (committed by the writer): how POST /signal acknowledges.
+  void WhenCommitted(std::function<void(Status)> committed) {
+    RequestCommit(std::move(committed));
+  }
+
+  // The last StatusJson computed (at most about a second old while the loop
+  // runs); any thread. Null before the first.
+  std::shared_ptr<const nlohmann::json> status_snapshot() const;
 
   const RecoveryReport& recovery() const { return recovery_; }
-  // The newest sitemap lastmod considered as a change signal for `page`
-  // (taken, or dropped as stale; Unix seconds; 0: none, or an unknown id);
-  // kept in its record across restarts.
-  double signal_lastmod(sched::PageId page) const {
-    return page < last_signal_lastmod_.size() ? last_signal_lastmod_[page] : 0;
+  // What of the fetcher's saved state (robots.txt copies, per-host gate
+  // state) the start restored.
+  struct FetchStateCounts {
+    size_t robots = 0;
+    size_t hosts = 0;
+  };
+  const FetchStateCounts& fetch_state_restored() const {
+    return fetch_state_restored_;
   }
-  const std::vector<std::string>& urls() const { return urls_.urls(); }
+  // The newest sitemap lastmod considered as a change signal for `page`
+  // (Unix seconds; 0: none, or an unknown id); kept across restarts.
+  double signal_lastmod(sched::PageId page) const {
+    return page < book_->size() ? book_->meta(page).last_signal_lastmod : 0;
+  }
+  const std::vector<std::string>& urls() const { return book_->urls(); }
   const sched::Scheduler& scheduler() const { return *sched_; }
-  const fetch::Crawler& crawler() const { return *crawler_; }
-  // Writes every host's robots cache and gate state to the store (also
-  // done every kFetchStateSaveS and on Stop).
-  Status SaveFetchState();
+  boost::asio::io_context& io() { return io_; }
 
   // Tests: runs on the parse worker at the start of each HTML parse (set it
-  // before Start). Lets a test hold a parse and watch the io thread go on.
+  // before Start). Lets a test hold a parse and watch the loop go on.
   void set_parse_hook_for_testing(std::function<void()> hook) {
     parse_hook_ = std::move(hook);
   }
 
  private:
   struct InFlight {
-    store::PageRecord previous;  // what the store held when dispatched
     double started_unix = 0;
+    sched::HostId host = 0;
+    bool on_network = true;  // false: fetched, being parsed
+  };
+  // What a parse worker hands back for a fetched body: an HTML body's
+  // fingerprint, and the text hash of any body (the fingerprint's for HTML).
+  struct Parsed {
+    std::optional<Result<parse::PageFingerprint>> fingerprint;
+    uint64_t text_hash = 0;
   };
 
   CrawlLoop(boost::asio::io_context& io, const Config& config);
   Status Init();
-  Status LoadFetchState();
-  void ScheduleTick(double delay_s);
-  void Tick();
+  Status LoadFetchState(fetch::CrawlerState* state);
+
+  // Dispatches while a token, a connection, parse/write room and an
+  // eligible page on an open host exist; then arms the wake-up for the
+  // earliest of the next token and the next host reopening.
+  void TryDispatch();
+  void WakeAt(double unix_time);
   void Dispatch(sched::PageId page, double now);
-  // Has the crawler re-read the robots.txt (and sitemaps) of every host the
-  // loop has handed a URL to whose cached copy expired: so sitemap signals
-  // arrive each robots cache period even on hosts the scheduler leaves
-  // alone (without them, nothing would raise those pages' values).
+  // Network thread: the fetch of `page` ended; hands it to the parse pool
+  // (HTML) or straight back to the scheduler's thread.
+  void OnNetworkDone(sched::PageId page, fetch::FetchResult result,
+                     double next_allowed);
+  // Scheduler thread: the host slot is free again.
+  void ReleaseSlot(sched::PageId page, double next_allowed);
+  void Complete(sched::PageId page, fetch::FetchResult result, Parsed parsed);
+  void Housekeeping();
   void RefreshRobots(double now);
-  // Remembers the origin of `page`'s host (the first URL dispatched to it,
-  // or a recovered fetched page): RefreshRobots covers it from then on.
   void NoteOrigin(sched::PageId page);
-  void OnFetched(sched::PageId page, fetch::FetchResult result);
-  // The rest of OnFetched on the io thread; `parsed`: the body's
-  // fingerprint when it was HTML (computed on the parse pool).
-  void Complete(sched::PageId page, fetch::FetchResult result,
-                std::optional<Result<parse::PageFingerprint>> parsed);
+  // Saves the fetcher's robots cache and gate state of the hosts touched
+  // since the last save (every [store] sync_interval, so a crash neither
+  // refetches every robots.txt nor forgets a back-off), through the book.
+  void SaveFetchState(std::function<void()> then);
+
   void OnSitemaps(const std::string& origin,
                   const std::vector<std::string>& sitemaps);
   void FetchSitemap(const std::string& url, int depth);
-  void OnSitemap(fetch::FetchResult result, int depth);
-  // On the io thread, entries [from, from + kSitemapSlice) of a parsed
-  // sitemap: child sitemaps fetched, in-scope URLs added, advanced lastmods
-  // taken as signals, one store batch; then the rest is posted behind
-  // whatever else the io thread has queued.
   void ApplySitemap(std::shared_ptr<const parse::SitemapResult> sitemap,
                     size_t from, int depth);
-  // The id of `url` (normalized), adding it when new and in scope; a new
-  // page's record goes into `batch` (the caller commits it). A `seed` that
-  // is already known gets its importance raised to `importance` if lower,
-  // and then its rewritten record goes into `batch` too (PersistPageState),
-  // so the raise survives a restart before the page's next fetch.
+  // The id of `url` (normalized), adding it when new and in scope. A `seed`
+  // that is already known gets its importance raised to `importance` if
+  // lower (and so marked for the next commit).
   std::optional<sched::PageId> AddUrl(const std::string& url, double importance,
-                                      bool seed, store::StoreBatch* batch);
+                                      bool seed);
   bool InScope(const std::string& url) const;
-  // A seed (or a recovered page): its host, and its registrable domain
-  // under seed-domains, are in scope from now on.
   void AddScope(std::string_view normalized_url);
   // Hands a signal to the scheduler and counts it (signals_total), unless it
-  // is stale (sched::Scheduler::IsStaleSignal: changed_at, a lastmod, not
-  // after the last fetch; a hint within [sched] signal_window of it): then
-  // it only counts it (signals_stale_total). True if taken. Every signal,
-  // sitemap lastmod or pushed hint, goes through here.
+  // is stale (sched::Scheduler::IsStaleSignal): then it only counts it
+  // (signals_stale_total). True if taken.
   bool SignalPage(sched::PageId page, double now, sched::SignalSource source,
                   double changed_at = -std::numeric_limits<double>::infinity());
-  // Adds the page's and its host's records to `batch` and commits it: one
-  // LevelDB batch per observation, new pages found by it included.
-  Status Persist(sched::PageId page, store::PageRecord record, double now,
-                 store::StoreBatch* batch);
-  // Between fetches (a signal taken, a seed's importance raised): the
-  // page's stored record with its current scheduler state (signal count,
-  // importance) and lastmod into `batch`, so a restart loses no signal or
-  // raise and takes no lastmod twice. Store errors are counted and logged.
-  void PersistPageState(sched::PageId page, store::StoreBatch* batch);
-  void Commit(store::StoreBatch* batch, double now);  // counts failures
+  void Observe(const sched::Observation& obs);
+
+  // Group commit: hands everything the page book has marked (and the WARC
+  // items waiting) to the writer as one job, unless a job is still being
+  // written — then the next job waits and grows until it is done.
+  void RequestCommit(std::function<void(Status)> committed = nullptr);
+  void Flush();
+  void OnCommitted(Status status, std::vector<std::function<void(Status)>> w);
+
   void CountOutcome(std::string_view name);
-  // The O(pages) figures of /status and /metrics (estimated freshness and
-  // the queue counts: sched::Scheduler::Summarize, ~21 ms at 1M pages) at
-  // `now`: exact on every call while a pass takes under kSummaryMinCostS,
-  // else reused for up to kSummaryCostFactor times its cost (about 2 s at
-  // 1M pages), so polling takes at most ~1% of the io thread.
+  uint64_t QueuedBytes() const;
+  void NoteLimit(Limit limit, double now);
   const sched::Scheduler::Summary& CopySummary(double now) const;
+  void PublishSnapshot() const;
 
   boost::asio::io_context& io_;
   Config config_;
-  boost::asio::steady_timer tick_;
-  LoopLagProbe lag_probe_;  // /status loop_lag_ms
+  // Keeps the caller's io_context running while other threads owe it
+  // completions (from Start until Stop's callback).
+  std::optional<
+      boost::asio::executor_work_guard<boost::asio::io_context::executor_type>>
+      work_;
+  boost::asio::steady_timer wake_;
+  double wake_at_ = std::numeric_limits<double>::infinity();  // Unix s
+  boost::asio::steady_timer housekeeping_;
+  LoopLagProbe lag_probe_;  // the scheduler thread's lag
   std::unique_ptr<store::PageStore> store_;
-  std::unique_ptr<sched::Scheduler> sched_;
-  std::unique_ptr<fetch::Crawler> crawler_;
   std::unique_ptr<store::WarcWriter> warc_;
-  HostTable hosts_;
-  UrlIndex urls_;                              // PageId <-> normalized URL
-  std::vector<uint32_t> host_pages_;           // pages per HostId
-  std::vector<std::string> host_fetch_state_;  // per HostId, as stored
-  double last_fetch_state_save_ = 0;
-  double next_robots_refresh_ = 0;           // Unix seconds
-  std::vector<std::string> host_origins_;    // by host id; "": none yet
-  std::vector<double> last_signal_lastmod_;  // per page, 0: none
-  std::set<std::string> scope_hosts_;        // [crawler] scope seed-hosts
-  std::set<std::string> scope_domains_;      // ... seed-domains (eTLD+1)
+  std::unique_ptr<sched::Scheduler> sched_;
+  std::unique_ptr<PageBook> book_;
+  HostSlots slots_;
+  std::vector<std::string> host_origins_;  // by host id; "": none yet
+  std::set<std::string> scope_hosts_;      // [crawler] scope seed-hosts
+  std::set<std::string> scope_domains_;    // ... seed-domains (eTLD+1)
   std::optional<parse::PublicSuffixList> public_suffixes_;  // seed-domains
   std::vector<std::regex> include_, exclude_;
   std::map<sched::PageId, InFlight> in_flight_;
+  uint64_t on_network_ = 0;  // in_flight_ entries still on the network
   std::map<std::string, int> sitemaps_this_round_;  // per origin
   RecoveryReport recovery_;
+  FetchStateCounts fetch_state_restored_;
   std::function<void()> parse_hook_;  // tests only; called on the pool
+
+  // Group commit state.
+  bool commit_running_ = false;
+  bool commit_posted_ = false;
+  std::vector<WarcItem> pending_warc_;
+  uint64_t pending_warc_bytes_ = 0;
+  std::vector<std::function<void(Status)>> commit_waiters_;
+
+  // Bytes of bodies posted to the parse pool and not yet back.
+  std::shared_ptr<std::atomic<uint64_t>> parse_bytes_ =
+      std::make_shared<std::atomic<uint64_t>>(0);
+  std::shared_ptr<std::atomic<uint64_t>> parse_jobs_ =
+      std::make_shared<std::atomic<uint64_t>>(0);
 
   // Counters for /status and /metrics.
   double started_unix_ = 0;
+  double next_robots_refresh_ = 0;    // Unix seconds
+  double last_fetch_state_save_ = 0;  // Unix seconds
+  bool saving_fetch_state_ = false;
+  std::vector<std::function<void()>> fetch_state_waiters_;
   uint64_t fetched_total_ = 0;
   uint64_t signals_total_ = 0;
-  uint64_t signals_stale_total_ = 0;  // dropped by SignalPage
+  uint64_t signals_stale_total_ = 0;
   uint64_t robots_denied_total_ = 0;
   uint64_t sitemaps_fetched_ = 0;
   uint64_t store_errors_ = 0;
+  uint64_t dispatched_total_ = 0;
   std::map<std::string, uint64_t, std::less<>> outcomes_;
   mutable std::vector<double> recent_fetches_;  // completions, last 60 s
+  // Seconds spent limited by each Limit (decayed: a half-life of ~10 s).
+  double limit_seconds_[kLimits] = {};
+  Limit last_limit_ = Limit::kNone;
+  double last_limit_at_ = 0;
   mutable CostBoundedCache<sched::Scheduler::Summary> summary_cache_{
       kSummaryMinCostS, kSummaryCostFactor};  // steady clock; thread CPU cost
+  mutable std::mutex snapshot_mu_;
+  mutable std::shared_ptr<const nlohmann::json> snapshot_;  // by snapshot_mu_
   bool started_ = false;
   bool stopping_ = false;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
-  // Last member: destroyed (joined) first, so no parse outlives the rest.
+  // The stages; destroyed (joined) before the state above.
+  std::unique_ptr<StoreWriter> writer_;
+  std::unique_ptr<NetworkStage> net_;
   std::unique_ptr<boost::asio::thread_pool> parse_pool_;
 };
 

@@ -1,7 +1,7 @@
 // CrawlLoop's status views: GET /status, /metrics and /page (DESIGN.md
 // "contract — status endpoint"). The freshness estimate and the queue counts
-// take a pass over the pages, bounded to ~1% of the io thread however fast
-// they are polled (CopySummary).
+// take a pass over the pages, bounded to ~1% of the scheduler's thread
+// however fast they are polled (CopySummary).
 
 #include <time.h>
 
@@ -50,20 +50,35 @@ nlohmann::json CrawlLoop::StatusJson() const {
   recent.erase(recent.begin(),
                std::lower_bound(recent.begin(), recent.end(), now - 60));
   const sched::Scheduler::Summary& summary = CopySummary(now);
-  const LoopLagProbe::Stats lag = lag_probe_.stats();
+  const LoopLagProbe::Stats net_lag = net_->lag();
+  const LoopLagProbe::Stats sched_lag = lag_probe_.stats();
+  const StoreWriter::Stats writer = writer_->stats();
   nlohmann::json errors = nlohmann::json::object();
   for (const auto& [name, count] : outcomes_) {
     if (name != "ok" && name != "not-modified") errors[name] = count;
   }
+  // The stage that held the rate back most over the last ~10 s.
+  nlohmann::json limits = nlohmann::json::object();
+  Limit limited_by = Limit::kNone;
+  double most = 0, total = 0;
+  for (int i = 1; i < kLimits; ++i) total += limit_seconds_[i];
+  for (int i = 1; i < kLimits; ++i) {
+    const Limit l = static_cast<Limit>(i);
+    limits[LimitName(l)] = total > 0 ? limit_seconds_[i] / total : 0.0;
+    if (limit_seconds_[i] > most) {
+      most = limit_seconds_[i];
+      limited_by = l;
+    }
+  }
   return {
       {"version", FRESHD_VERSION},
       {"uptime_s", now - started_unix_},
-      {"pages_known", urls_.size()},
+      {"pages_known", book_->size()},
       {"pages_fetched_total", fetched_total_},
       {"rate_target", config_.budget.rate},
       {"rate_actual",
        recent.size() / std::clamp(now - started_unix_, 1.0, 60.0)},
-      {"hosts", hosts_.size()},
+      {"hosts", book_->hosts().size()},
       {"estimated_freshness", summary.estimated_freshness},
       {"queue", {{"due", summary.overdue}, {"new", summary.unfetched}}},
       {"errors", errors},
@@ -71,17 +86,50 @@ nlohmann::json CrawlLoop::StatusJson() const {
       {"signals_total", signals_total_},
       {"signals_stale_total", signals_stale_total_},
       {"sitemaps_fetched_total", sitemaps_fetched_},
-      {"store_errors_total", store_errors_},
+      {"store_errors_total", store_errors_ + writer.errors},
       {"policy", config_.sched.policy},
       {"value_threshold", sched_->threshold()},
       {"host_rate_spread", sched_->hosts().HostRateSpread()},
       {"host_rate_weight", sched_->hosts().HostRateWeight()},
-      {"loop_lag_ms", {{"max", 1e3 * lag.max_s}, {"p99", 1e3 * lag.p99_s}}},
+      // The network thread's lag (the fetcher's event loop), and the
+      // scheduler thread's.
+      {"loop_lag_ms",
+       {{"max", 1e3 * net_lag.max_s}, {"p99", 1e3 * net_lag.p99_s}}},
+      {"scheduler_lag_ms",
+       {{"max", 1e3 * sched_lag.max_s}, {"p99", 1e3 * sched_lag.p99_s}}},
+      {"in_flight",
+       {{"network", on_network_},
+        {"parse", in_flight_.size() - on_network_},
+        {"total", in_flight_.size()}}},
+      {"stages",
+       {{"parse_queue", parse_jobs_->load()},
+        {"parse_queue_bytes", parse_bytes_->load()},
+        {"write_queue", writer.queued + (commit_running_ ? 1 : 0)},
+        {"write_queue_bytes", writer.queued_bytes + pending_warc_bytes_},
+        {"write_pending_pages", book_->marked_pages()},
+        {"commits_total", writer.commits},
+        {"records_written_total", writer.records},
+        {"warc_records_total", writer.warc_records}}},
+      {"limited_by", LimitName(limited_by)},
+      {"limits", limits},
       {"recovered",
        {{"pages", recovery_.pages},
         {"pages_reset", recovery_.pages_reset},
         {"corrupt", recovery_.corrupt}}},
   };
+}
+
+void CrawlLoop::PublishSnapshot() const {
+  nlohmann::json status = StatusJson();
+  status["snapshot_unix"] = UnixNow();
+  auto snapshot = std::make_shared<const nlohmann::json>(std::move(status));
+  std::lock_guard<std::mutex> lock(snapshot_mu_);
+  snapshot_ = std::move(snapshot);
+}
+
+std::shared_ptr<const nlohmann::json> CrawlLoop::status_snapshot() const {
+  std::lock_guard<std::mutex> lock(snapshot_mu_);
+  return snapshot_;
 }
 
 std::string CrawlLoop::MetricsText() const {
@@ -130,6 +178,23 @@ std::string CrawlLoop::MetricsText() const {
   metric("freshd_loop_lag_p99_seconds", "gauge",
          "99th percentile of the crawl loop's lag, last minute.",
          s["loop_lag_ms"]["p99"].get<double>() / 1e3);
+  metric("freshd_scheduler_lag_max_seconds", "gauge",
+         "Longest the scheduler's thread was held, last minute.",
+         s["scheduler_lag_ms"]["max"].get<double>() / 1e3);
+  metric("freshd_in_flight_fetches", "gauge",
+         "Fetches on the network or being parsed.",
+         s["in_flight"]["total"].get<double>());
+  metric("freshd_parse_queue", "gauge", "Bodies waiting for the parse pool.",
+         s["stages"]["parse_queue"].get<double>());
+  metric("freshd_write_queue_bytes", "gauge",
+         "Bytes waiting for the writer (WARC payloads).",
+         s["stages"]["write_queue_bytes"].get<double>());
+  metric("freshd_store_commits_total", "counter",
+         "Group commits written to the store.",
+         s["stages"]["commits_total"].get<double>());
+  metric("freshd_store_errors_total", "counter",
+         "Failed store commits and WARC writes.",
+         s["store_errors_total"].get<double>());
   out +=
       "# HELP freshd_fetch_outcomes_total Fetch outcomes by class.\n"
       "# TYPE freshd_fetch_outcomes_total counter\n";
@@ -143,7 +208,7 @@ std::string CrawlLoop::MetricsText() const {
 Result<nlohmann::json> CrawlLoop::PageJson(std::string_view raw_url) const {
   auto url = parse::NormalizeUrl(raw_url);
   if (!url.ok()) return url.status();
-  std::optional<sched::PageId> known = urls_.Find(url.value());
+  std::optional<sched::PageId> known = book_->Find(url.value());
   if (!known) return Status::NotFound("unknown URL");
   sched::PageId id = *known;
   double now = UnixNow();
@@ -177,7 +242,7 @@ Result<nlohmann::json> CrawlLoop::PageJson(std::string_view raw_url) const {
   }
   return nlohmann::json{
       {"url", url.value()},
-      {"host", hosts_.Name(s.host)},
+      {"host", book_->hosts().Name(s.host)},
       {"last_fetch_unix", s.fetched() ? nlohmann::json(s.last_fetch) : nullptr},
       {"fetches", s.fetches},
       {"consecutive_failures", s.failures},

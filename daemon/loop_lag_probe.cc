@@ -35,18 +35,25 @@ void LoopLagProbe::Arm() {
   timer_.async_wait([this, alive = alive_](boost::system::error_code ec) {
     if (ec || !*alive || !running_) return;
     const auto late = std::chrono::steady_clock::now() - timer_.expiry();
-    ring_[next_] = std::max(0.0, std::chrono::duration<double>(late).count());
-    next_ = (next_ + 1) % ring_.size();
-    count_ = std::min(count_ + 1, ring_.size());
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      ring_[next_] = std::max(0.0, std::chrono::duration<double>(late).count());
+      next_ = (next_ + 1) % ring_.size();
+      count_ = std::min(count_ + 1, ring_.size());
+    }
     Arm();
   });
 }
 
 LoopLagProbe::Stats LoopLagProbe::stats() const {
   Stats s;
-  s.samples = count_;
-  if (count_ == 0) return s;
-  std::vector<double> v(ring_.begin(), ring_.begin() + count_);
+  std::vector<double> v;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    s.samples = count_;
+    if (count_ == 0) return s;
+    v.assign(ring_.begin(), ring_.begin() + static_cast<long>(count_));
+  }
   std::sort(v.begin(), v.end());
   s.max_s = v.back();
   s.p99_s = v[static_cast<size_t>(0.99 * static_cast<double>(v.size() - 1))];

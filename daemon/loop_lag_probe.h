@@ -4,7 +4,8 @@
 // seconds of samples (a fixed ring, window / period of them). What an
 // operator reads in /status as loop_lag_ms: a stall of the crawl loop (a
 // large sitemap, a selection horizon refresh, a status pass) shows up here.
-// Runs on, and is not safe off, the io_context's thread; Stop() before the
+// Start/Stop run on the io_context's thread; stats() is safe from any thread
+// (the status thread reads the network thread's probe). Stop() before the
 // io_context goes away (the destructor cancels too).
 
 #ifndef FRESHD_DAEMON_LOOP_LAG_PROBE_H_
@@ -13,6 +14,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 namespace freshd::daemon {
@@ -39,9 +41,10 @@ class LoopLagProbe {
 
   boost::asio::steady_timer timer_;
   double period_s_;
-  std::vector<double> ring_;  // lateness samples, seconds
-  size_t next_ = 0;           // ring_ slot written next
-  size_t count_ = 0;          // samples held (<= ring_.size())
+  mutable std::mutex mu_;
+  std::vector<double> ring_;  // lateness samples, seconds; guarded by mu_
+  size_t next_ = 0;           // ring_ slot written next; guarded by mu_
+  size_t count_ = 0;          // samples held (<= ring_.size()); ditto
   bool running_ = false;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };

@@ -133,9 +133,9 @@ Status RestorePages(const store::PageStore& store, sched::Scheduler* scheduler,
         }
         if (urls->size() <= *id) urls->resize(static_cast<size_t>(*id) + 1);
         (*urls)[*id] = record.url;
-        std::vector<double>& lastmods = report->signal_lastmods;
-        if (lastmods.size() <= *id) lastmods.resize(urls->size(), 0.0);
-        lastmods[*id] = record.last_signal_lastmod;
+        std::vector<PageMeta>& metas = report->metas;
+        if (metas.size() <= *id) metas.resize(urls->size());
+        metas[*id] = PageMeta::FromRecord(record);
         ++(reset ? report->pages_reset : report->pages);
         return true;
       },
@@ -162,23 +162,38 @@ Status PersistPage(const sched::Scheduler& scheduler, sched::PageId page,
   return batch->PutPage(base);
 }
 
-Status PersistHost(const sched::Scheduler& scheduler, const HostTable& hosts,
-                   sched::HostId host, store::HostRecord base,
-                   store::StoreBatch* batch) {
+Status PersistHostOnly(const sched::Scheduler& scheduler,
+                       const HostTable& hosts, sched::HostId host,
+                       store::HostRecord base, store::StoreBatch* batch) {
   if (host >= hosts.size()) {
     return Status::InvalidArgument("persist: unknown host id");
   }
-  const sched::HostPool& pool = scheduler.hosts();
   base.host = hosts.Name(host);
-  const sched::HostStats* stats = pool.Find(host);
+  const sched::HostStats* stats = scheduler.hosts().Find(host);
   base.pooled_estimates =
       stats != nullptr ? sched::EncodeHostStats(*stats) : std::string();
+  return batch->PutHost(base);
+}
+
+Status PersistGlobals(const sched::Scheduler& scheduler,
+                      store::StoreBatch* batch) {
+  const sched::HostPool& pool = scheduler.hosts();
   store::HostRecord global;
   global.host = std::string(kGlobalStatsHost);
   global.pooled_estimates = sched::EncodeSavedGlobals(
       pool.global(), scheduler.threshold(), pool.spread_state());
-  if (Status s = batch->PutHost(base); !s.ok()) return s;
   return batch->PutHost(global);
+}
+
+Status PersistHost(const sched::Scheduler& scheduler, const HostTable& hosts,
+                   sched::HostId host, store::HostRecord base,
+                   store::StoreBatch* batch) {
+  if (Status s =
+          PersistHostOnly(scheduler, hosts, host, std::move(base), batch);
+      !s.ok()) {
+    return s;
+  }
+  return PersistGlobals(scheduler, batch);
 }
 
 Result<RecoveryReport> RebuildScheduler(const store::PageStore& store,

@@ -23,6 +23,7 @@
 
 #include "base/status.h"
 #include "daemon/host_table.h"
+#include "daemon/page_meta.h"
 #include "sched/scheduler.h"
 #include "store/page_store.h"
 
@@ -48,6 +49,13 @@ Status PersistPage(const sched::Scheduler& scheduler, sched::PageId page,
 Status PersistHost(const sched::Scheduler& scheduler, const HostTable& hosts,
                    sched::HostId host, store::HostRecord base,
                    store::StoreBatch* batch);
+// The two halves of PersistHost, for a caller that writes many hosts and the
+// global record once per batch (the page book's group commit).
+Status PersistHostOnly(const sched::Scheduler& scheduler,
+                       const HostTable& hosts, sched::HostId host,
+                       store::HostRecord base, store::StoreBatch* batch);
+Status PersistGlobals(const sched::Scheduler& scheduler,
+                      store::StoreBatch* batch);
 
 struct RecoveryOptions {
   // false: a record that does not decode is skipped and reported; a page
@@ -72,9 +80,10 @@ struct RecoveryReport {
   double threshold = 0;
   uint64_t corrupt = 0;  // records that did not decode (store or state)
   std::vector<CorruptRecord> corrupt_records;  // the first max_reported
-  // Per page id: the record's last_signal_lastmod (0: none), which the
-  // daemon keeps beside the scheduler (CrawlLoop moves the vector out).
-  std::vector<double> signal_lastmods;
+  // Per page id: the record's fetch fields (validators, content hash, last
+  // outcome, newest lastmod considered), which the page book keeps beside
+  // the scheduler (daemon/page_book.h moves the vector out).
+  std::vector<PageMeta> metas;
 };
 
 // Scans store hosts first (interning every host name into `hosts` and

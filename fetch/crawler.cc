@@ -404,6 +404,17 @@ CrawlerState Crawler::ExportState() const {
   return CrawlerState{impl_->robots_.Export(), impl_->gate_.Export()};
 }
 
+CrawlerState Crawler::ExportState(
+    const std::vector<std::string>& origins) const {
+  std::vector<std::string> hosts;
+  hosts.reserve(origins.size());
+  for (const std::string& origin : origins) {
+    hosts.emplace_back(parse::UrlAuthority(origin));
+  }
+  return CrawlerState{impl_->robots_.Export(origins),
+                      impl_->gate_.Export(hosts)};
+}
+
 void Crawler::ImportState(const CrawlerState& state) {
   impl_->robots_.Import(state.robots);
   impl_->gate_.Import(state.hosts);

@@ -97,6 +97,9 @@ class Crawler {
   // Robots cache and per-host gate state, for persistence; Import sets the
   // listed origins/hosts (call before fetching, on the io thread).
   CrawlerState ExportState() const;
+  // The same for the listed origins (parse::UrlOrigin form) only: their
+  // robots.txt entries and their hosts' gate state.
+  CrawlerState ExportState(const std::vector<std::string>& origins) const;
   void ImportState(const CrawlerState& state);
 
  private:

@@ -160,20 +160,32 @@ size_t PolitenessGate::PruneIdle(double now) {
 
 std::vector<GateHostSnapshot> PolitenessGate::Export() const {
   std::vector<GateHostSnapshot> out;
-  for (const auto& [name, h] : hosts_) {
-    GateHostSnapshot s;
-    s.host = name;
-    s.next_allowed = h.next_allowed;
-    s.last_response_s = h.last_response_s;
-    s.consecutive_errors = h.errors;
-    s.crawl_delay_s = h.crawl_delay_s;
-    out.push_back(std::move(s));
-  }
+  for (const auto& [name, h] : hosts_) out.push_back(Snapshot(name, h));
   std::sort(out.begin(), out.end(),
             [](const GateHostSnapshot& a, const GateHostSnapshot& b) {
               return a.host < b.host;
             });
   return out;
+}
+
+std::vector<GateHostSnapshot> PolitenessGate::Export(
+    const std::vector<std::string>& hosts) const {
+  std::vector<GateHostSnapshot> out;
+  for (const std::string& name : hosts) {
+    if (const Host* h = Find(name)) out.push_back(Snapshot(name, *h));
+  }
+  return out;
+}
+
+GateHostSnapshot PolitenessGate::Snapshot(const std::string& name,
+                                          const Host& h) {
+  GateHostSnapshot s;
+  s.host = name;
+  s.next_allowed = h.next_allowed;
+  s.last_response_s = h.last_response_s;
+  s.consecutive_errors = h.errors;
+  s.crawl_delay_s = h.crawl_delay_s;
+  return s;
 }
 
 void PolitenessGate::Import(const std::vector<GateHostSnapshot>& hosts) {

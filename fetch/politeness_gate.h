@@ -101,6 +101,9 @@ class PolitenessGate {
 
   // Every known host (PruneIdle first to leave out idle ones), by name.
   std::vector<GateHostSnapshot> Export() const;
+  // The same for the listed hosts only (unknown ones are left out).
+  std::vector<GateHostSnapshot> Export(
+      const std::vector<std::string>& hosts) const;
   // Sets the state of each listed host (in-flight counts are kept; the
   // address is not part of a snapshot). Negative or non-finite values are
   // clamped to the defaults.
@@ -120,6 +123,7 @@ class PolitenessGate {
     double next_allowed = 0;
   };
   double Spacing(const Host& h) const;
+  static GateHostSnapshot Snapshot(const std::string& name, const Host& h);
   Host& Get(std::string_view host);
   const Host* Find(std::string_view host) const;
   const Ip* FindIp(const Host* h) const;

@@ -131,26 +131,39 @@ size_t RobotsCache::PruneExpired(double now) {
 std::vector<RobotsSnapshot> RobotsCache::Export() const {
   std::vector<RobotsSnapshot> out;
   out.reserve(entries_.size());
-  for (const auto& [origin, e] : entries_) {
-    RobotsSnapshot s;
-    s.origin = origin;
-    s.mode = e.mode;
-    s.status = e.status;
-    s.fetched_at = e.fetched_at;
-    s.expires = e.expires;
-    s.body = e.body;
-    s.final_url = e.final_url;
-    s.has_rules = e.has_rules;
-    s.unreachable_since = e.unreachable_since;
-    s.failures = e.failures;
-    s.last_failure = e.last_failure;
-    out.push_back(std::move(s));
-  }
+  for (const auto& [origin, e] : entries_) out.push_back(Snapshot(origin, e));
   std::sort(out.begin(), out.end(),
             [](const RobotsSnapshot& a, const RobotsSnapshot& b) {
               return a.origin < b.origin;
             });
   return out;
+}
+
+std::vector<RobotsSnapshot> RobotsCache::Export(
+    const std::vector<std::string>& origins) const {
+  std::vector<RobotsSnapshot> out;
+  for (const std::string& origin : origins) {
+    auto it = entries_.find(origin);
+    if (it != entries_.end()) out.push_back(Snapshot(origin, it->second));
+  }
+  return out;
+}
+
+RobotsSnapshot RobotsCache::Snapshot(const std::string& origin,
+                                     const Entry& e) {
+  RobotsSnapshot s;
+  s.origin = origin;
+  s.mode = e.mode;
+  s.status = e.status;
+  s.fetched_at = e.fetched_at;
+  s.expires = e.expires;
+  s.body = e.body;
+  s.final_url = e.final_url;
+  s.has_rules = e.has_rules;
+  s.unreachable_since = e.unreachable_since;
+  s.failures = e.failures;
+  s.last_failure = e.last_failure;
+  return s;
 }
 
 void RobotsCache::Import(const std::vector<RobotsSnapshot>& entries) {

@@ -90,6 +90,9 @@ class RobotsCache {
 
   // Every entry, sorted by origin.
   std::vector<RobotsSnapshot> Export() const;
+  // The same for the listed origins only (unknown ones are left out).
+  std::vector<RobotsSnapshot> Export(
+      const std::vector<std::string>& origins) const;
   // Replaces the entries of the listed origins; bodies are re-parsed
   // (first kMaxRobotsBytes only), sitemaps resolved against final_url.
   void Import(const std::vector<RobotsSnapshot>& entries);
@@ -113,6 +116,8 @@ class RobotsCache {
 
   const PolitenessConfig config_;
   const std::string token_;
+  static RobotsSnapshot Snapshot(const std::string& origin, const Entry& e);
+
   std::unordered_map<std::string, Entry> entries_;
 };
 

@@ -461,21 +461,26 @@ bool Scheduler::IsStaleSignal(PageId page, double now,
          now < s.last_fetch + options_.signal_window;
 }
 
-void Scheduler::Observe(const Observation& obs) {
-  if (obs.page >= pages_.size() || !std::isfinite(obs.time)) return;
+Scheduler::ObserveEffect Scheduler::Observe(const Observation& obs) {
+  ObserveEffect effect;
+  if (obs.page >= pages_.size() || !std::isfinite(obs.time)) return effect;
   std::visit(
       [&](const auto& e) {
         using T = std::decay_t<decltype(e)>;
         if constexpr (std::is_same_v<T, FetchedObs>) {
           OnContent(obs.page, obs.time, &e);
+          effect = {true, true, true};
         } else if constexpr (std::is_same_v<T, NotModifiedObs>) {
           OnContent(obs.page, obs.time, nullptr);
+          effect = {true, true, true};
         } else if constexpr (std::is_same_v<T, FailedObs>) {
           OnFailure(obs.page, obs.time, e.failure);
+          effect.page = true;
         } else if constexpr (std::is_same_v<T, SignalObs>) {
           if (IsStaleSignal(obs.page, obs.time, e)) return;
           PageState& s = pages_[obs.page];
           AddSignal(s);
+          effect.page = true;
           if (policy_->uses_signals() && s.fetched()) {
             const bool whole_day = IsWholeDayClaim(e.changed_at);
             const double claimed = !std::isfinite(e.changed_at) ? obs.time
@@ -491,10 +496,12 @@ void Scheduler::Observe(const Observation& obs) {
           if (std::isfinite(e.importance) && e.importance > s.importance) {
             s.importance = static_cast<float>(std::min(e.importance, 1e6));
             Reindex(obs.page);
+            effect.page = true;
           }
         }
       },
       obs.event);
+  return effect;
 }
 
 RatePrior Scheduler::RefreshEstimates(PageId page) {

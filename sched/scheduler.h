@@ -140,10 +140,19 @@ class Scheduler {
   };
   void SetTruthMixture(PageId page, std::vector<WeightedParams> mixture);
 
+  // What one Observe changed of the state a caller persists: the page's
+  // saved state (EncodeSavedPage), its host's pooled statistics, the global
+  // statistics. The daemon's page book writes exactly these.
+  struct ObserveEffect {
+    bool page = false;
+    bool host = false;
+    bool globals = false;
+  };
+
   // Consumes one observation (unknown page ids are ignored). A fetched, 304
   // or failed observation ends the page's in-flight state. A stale signal
-  // (IsStaleSignal) is ignored.
-  void Observe(const Observation& obs);
+  // (IsStaleSignal) is ignored. Returns what changed.
+  ObserveEffect Observe(const Observation& obs);
 
   // Whether `signal`, received at `now`, is about a change the page's copy
   // already has: its changed_at is not after the page's last fetch, or it

@@ -12,9 +12,13 @@ TokenBucket::TokenBucket(double rate, double burst, double start)
       tokens_(1),
       last_(start) {}
 
+double TokenBucket::capacity() const {
+  return std::max(burst_, rate_ * kRefillWindowS);
+}
+
 void TokenBucket::Advance(double now) {
   if (!(now > last_)) return;
-  tokens_ = std::min(burst_, tokens_ + (now - last_) * rate_);
+  tokens_ = std::min(capacity(), tokens_ + (now - last_) * rate_);
   last_ = now;
 }
 

@@ -12,7 +12,7 @@
 #include <shared_mutex>
 #include <utility>
 
-#include "store/coding.h"
+#include "base/coding.h"
 #include "store/keys.h"
 
 namespace freshd::store {
@@ -94,6 +94,16 @@ Status DecodeSignalEntry(std::string_view key, std::string_view value,
 }
 
 }  // namespace
+
+void StoreBatch::Append(StoreBatch&& other) {
+  if (ops_.empty()) {
+    ops_ = std::move(other.ops_);
+  } else {
+    ops_.insert(ops_.end(), std::make_move_iterator(other.ops_.begin()),
+                std::make_move_iterator(other.ops_.end()));
+  }
+  other.ops_.clear();
+}
 
 Status StoreBatch::PutPage(const PageRecord& page) {
   Op op{Op::Kind::kPut, PageKey(page.url_key, page.url), {}, 0};

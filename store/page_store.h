@@ -22,8 +22,8 @@
 #include <string_view>
 #include <vector>
 
+#include "base/status.h"
 #include "conf/config.h"
-#include "conf/status.h"
 #include "store/records.h"
 
 namespace leveldb {
@@ -48,6 +48,9 @@ class StoreBatch {
   Status AddSignal(const SignalEntry& signal);
   void DeletePage(uint64_t url_key, std::string_view url);
   void DeleteHost(std::string_view host);
+
+  // Moves `other`'s operations after this batch's (group commit).
+  void Append(StoreBatch&& other);
 
   size_t operations() const { return ops_.size(); }
   bool empty() const { return ops_.empty(); }

@@ -5,7 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 
 namespace freshd::sched {
 namespace {
@@ -60,6 +62,42 @@ TEST(TokenBucketTest, LongRunRateIsExact) {
     ++n;
   }
   EXPECT_NEAR(n, 3000, 1);
+}
+
+}  // namespace
+}  // namespace freshd::sched
+
+namespace freshd::sched {
+namespace {
+
+// The sustained rate is `rate` at both ends of the budget, whatever `burst`:
+// a taker that wakes every few milliseconds (an event loop) loses no token,
+// where a bucket capped at `burst` alone would give it burst per wake-up.
+TEST(TokenBucketTest, BurstNeverCapsTheSustainedRate) {
+  for (double rate : {0.01, 1.0, 1000.0, 50000.0}) {
+    for (double burst : {1.0, 10.0}) {
+      TokenBucket b(rate, burst, 0.0);
+      const double wake = 0.005;  // a 5 ms event-loop wake-up
+      const int64_t wakes =
+          static_cast<int64_t>(std::max(100.0 / rate, 10.0) / wake);
+      uint64_t taken = 0;
+      for (int64_t i = 0; i <= wakes; ++i) {
+        while (b.TryTake(static_cast<double>(i) * wake)) ++taken;
+      }
+      // The first token is free; at most one fractional token is left.
+      const double expected = rate * static_cast<double>(wakes) * wake + 1;
+      EXPECT_NEAR(static_cast<double>(taken), expected, 1.0)
+          << "rate " << rate << " burst " << burst;
+    }
+  }
+}
+
+TEST(TokenBucketTest, CapacityIsBurstOrATenthOfASecondOfTheRate) {
+  EXPECT_DOUBLE_EQ(TokenBucket(1.0, 10.0).capacity(), 10.0);
+  EXPECT_DOUBLE_EQ(TokenBucket(50000.0, 10.0).capacity(), 5000.0);
+  // After an idle spell a fast bucket holds at most its capacity.
+  TokenBucket b(50000.0, 10.0, 0.0);
+  EXPECT_DOUBLE_EQ(b.Available(1000.0), 5000.0);
 }
 
 }  // namespace

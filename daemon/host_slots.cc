@@ -1,0 +1,46 @@
+#include "daemon/host_slots.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace freshd::daemon {
+
+HostSlots::HostSlots(int max_in_flight_per_host)
+    : max_in_flight_(std::max(1, max_in_flight_per_host)) {}
+
+HostSlots::Host& HostSlots::Get(sched::HostId host) {
+  if (hosts_.size() <= host) hosts_.resize(static_cast<size_t>(host) + 1);
+  return hosts_[host];
+}
+
+bool HostSlots::Open(sched::HostId host, double now) const {
+  if (host >= hosts_.size()) return true;
+  const Host& h = hosts_[host];
+  return h.in_flight < max_in_flight_ && h.next_allowed <= now;
+}
+
+void HostSlots::Start(sched::HostId host) {
+  ++Get(host).in_flight;
+  ++total_in_flight_;
+}
+
+void HostSlots::Finish(sched::HostId host, double next_allowed) {
+  Host& h = Get(host);
+  if (h.in_flight > 0) {
+    --h.in_flight;
+    --total_in_flight_;
+  }
+  h.next_allowed = next_allowed;
+  if (std::isfinite(next_allowed)) openings_.emplace(next_allowed, host);
+}
+
+double HostSlots::NextOpening(double now) {
+  while (!openings_.empty()) {
+    const auto [at, host] = openings_.top();
+    if (at > now && hosts_[host].next_allowed == at) return at;
+    openings_.pop();  // passed, or superseded by a later Finish
+  }
+  return std::numeric_limits<double>::infinity();
+}
+
+}  // namespace freshd::daemon

@@ -1,0 +1,96 @@
+#include "daemon/network_stage.h"
+
+#include <boost/asio/post.hpp>
+#include <chrono>
+#include <utility>
+
+#include "parse/url.h"
+
+namespace freshd::daemon {
+
+NetworkStage::NetworkStage() : work_(io_.get_executor()), lag_probe_(io_) {}
+
+NetworkStage::~NetworkStage() { Stop(); }
+
+Result<std::unique_ptr<NetworkStage>> NetworkStage::Create(
+    const Config& config) {
+  std::unique_ptr<NetworkStage> stage(new NetworkStage());
+  auto crawler = fetch::Crawler::Create(
+      stage->io_, fetch::CrawlerOptionsFromConfig(config));
+  if (!crawler.ok()) return crawler.status();
+  stage->crawler_ = std::move(crawler).value();
+  return stage;
+}
+
+void NetworkStage::ImportState(const fetch::CrawlerState& state) {
+  crawler_->ImportState(state);
+}
+
+void NetworkStage::set_sitemap_handler(fetch::Crawler::SitemapHandler handler) {
+  crawler_->set_sitemap_handler(
+      [this, handler = std::move(handler)](
+          const std::string& origin, const std::vector<std::string>& maps) {
+        touched_.insert(origin);  // its robots.txt was just fetched
+        handler(origin, maps);
+      });
+}
+
+void NetworkStage::Start() {
+  if (started_) return;
+  started_ = true;
+  boost::asio::post(io_, [this] { lag_probe_.Start(); });
+  thread_ = std::thread([this] { io_.run(); });
+}
+
+void NetworkStage::Stop() {
+  if (thread_.joinable()) {
+    boost::asio::post(io_, [this] { lag_probe_.Stop(); });
+    work_.reset();
+    io_.stop();
+    thread_.join();
+  }
+  // The crawler goes with the thread that used it (its callbacks are
+  // dropped); the io_context outlives it (declared first).
+  crawler_.reset();
+}
+
+double NetworkStage::Now() {
+  return std::chrono::duration<double>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+void NetworkStage::Fetch(fetch::CrawlRequest request, FetchDone done) {
+  ++pending_;
+  boost::asio::post(io_, [this, request = std::move(request),
+                          done = std::move(done)]() mutable {
+    const std::string host(parse::UrlAuthority(request.url));
+    std::string origin = parse::UrlOrigin(request.url);
+    crawler_->Fetch(std::move(request),
+                    [this, host, origin = std::move(origin),
+                     done = std::move(done)](fetch::FetchResult r) mutable {
+                      --pending_;
+                      touched_.insert(std::move(origin));
+                      const double next =
+                          crawler_->gate().NextAllowed(host, Now());
+                      done(std::move(r), next);
+                    });
+  });
+}
+
+void NetworkStage::RefreshRobots(std::vector<std::string> origins) {
+  boost::asio::post(io_, [this, origins = std::move(origins)] {
+    for (const std::string& origin : origins) crawler_->RefreshRobots(origin);
+  });
+}
+
+void NetworkStage::ExportTouched(
+    std::function<void(fetch::CrawlerState)> done) {
+  boost::asio::post(io_, [this, done = std::move(done)] {
+    std::vector<std::string> origins(touched_.begin(), touched_.end());
+    touched_.clear();
+    done(crawler_->ExportState(origins));
+  });
+}
+
+}  // namespace freshd::daemon

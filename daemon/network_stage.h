@@ -1,0 +1,82 @@
+// NetworkStage: the engine's network thread (daemon/README.md). It owns an
+// io_context, the thread that runs it, and the fetch::Crawler on it (libcurl
+// multi, politeness gates, robots.txt cache, redirects, limits, SSRF guard).
+// Nothing else runs there: no parsing, no compression, no disk; a finished
+// fetch is handed on through the caller's callback, which must only post it
+// elsewhere (to the parse pool or the scheduler's thread).
+// Every method is safe from any thread: it posts to the network thread
+// (ImportState and set_sitemap_handler before Start only). Callbacks run on
+// the network thread. Stop() joins the thread; pending callbacks are
+// dropped, never called.
+
+#ifndef FRESHD_DAEMON_NETWORK_STAGE_H_
+#define FRESHD_DAEMON_NETWORK_STAGE_H_
+
+#include <atomic>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <unordered_set>
+#include <vector>
+
+#include "base/status.h"
+#include "conf/config.h"
+#include "daemon/loop_lag_probe.h"
+#include "fetch/crawler.h"
+
+namespace freshd::daemon {
+
+class NetworkStage {
+ public:
+  // `result`; `next_allowed`: when the host's gate next lets a request start
+  // (the crawler's clock, Now()), read right after the fetch ended.
+  using FetchDone =
+      std::function<void(fetch::FetchResult result, double next_allowed)>;
+
+  // Creates the crawler (fails as fetch::Crawler::Create). Not started.
+  static Result<std::unique_ptr<NetworkStage>> Create(const Config& config);
+  ~NetworkStage();  // Stop()s
+
+  // Before Start: robots cache and gate state (crawler clock), and the
+  // handler of robots.txt sitemap lines (runs on the network thread).
+  void ImportState(const fetch::CrawlerState& state);
+  void set_sitemap_handler(fetch::Crawler::SitemapHandler handler);
+
+  void Start();
+  // Stops the io_context and joins the thread. Idempotent.
+  void Stop();
+
+  void Fetch(fetch::CrawlRequest request, FetchDone done);
+  // Crawler::RefreshRobots for each origin.
+  void RefreshRobots(std::vector<std::string> origins);
+  // The crawler's state of the origins a fetch or a robots.txt fetch touched
+  // since the last call, handed to `done` on the network thread.
+  void ExportTouched(std::function<void(fetch::CrawlerState)> done);
+
+  // The crawler's clock (steady seconds); any thread.
+  static double Now();
+  // Fetches handed in and not yet reported; any thread.
+  uint64_t pending() const { return pending_.load(); }
+  LoopLagProbe::Stats lag() const { return lag_probe_.stats(); }
+
+ private:
+  NetworkStage();
+
+  boost::asio::io_context io_;
+  boost::asio::executor_work_guard<boost::asio::io_context::executor_type>
+      work_;
+  LoopLagProbe lag_probe_;
+  std::unique_ptr<fetch::Crawler> crawler_;  // used on the network thread
+  std::unordered_set<std::string> touched_;  // origins; network thread
+  std::atomic<uint64_t> pending_{0};
+  std::thread thread_;
+  bool started_ = false;
+};
+
+}  // namespace freshd::daemon
+
+#endif  // FRESHD_DAEMON_NETWORK_STAGE_H_

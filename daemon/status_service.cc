@@ -1,0 +1,80 @@
+#include "daemon/status_service.h"
+
+#include <boost/asio/post.hpp>
+#include <chrono>
+#include <future>
+#include <utility>
+
+#include "base/clock.h"
+#include "daemon/status_routes.h"
+
+namespace freshd::daemon {
+namespace {
+
+std::chrono::microseconds Micros(double seconds) {
+  return std::chrono::microseconds(static_cast<int64_t>(seconds * 1e6));
+}
+
+}  // namespace
+
+StatusService::StatusService() : work_(io_.get_executor()) {}
+
+Result<std::unique_ptr<StatusService>> StatusService::Start(
+    CrawlLoop& loop, const std::string& listen) {
+  std::unique_ptr<StatusService> service(new StatusService());
+  StatusService* self = service.get();
+  auto server = HttpServer::Listen(
+      service->io_, listen,
+      [self, &loop](const HttpRequest& r) { return self->Handle(loop, r); });
+  if (!server.ok()) return server.status();
+  service->server_ = std::move(server).value();
+  service->port_ = service->server_->port();
+  service->thread_ = std::thread([self] { self->io_.run(); });
+  return service;
+}
+
+StatusService::~StatusService() {
+  // The server belongs to the status thread: it is closed there, and open
+  // connections go with the io_context.
+  boost::asio::post(io_, [this] {
+    server_.reset();
+    io_.stop();
+  });
+  work_.reset();
+  if (thread_.joinable()) thread_.join();
+}
+
+HttpReply StatusService::Handle(CrawlLoop& loop, const HttpRequest& request) {
+  auto reply = std::make_shared<std::promise<HttpReply>>();
+  std::future<HttpReply> answer = reply->get_future();
+  // A state-changing request is answered once what it changed is durable.
+  const bool changes_state = request.method == "POST";
+  boost::asio::post(loop.io(), [&loop, request, reply, changes_state] {
+    HttpReply r = RouteStatusRequest(loop, request);
+    if (!changes_state || r.status != 200) return reply->set_value(r);
+    loop.WhenCommitted([reply, r](Status committed) {
+      reply->set_value(committed.ok()
+                           ? r
+                           : HttpReply{500, "application/json",
+                                       R"({"error": "not committed"})"});
+    });
+  });
+  const std::string_view path =
+      std::string_view(request.target).substr(0, request.target.find('?'));
+  const bool status = request.method == "GET" && path == "/status";
+  if (answer.wait_for(Micros(status ? kFreshWaitS : kSlowWaitS)) ==
+      std::future_status::ready) {
+    return answer.get();
+  }
+  if (status) {
+    if (auto snapshot = loop.status_snapshot()) {
+      nlohmann::json j = *snapshot;
+      j["snapshot_age_s"] = UnixNow() - j.value("snapshot_unix", UnixNow());
+      return HttpReply{200, "application/json", j.dump()};
+    }
+  }
+  return HttpReply{503, "application/json",
+                   R"({"error": "the crawl loop is busy; try again"})"};
+}
+
+}  // namespace freshd::daemon

@@ -1,0 +1,54 @@
+// StatusService: the status endpoint on its own thread (daemon/README.md),
+// so it answers within milliseconds however busy the crawl is. Each request
+// is handed to the CrawlLoop's thread (RouteStatusRequest runs there, where
+// the state lives, without locks); a GET /status that gets no answer within
+// kFreshWaitS is answered from the loop's last snapshot (at most about a
+// second old, marked "snapshot_age_s"); other requests wait up to
+// kSlowWaitS, then get 503.
+// Thread-safety: create and destroy on one thread; the loop must outlive
+// the service (destroy the service first).
+
+#ifndef FRESHD_DAEMON_STATUS_SERVICE_H_
+#define FRESHD_DAEMON_STATUS_SERVICE_H_
+
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "base/status.h"
+#include "daemon/crawl_loop.h"
+#include "daemon/http_server.h"
+
+namespace freshd::daemon {
+
+inline constexpr double kFreshWaitS = 0.05;
+inline constexpr double kSlowWaitS = 5;
+
+class StatusService {
+ public:
+  // Listens on `listen` ("ADDRESS:PORT", port 0: ephemeral) and starts the
+  // thread. Errors as HttpServer::Listen.
+  static Result<std::unique_ptr<StatusService>> Start(
+      CrawlLoop& loop, const std::string& listen);
+  ~StatusService();  // stops listening and joins the thread
+
+  uint16_t port() const { return port_; }
+
+ private:
+  StatusService();
+  HttpReply Handle(CrawlLoop& loop, const HttpRequest& request);
+
+  boost::asio::io_context io_;
+  boost::asio::executor_work_guard<boost::asio::io_context::executor_type>
+      work_;
+  std::unique_ptr<HttpServer> server_;
+  uint16_t port_ = 0;
+  std::thread thread_;
+};
+
+}  // namespace freshd::daemon
+
+#endif  // FRESHD_DAEMON_STATUS_SERVICE_H_

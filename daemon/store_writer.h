@@ -1,0 +1,102 @@
+// StoreWriter: the engine's writer stage (daemon/README.md): one thread that
+// owns the LevelDB store and the WARC output. Jobs (a StoreBatch of records
+// and the fetches to archive) are queued from the scheduler's thread; the
+// writer takes every job queued so far, writes their WARC records (gzip and
+// digests happen here, never on the network or scheduler thread), commits all
+// their records as one LevelDB WriteBatch (group commit), syncs per
+// [store] sync_interval, then reports each job's Status through its
+// callback. A job's records are durable against a process crash (SIGKILL)
+// once its callback ran; against power loss after the next sync.
+// The queue is bounded by the caller (queued() is how far behind the writer
+// is); Submit never blocks.
+// Thread-safety: Submit, queued() and stats() are safe from any thread; the
+// store and the WARC writer are touched only by the writer thread (and by
+// the caller before Start / after Stop).
+
+#ifndef FRESHD_DAEMON_STORE_WRITER_H_
+#define FRESHD_DAEMON_STORE_WRITER_H_
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "base/status.h"
+#include "fetch/outcome.h"
+#include "store/page_store.h"
+#include "store/warc_writer.h"
+
+namespace freshd::daemon {
+
+// One fetch to archive as WARC records (daemon/warc_archive.h).
+struct WarcItem {
+  fetch::FetchResult result;  // with raw headers and body
+  double started_unix = 0;
+};
+
+struct WriterJob {
+  store::StoreBatch batch;
+  std::vector<WarcItem> warc;
+  // Runs on the writer thread after the commit (and the WARC writes) with
+  // the first error, if any. May be empty.
+  std::function<void(Status)> done;
+};
+
+class StoreWriter {
+ public:
+  struct Stats {
+    uint64_t jobs = 0;          // jobs committed
+    uint64_t commits = 0;       // LevelDB batches written (group commits)
+    uint64_t records = 0;       // operations committed
+    uint64_t warc_records = 0;  // fetches archived
+    uint64_t errors = 0;        // failed commits or WARC writes
+    uint64_t queued = 0;        // jobs waiting now
+    uint64_t queued_bytes = 0;  // their WARC payload bytes
+    double busy_s = 0;          // thread CPU spent writing
+  };
+
+  // `store` must outlive the writer; `warc` may be null (no WARC output).
+  // `sync_interval_s` as [store] sync_interval.
+  StoreWriter(store::PageStore* store, store::WarcWriter* warc,
+              double sync_interval_s);
+  ~StoreWriter();  // Stop()s
+  StoreWriter(const StoreWriter&) = delete;
+  StoreWriter& operator=(const StoreWriter&) = delete;
+
+  void Start();
+  // Queues `job`. After Stop, the job is committed on the caller's thread.
+  void Submit(WriterJob job);
+  // Commits everything queued, syncs, and joins the thread. Returns the
+  // final sync's Status. Idempotent.
+  Status Stop();
+
+  size_t queued() const;
+  Stats stats() const;
+
+ private:
+  void Run();
+  // Writes `jobs` (WARC, then one commit); the writer thread, or the caller
+  // after Stop.
+  void Write(std::vector<WriterJob>& jobs);
+
+  store::PageStore* const store_;
+  store::WarcWriter* const warc_;
+  const double sync_interval_s_;
+
+  mutable std::mutex mu_;
+  std::condition_variable wake_;
+  std::deque<WriterJob> queue_;  // guarded by mu_
+  uint64_t queued_bytes_ = 0;    // guarded by mu_
+  bool stopping_ = false;        // guarded by mu_
+  bool running_ = false;         // guarded by mu_
+  Stats stats_;                  // guarded by mu_ (but queued fields)
+  std::thread thread_;
+};
+
+}  // namespace freshd::daemon
+
+#endif  // FRESHD_DAEMON_STORE_WRITER_H_
