@@ -7,6 +7,8 @@
 
 #include <cstdio>
 
+#include "base/sketch.h"
+
 namespace freshd::sched {
 namespace {
 
@@ -28,7 +30,7 @@ TEST(PageStateTest, SignalCountSaturates) {
   EXPECT_EQ(s.signals, UINT16_MAX);
 }
 
-BottomSketch SketchOf(std::vector<uint64_t> v) { return parse::Sketch(v, 8); }
+BottomSketch SketchOf(std::vector<uint64_t> v) { return Sketch(v, 8); }
 
 TEST(ProfileSetTest, KeepsNewestHistoryProfilesWithBaseTimes) {
   ProfileSet ps(2);
