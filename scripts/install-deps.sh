@@ -3,7 +3,8 @@
 # need. Idempotent: when everything is present it changes nothing and takes
 # well under a second. Needs root (or sudo) only when something is missing.
 #   scripts/install-deps.sh           build + tests
-#   scripts/install-deps.sh --bench   also what bench/ uses (wrk)
+#   scripts/install-deps.sh --bench   also what bench/ uses (wrk; wget2 and
+#                                     libboost1.74-doc for bench/crawl/)
 # nginx is installed but never started as a service: tests run their own
 # nginx as the current user on a loopback port.
 set -euo pipefail
@@ -20,7 +21,10 @@ packages=(
   openssl      # the CLI makes the fetch tests' throwaway CA
 )
 if [[ "${1:-}" == "--bench" ]]; then
-  packages+=(wrk)
+  packages+=(wrk
+    wget2             # the reference crawler of bench/crawl/
+    libboost1.74-doc  # bench/crawl/'s site: 3,805 HTML pages, 69 MB
+  )
 fi
 
 missing=()

@@ -7,6 +7,8 @@
 
 #include <cstdio>
 
+#include "base/sketch.h"
+
 namespace freshd::sched {
 namespace {
 

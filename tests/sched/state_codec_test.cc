@@ -17,6 +17,8 @@
 #include <string>
 #include <vector>
 
+#include "base/sketch.h"
+
 namespace freshd::sched {
 namespace {
 
