@@ -80,6 +80,16 @@ int RunDaemon(const std::string& config_path, const std::string& seeds_arg) {
     }
     seeds = std::move(read).value();
   }
+  daemon::HttpServerOptions status_options;
+  status_options.allowed_hosts = config.value().status.allowed_hosts;
+  if (!config.value().status.token_file.empty()) {
+    auto token = daemon::ReadTokenFile(config.value().status.token_file);
+    if (!token.ok()) {
+      spdlog::error("[status] token_file: {}", token.status().message());
+      return 2;
+    }
+    status_options.token = std::move(token).value();
+  }
   boost::asio::io_context io;
   auto loop = daemon::CrawlLoop::Create(io, config.value());
   if (!loop.ok()) {
@@ -89,11 +99,20 @@ int RunDaemon(const std::string& config_path, const std::string& seeds_arg) {
   daemon::CrawlLoop& crawl = *loop.value();
   const daemon::RecoveryReport& rec = crawl.recovery();
   spdlog::info(
-      "store {}: {} pages restored, {} reset, {} corrupt records "
-      "skipped",
-      config.value().store.path, rec.pages, rec.pages_reset, rec.corrupt);
+      "store {}: {} pages expected, {} pages restored ({} reset to never "
+      "fetched), {} lost; {} corrupt records skipped",
+      config.value().store.path, rec.expected_pages,
+      rec.pages + rec.pages_reset, rec.pages_reset, rec.pages_lost(),
+      rec.corrupt);
   for (const auto& c : rec.corrupt_records) {
     spdlog::warn("corrupt {}: {}", c.key, c.error);
+  }
+  for (const auto& d : rec.store_damage) spdlog::warn("store damage: {}", d);
+  if (rec.pages_lost() > 0 || !rec.store_damage.empty()) {
+    spdlog::warn(
+        "store {} is damaged: stop freshd and run `freshd store repair "
+        "--store {}`",
+        config.value().store.path, config.value().store.path);
   }
   for (const auto& seed : seeds) {
     Status s = crawl.AddSeed(seed.url, seed.weight);
@@ -102,8 +121,8 @@ int RunDaemon(const std::string& config_path, const std::string& seeds_arg) {
     }
   }
   // The status endpoint answers from its own thread (status_service.h).
-  auto server =
-      daemon::StatusService::Start(crawl, config.value().status.listen);
+  auto server = daemon::StatusService::Start(
+      crawl, config.value().status.listen, std::move(status_options));
   if (!server.ok()) {
     spdlog::error("status endpoint: {}", server.status().ToString());
     return 1;

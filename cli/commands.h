@@ -21,6 +21,7 @@ void AddFetchCommand(CLI::App& app, int* exit_code);     // fetch
 void AddSimCommand(CLI::App& app, int* exit_code);       // sim
 void AddAllocateCommand(CLI::App& app, int* exit_code);  // allocate
 void AddTestwebCommand(CLI::App& app, int* exit_code);   // testweb
+void AddStoreCommands(CLI::App& app, int* exit_code);    // store check|repair
 
 }  // namespace freshd::cli
 

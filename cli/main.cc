@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
   freshd::cli::AddSimCommand(app, &exit_code);
   freshd::cli::AddAllocateCommand(app, &exit_code);
   freshd::cli::AddTestwebCommand(app, &exit_code);
+  freshd::cli::AddStoreCommands(app, &exit_code);
 
   try {
     app.parse(argc, argv);

@@ -2,9 +2,11 @@
 
 #include <arpa/inet.h>
 
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <regex>
@@ -128,6 +130,37 @@ bool IsIpLiteral(const std::string& s) {
          inet_pton(AF_INET6, s.c_str(), buf) == 1;
 }
 
+// A DNS name: labels of letters, digits and '-', dot-separated, <= 253.
+bool IsHostName(const std::string& s) {
+  if (s.empty() || s.size() > 253 || s.front() == '.' || s.back() == '.' ||
+      s.find("..") != std::string::npos) {
+    return false;
+  }
+  for (char c : s) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '.') {
+      return false;
+    }
+  }
+  return true;
+}
+
+// 127.0.0.0/8, ::1 or ::ffff:127.x literals, with a port: "host:port".
+bool IsLoopbackListen(const std::string& s) {
+  std::string host = s.substr(0, s.rfind(':'));
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  unsigned char buf[16];
+  if (inet_pton(AF_INET, host.c_str(), buf) == 1) return buf[0] == 127;
+  if (inet_pton(AF_INET6, host.c_str(), buf) != 1) return false;
+  static constexpr unsigned char kLoop[16] = {0, 0, 0, 0, 0, 0, 0, 0,
+                                              0, 0, 0, 0, 0, 0, 0, 1};
+  static constexpr unsigned char kMapped[12] = {0, 0, 0, 0, 0,    0,
+                                                0, 0, 0, 0, 0xff, 0xff};
+  return std::memcmp(buf, kLoop, 16) == 0 ||
+         (std::memcmp(buf, kMapped, 12) == 0 && buf[12] == 127);
+}
+
 // "host:port" or "[v6]:port" with a literal address and a port 1..65535.
 bool IsListenAddress(const std::string& s) {
   size_t colon = s.rfind(':');
@@ -193,6 +226,22 @@ std::optional<RangeChecker::Problem> FindProblem(const Config& c) {
     check.Fail("status", "listen",
                "must be IP:PORT such as 127.0.0.1:8931 or [::1]:8931, got \"" +
                    c.status.listen + "\"");
+  } else if (!IsLoopbackListen(c.status.listen) &&
+             c.status.token_file.empty()) {
+    check.Fail("status", "token_file",
+               "required when listen is not a loopback address (" +
+                   c.status.listen + ")");
+  }
+  if (c.status.allowed_hosts.size() > 64) {
+    check.Fail("status", "allowed_hosts", "at most 64 names");
+  }
+  for (const auto& name : c.status.allowed_hosts) {
+    if (!IsHostName(name)) {
+      check.Fail("status", "allowed_hosts",
+                 "\"" + name +
+                     "\" must be a host name (letters, digits, '-', '.'; no "
+                     "port or scheme)");
+    }
   }
   return check.problem();
 }

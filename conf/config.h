@@ -135,6 +135,13 @@ struct EngineConfig {
 
 struct StatusConfig {
   std::string listen = "127.0.0.1:8931";
+  // Host names accepted in the Host and Origin headers besides loopback
+  // literals, "localhost" and the listening address (no port, no scheme).
+  std::vector<std::string> allowed_hosts;
+  // File holding a bearer token required for POST (and for every request
+  // when listen is not a loopback address, where it is mandatory); empty:
+  // none.
+  std::string token_file;
 
   bool operator==(const StatusConfig&) const = default;
 };

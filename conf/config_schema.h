@@ -117,6 +117,8 @@ void VisitConfig(C& c, Visitor& v) {
 
   v.Section("status");
   v.String("listen", &c.status.listen, any);
+  v.StringList("allowed_hosts", &c.status.allowed_hosts);
+  v.String("token_file", &c.status.token_file, any);
 
   v.Section("log");
   v.String("level", &c.log.level, KnownLogLevels());

@@ -1,5 +1,6 @@
 #include "daemon/recovery.h"
 
+#include <algorithm>
 #include <optional>
 #include <utility>
 
@@ -42,6 +43,16 @@ void AddStoreCorruption(std::string_view kind, const store::ScanStats& stats,
       {"store " + std::string(kind),
        std::to_string(stats.corrupt) +
            " record values failed to decode (skipped by the store scan)"});
+}
+
+// A damaged block the scan stepped over: its records are not counted
+// anywhere, so the page count tells how many pages it held.
+void AddReadError(std::string_view kind, const store::ScanStats& stats,
+                  RecoveryReport* report) {
+  if (stats.read_error.empty()) return;
+  report->store_damage.push_back(
+      std::string(kind) + " records: LevelDB skipped damaged data (" +
+      stats.read_error + "); the records in the damaged block are lost");
 }
 
 // `spread`: the saved host-rate spread, to restore once every host is.
@@ -90,6 +101,7 @@ Status RestoreHosts(const store::PageStore& store, sched::Scheduler* scheduler,
   if (!failure.ok()) return failure;
   if (!scan.ok()) return scan;
   AddStoreCorruption("host", stats, report);
+  AddReadError("host", stats, report);
   return Status::OK();
 }
 
@@ -143,6 +155,7 @@ Status RestorePages(const store::PageStore& store, sched::Scheduler* scheduler,
   if (!failure.ok()) return failure;
   if (!scan.ok()) return scan;
   AddStoreCorruption("page", stats, report);
+  AddReadError("page", stats, report);
   return Status::OK();
 }
 
@@ -202,6 +215,9 @@ Result<RecoveryReport> RebuildScheduler(const store::PageStore& store,
                                         std::vector<std::string>* urls,
                                         const RecoveryOptions& options) {
   RecoveryReport report;
+  report.expected_pages =
+      std::max(store.page_count(), store.pages_before_damage());
+  report.store_damage = store.open_damage();
   CorruptLog log(options, &report);
   const bool skip = !options.abort_on_corrupt;
   std::optional<sched::HostSpreadState> spread;
@@ -215,6 +231,9 @@ Result<RecoveryReport> RebuildScheduler(const store::PageStore& store,
           RestorePages(store, scheduler, hosts, urls, log, &report, skip);
       !s.ok()) {
     return s;
+  }
+  for (std::string& line : store.damage_log()) {
+    report.store_damage.push_back("LevelDB: " + std::move(line));
   }
   return report;
 }

@@ -71,6 +71,9 @@ struct CorruptRecord {
 };
 
 struct RecoveryReport {
+  // The store's own page count (store::PageStore::page_count): what a full
+  // restore gives; pages + pages_reset short of it were lost to damage.
+  uint64_t expected_pages = 0;
   uint64_t pages = 0;        // pages restored with their saved state
   uint64_t pages_reset = 0;  // pages restored as never fetched (no/bad state)
   uint64_t hosts = 0;        // hosts whose statistics were restored
@@ -80,6 +83,16 @@ struct RecoveryReport {
   double threshold = 0;
   uint64_t corrupt = 0;  // records that did not decode (store or state)
   std::vector<CorruptRecord> corrupt_records;  // the first max_reported
+  // Damage the store saw that no record names, one sentence each: a
+  // LevelDB log that lost synced commits (PageStore::open_damage), blocks
+  // skipped by the scans, LevelDB's own log lines about damage.
+  std::vector<std::string> store_damage;
+  // expected_pages - pages - pages_reset, or 0.
+  uint64_t pages_lost() const {
+    return expected_pages > pages + pages_reset
+               ? expected_pages - pages - pages_reset
+               : 0;
+  }
   // Per page id: the record's fetch fields (validators, content hash, last
   // outcome, newest lastmod considered), which the page book keeps beside
   // the scheduler (daemon/page_book.h moves the vector out).

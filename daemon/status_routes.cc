@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "base/clock.h"
 #include "parse/w3c_datetime.h"
 
 namespace freshd::daemon {
@@ -91,6 +92,9 @@ HttpReply PostSignal(CrawlLoop& loop, const std::string& body) {
       return Error(400,
                    "\"lastmod\" must be a W3C datetime string, e.g. "
                    "\"2026-11-22T08:00:00Z\"");
+    }
+    if (static_cast<double>(*t) > UnixNow() + kMaxLastmodAheadS) {
+      return Error(400, "\"lastmod\" is more than a day in the future");
     }
     changed_at = static_cast<double>(*t);
   }

@@ -3,9 +3,13 @@
 //   GET  /metrics        Prometheus text exposition 0.0.4
 //   GET  /page?url=URL   one page's state (URL percent-encoded)
 //   POST /signal         {"url": U} or {"urls": [U, ...]} (at most 10,000),
-//                        optionally "lastmod": W3C datetime of the change:
+//                        optionally "lastmod": W3C datetime of the change,
+//                        at most a day ahead of the clock (else 400):
 //                        change hints, like sitemap lastmod signals (one
-//                        not after the page's last fetch is stale, dropped)
+//                        not after the page's last fetch is stale, dropped).
+//                        More than kMaxSignalUrls URLs: 413, nothing taken.
+// Access rules (Host, Origin, Content-Type, bearer token) and HTTP-level
+// errors are the HttpServer's (daemon/http_server.h).
 // Anything else: 404, or 405 for a known path with the wrong method.
 // Runs on the CrawlLoop's thread (the HttpServer's io_context).
 
@@ -18,6 +22,7 @@
 namespace freshd::daemon {
 
 inline constexpr size_t kMaxSignalUrls = 10000;
+inline constexpr double kMaxLastmodAheadS = 86400;
 
 HttpReply RouteStatusRequest(CrawlLoop& loop, const HttpRequest& request);
 

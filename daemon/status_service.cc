@@ -20,12 +20,13 @@ std::chrono::microseconds Micros(double seconds) {
 StatusService::StatusService() : work_(io_.get_executor()) {}
 
 Result<std::unique_ptr<StatusService>> StatusService::Start(
-    CrawlLoop& loop, const std::string& listen) {
+    CrawlLoop& loop, const std::string& listen, HttpServerOptions options) {
   std::unique_ptr<StatusService> service(new StatusService());
   StatusService* self = service.get();
   auto server = HttpServer::Listen(
       service->io_, listen,
-      [self, &loop](const HttpRequest& r) { return self->Handle(loop, r); });
+      [self, &loop](const HttpRequest& r) { return self->Handle(loop, r); },
+      std::move(options));
   if (!server.ok()) return server.status();
   service->server_ = std::move(server).value();
   service->port_ = service->server_->port();

@@ -32,7 +32,8 @@ class StatusService {
   // Listens on `listen` ("ADDRESS:PORT", port 0: ephemeral) and starts the
   // thread. Errors as HttpServer::Listen.
   static Result<std::unique_ptr<StatusService>> Start(
-      CrawlLoop& loop, const std::string& listen);
+      CrawlLoop& loop, const std::string& listen,
+      HttpServerOptions options = {});
   ~StatusService();  // stops listening and joins the thread
 
   uint16_t port() const { return port_; }

@@ -3,6 +3,9 @@
 //   'V'                                  schema version
 //   'N'                                  next signal sequence number
 //   'K'                                  installation hash secret (fixed64)
+//   'C'                                  page count (varint)
+//   'Q'                                  commit sequence number (varint)
+//   'D'                                  damage note (varint pages, string)
 //   'P' be64(url_key) url                page record
 //   'H' host                             host record
 //   'S' be64(time_us) be64(seq)          signal log entry
@@ -21,6 +24,9 @@ namespace freshd::store {
 inline constexpr char kSchemaKey[] = "V";
 inline constexpr char kSignalSeqKey[] = "N";
 inline constexpr char kHashSecretKey[] = "K";
+inline constexpr char kPageCountKey[] = "C";
+inline constexpr char kCommitSeqKey[] = "Q";
+inline constexpr char kDamageNoteKey[] = "D";
 inline constexpr char kPagePrefix = 'P';
 inline constexpr char kHostPrefix = 'H';
 inline constexpr char kSignalPrefix = 'S';

@@ -1,19 +1,29 @@
 #include "store/page_store.h"
 
+#include <fcntl.h>
 #include <leveldb/cache.h>
 #include <leveldb/db.h>
 #include <leveldb/filter_policy.h>
 #include <leveldb/iterator.h>
 #include <leveldb/options.h>
 #include <leveldb/write_batch.h>
+#include <unistd.h>
+#include <zlib.h>
 
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <shared_mutex>
+#include <unordered_map>
 #include <utility>
 
 #include "base/coding.h"
 #include "store/keys.h"
+#include "store/leveldb_log.h"
 
 namespace freshd::store {
 namespace {
@@ -52,6 +62,7 @@ Status Scan(leveldb::DB& db, char prefix, const std::string& start,
   ScanStats& st = stats != nullptr ? *stats : local;
   leveldb::ReadOptions ro;
   ro.fill_cache = false;  // a full scan must not evict the hot set
+  ro.verify_checksums = true;
   std::unique_ptr<leveldb::Iterator> it(db.NewIterator(ro));
   for (it->Seek(start); it->Valid(); it->Next()) {
     leveldb::Slice k = it->key();
@@ -70,7 +81,73 @@ Status Scan(leveldb::DB& db, char prefix, const std::string& start,
     ++st.records;
     if (!fn(record)) return Status::OK();
   }
+  // A block failing its checksum is skipped by LevelDB's iterator, which
+  // goes on and keeps the first such error.
+  if (!it->status().ok() && skip_corrupt) {
+    st.read_error = it->status().ToString();
+    return Status::OK();
+  }
   return FromLevelDb(it->status(), "scan");
+}
+
+// The sync marker: magic, commit sequence, page count, CRC-32 of the rest.
+constexpr char kMarkerMagic[8] = {'F', 'R', 'S', 'H', 'S', 'Y', 'N', 'C'};
+constexpr size_t kMarkerSize = 8 + 8 + 8 + 4;
+
+uint64_t DecodeFixed64At(const char* p) {
+  uint64_t v = 0;
+  Decoder d(std::string_view(p, 8));
+  (void)d.GetFixed64(&v);
+  return v;
+}
+
+std::string EncodeMarker(const SyncMarker& m) {
+  std::string out(kMarkerMagic, sizeof kMarkerMagic);
+  PutFixed64(&out, m.commit_seq);
+  PutFixed64(&out, m.pages);
+  uLong crc = crc32(0L, reinterpret_cast<const Bytef*>(out.data()),
+                    static_cast<uInt>(out.size()));
+  std::string c;
+  PutFixed64(&c, crc);
+  out.append(c.data(), 4);
+  return out;
+}
+
+Result<std::optional<SyncMarker>> ReadMarkerFile(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) return std::optional<SyncMarker>();
+    return Status::IOError(path + ": cannot open");
+  }
+  char buf[kMarkerSize];
+  ssize_t n = ::pread(fd, buf, sizeof buf, 0);
+  ::close(fd);
+  if (n != static_cast<ssize_t>(kMarkerSize) ||
+      std::string_view(buf, kMarkerSize) !=
+          EncodeMarker({DecodeFixed64At(buf + 8), DecodeFixed64At(buf + 16)})) {
+    return Status::Corruption(path + ": sync marker unreadable");
+  }
+  return std::optional<SyncMarker>(
+      SyncMarker{DecodeFixed64At(buf + 8), DecodeFixed64At(buf + 16)});
+}
+
+// What a store directory without CURRENT still holds; empty if nothing.
+std::string OrphanedFiles(const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec) || fs::exists(fs::path(dir) / "CURRENT", ec))
+    return {};
+  int tables = 0, logs = 0, manifests = 0;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    std::string name = e.path().filename().string();
+    std::string ext = e.path().extension().string();
+    if (ext == ".ldb" || ext == ".sst") ++tables;
+    if (ext == ".log") ++logs;
+    if (name.rfind("MANIFEST-", 0) == 0) ++manifests;
+  }
+  if (tables + logs + manifests == 0) return {};
+  return std::to_string(tables) + " table files, " + std::to_string(logs) +
+         " log files and " + std::to_string(manifests) + " manifests";
 }
 
 Status DecodePageEntry(std::string_view key, std::string_view value,
@@ -105,6 +182,10 @@ void StoreBatch::Append(StoreBatch&& other) {
   other.ops_.clear();
 }
 
+Result<std::optional<SyncMarker>> ReadSyncMarker(const std::string& dir) {
+  return ReadMarkerFile(dir + "/" + kSyncMarkerFile);
+}
+
 Status StoreBatch::PutPage(const PageRecord& page) {
   Op op{Op::Kind::kPut, PageKey(page.url_key, page.url), {}, 0};
   if (Status s = EncodePageValue(page, &op.value); !s.ok()) return s;
@@ -136,20 +217,166 @@ void StoreBatch::DeleteHost(std::string_view host) {
 
 Result<std::unique_ptr<PageStore>> PageStore::Open(const StoreConfig& config) {
   if (config.path.empty()) return Status::InvalidArgument("store path empty");
+  // Without CURRENT, LevelDB would start an empty database here and then
+  // delete the tables it does not know: refuse instead.
+  if (std::string orphans = OrphanedFiles(config.path); !orphans.empty()) {
+    return Status::Corruption(
+        "store " + config.path +
+        ": its CURRENT file (LevelDB's pointer to the live MANIFEST) is "
+        "missing while " +
+        orphans +
+        " remain; not opened, nothing changed: run `freshd store repair "
+        "--store " +
+        config.path + "` to rebuild it from the tables");
+  }
   std::unique_ptr<PageStore> store(new PageStore());
+  store->path_ = config.path;
   store->sync_interval_s_ = config.sync_interval_s;
   store->cache_.reset(leveldb::NewLRUCache(config.block_cache_bytes));
   store->filter_.reset(leveldb::NewBloomFilterPolicy(10));
+  store->logger_ = std::make_unique<CapturedLevelDbLog>();
   leveldb::Options options;
   options.create_if_missing = true;
+  options.paranoid_checks = true;
+  options.info_log = store->logger_.get();
   options.block_cache = store->cache_.get();
   options.filter_policy = store->filter_.get();
   leveldb::DB* db = nullptr;
   leveldb::Status s = leveldb::DB::Open(options, config.path, &db);
-  if (!s.ok()) return FromLevelDb(s, "open " + config.path);
+  if (!s.ok()) {
+    Status err = FromLevelDb(s, "open " + config.path);
+    if (err.code() != Status::Code::kCorruption) return err;
+    return Status::Corruption(err.message() +
+                              "; run `freshd store repair --store " +
+                              config.path + "` (it reports what is lost)");
+  }
   store->db_.reset(db);
   if (Status c = store->CheckSchema(); !c.ok()) return c;
+  if (Status c = store->LoadCounters(); !c.ok()) return c;
+  std::string marker = config.path + "/" + kSyncMarkerFile;
+  store->marker_fd_ =
+      ::open(marker.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (store->marker_fd_ < 0) {
+    return Status::IOError(marker + ": cannot open: " + std::strerror(errno));
+  }
   return store;
+}
+
+// Reads the page count and commit sequence (counting the pages of a store
+// written before the count existed) and compares them with the sync marker.
+Status PageStore::LoadCounters() {
+  auto read = [&](const char* key, uint64_t* out, bool* found) -> Status {
+    std::string value;
+    leveldb::Status s = db_->Get(leveldb::ReadOptions(), key, &value);
+    *found = s.ok();
+    if (s.IsNotFound()) return Status::OK();
+    if (!s.ok()) return FromLevelDb(s, std::string("read key ") + key);
+    Decoder d(value);
+    if (!d.GetVarint64(out) || !d.done())
+      return Status::Corruption(std::string("counter key ") + key +
+                                " is malformed");
+    return Status::OK();
+  };
+  bool have_count = false, have_seq = false;
+  if (Status s = read(kPageCountKey, &page_count_, &have_count); !s.ok())
+    return s;
+  if (Status s = read(kCommitSeqKey, &commit_seq_, &have_seq); !s.ok())
+    return s;
+  if (!have_count) {
+    ScanStats stats;
+    Status scan = Scan<PageRecord>(
+        *db_, kPagePrefix, std::string(1, kPagePrefix),
+        [](std::string_view, std::string_view, PageRecord*) {
+          return Status::OK();
+        },
+        std::function<bool(const PageRecord&)>(
+            [](const PageRecord&) { return true; }),
+        &stats, true);
+    if (!scan.ok()) return scan;
+    page_count_ = stats.records;
+    std::string v;
+    PutVarint64(&v, page_count_);
+    leveldb::WriteOptions wo;
+    wo.sync = true;
+    if (Status w = FromLevelDb(db_->Put(wo, kPageCountKey, v), "page count");
+        !w.ok())
+      return w;
+  }
+  std::string note;
+  leveldb::Status n = db_->Get(leveldb::ReadOptions(), kDamageNoteKey, &note);
+  if (n.ok()) {
+    Decoder d(note);
+    std::string_view text;
+    if (!d.GetVarint64(&pages_before_damage_) ||
+        !d.GetLengthPrefixed(&text, 1 << 16)) {
+      open_damage_.push_back("the damage note key is malformed");
+    } else {
+      open_damage_.push_back(std::string(text) +
+                             " [found at an earlier open; `freshd store "
+                             "repair` clears this note]");
+    }
+  } else if (!n.IsNotFound()) {
+    return FromLevelDb(n, "read damage note");
+  }
+  Result<std::optional<SyncMarker>> marker = ReadSyncMarker(path_);
+  if (!marker.ok()) {
+    open_damage_.push_back(marker.status().message() +
+                           " (cannot tell whether synced commits were lost)");
+  } else if (marker.value() && marker.value()->commit_seq > commit_seq_) {
+    const SyncMarker& m = *marker.value();
+    std::string pages =
+        m.pages > page_count_
+            ? std::to_string(m.pages - page_count_) + " pages lost ("
+            : "pages: ";
+    open_damage_.push_back(
+        "the LevelDB log lost its tail: " +
+        std::to_string(m.commit_seq - commit_seq_) +
+        " commits that a sync had made durable are missing (commits " +
+        std::to_string(commit_seq_ + 1) + " to " +
+        std::to_string(m.commit_seq) + "); " + pages + std::to_string(m.pages) +
+        " at the last sync, " + std::to_string(page_count_) + " now" +
+        (m.pages > page_count_ ? ")" : ""));
+    // Kept in the store, so later opens (and `freshd store check`) still
+    // say it after this open has moved the marker on.
+    pages_before_damage_ = std::max(pages_before_damage_, m.pages);
+    std::string v;
+    PutVarint64(&v, pages_before_damage_);
+    PutLengthPrefixed(&v, open_damage_.back());
+    leveldb::WriteOptions wo;
+    wo.sync = true;
+    if (Status w = FromLevelDb(db_->Put(wo, kDamageNoteKey, v), "damage note");
+        !w.ok())
+      return w;
+  }
+  return Status::OK();
+}
+
+uint64_t PageStore::page_count() const {
+  std::shared_lock lock(mu_);
+  return page_count_;
+}
+
+std::vector<std::string> PageStore::damage_log() const {
+  return static_cast<const CapturedLevelDbLog*>(logger_.get())->damage_lines();
+}
+
+Status PageStore::WriteSyncMarker() {
+  if (marker_fd_ < 0) return Status::OK();
+  std::string m = EncodeMarker({commit_seq_, page_count_});
+  if (::pwrite(marker_fd_, m.data(), m.size(), 0) !=
+          static_cast<ssize_t>(m.size()) ||
+      ::fdatasync(marker_fd_) != 0) {
+    return Status::IOError(path_ + "/" + kSyncMarkerFile +
+                           ": write failed: " + std::strerror(errno));
+  }
+  return Status::OK();
+}
+
+Status PageStore::AfterSync(double now) {
+  ever_synced_ = true;
+  last_sync_time_ = now;
+  unsynced_commits_ = 0;
+  return WriteSyncMarker();
 }
 
 Status PageStore::CheckSchema() {
@@ -221,12 +448,32 @@ Status PageStore::Commit(StoreBatch& batch, double now, bool* synced) {
   if (closed_) return Status::Unavailable("store is closed");
   leveldb::WriteBatch wb;
   uint64_t seq = next_signal_seq_;
+  // Page keys this batch writes: whether each exists after the ops so far.
+  std::unordered_map<std::string_view, bool> pages;
+  int64_t page_delta = 0;
+  auto existed = [&](const std::string& key) {
+    auto it = pages.find(key);
+    if (it != pages.end()) return it->second;
+    std::string value;
+    // Anything but NotFound (a damaged block) counts as present: such a
+    // page was counted when it was first written.
+    return !db_->Get(leveldb::ReadOptions(), key, &value).IsNotFound();
+  };
   for (const StoreBatch::Op& op : batch.ops_) {
+    const bool page = !op.key.empty() && op.key[0] == kPagePrefix;
     switch (op.kind) {
       case StoreBatch::Op::Kind::kPut:
+        if (page) {
+          if (!existed(op.key)) ++page_delta;
+          pages[op.key] = true;
+        }
         wb.Put(op.key, op.value);
         break;
       case StoreBatch::Op::Kind::kDelete:
+        if (page) {
+          if (existed(op.key)) --page_delta;
+          pages[op.key] = false;
+        }
         wb.Delete(op.key);
         break;
       case StoreBatch::Op::Kind::kSignal:
@@ -239,6 +486,18 @@ Status PageStore::Commit(StoreBatch& batch, double now, bool* synced) {
     PutVarint64(&v, seq);
     wb.Put(kSignalSeqKey, v);
   }
+  const uint64_t count =
+      static_cast<uint64_t>(static_cast<int64_t>(page_count_) + page_delta);
+  if (page_delta != 0) {
+    std::string v;
+    PutVarint64(&v, count);
+    wb.Put(kPageCountKey, v);
+  }
+  {
+    std::string v;
+    PutVarint64(&v, commit_seq_ + 1);
+    wb.Put(kCommitSeqKey, v);
+  }
   bool sync = sync_interval_s_ <= 0 || !ever_synced_ ||
               now - last_sync_time_ >= sync_interval_s_;
   leveldb::WriteOptions wo;
@@ -246,16 +505,17 @@ Status PageStore::Commit(StoreBatch& batch, double now, bool* synced) {
   leveldb::Status s = db_->Write(wo, &wb);
   if (!s.ok()) return FromLevelDb(s, "commit");
   next_signal_seq_ = seq;
+  page_count_ = count;
+  ++commit_seq_;
   batch.Clear();
+  Status marker;
   if (sync) {
-    ever_synced_ = true;
-    last_sync_time_ = now;
-    unsynced_commits_ = 0;
+    marker = AfterSync(now);
   } else {
     ++unsynced_commits_;
   }
   if (synced != nullptr) *synced = sync;
-  return Status::OK();
+  return marker;
 }
 
 Status PageStore::MaybeSync(double now, bool force, bool* synced) {
@@ -270,11 +530,8 @@ Status PageStore::MaybeSync(double now, bool force, bool* synced) {
   leveldb::WriteOptions wo;
   wo.sync = true;
   if (Status s = FromLevelDb(db_->Write(wo, &empty), "sync"); !s.ok()) return s;
-  ever_synced_ = true;
-  last_sync_time_ = now;
-  unsynced_commits_ = 0;
   if (synced != nullptr) *synced = true;
-  return Status::OK();
+  return AfterSync(now);
 }
 
 Result<PageRecord> PageStore::GetPage(uint64_t url_key,
@@ -385,7 +642,10 @@ Status PageStore::Close() {
     wo.sync = true;
     result = FromLevelDb(db_->Write(wo, &empty), "final sync");
   }
-  db_.reset();  // before the cache and filter it uses
+  if (result.ok()) result = WriteSyncMarker();
+  if (marker_fd_ >= 0) ::close(marker_fd_);
+  marker_fd_ = -1;
+  db_.reset();  // before the cache, filter and logger it uses
   return result;
 }
 

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <shared_mutex>
 #include <string>
 #include <string_view>
@@ -30,6 +31,7 @@ namespace leveldb {
 class Cache;
 class DB;
 class FilterPolicy;
+class Logger;
 }  // namespace leveldb
 
 namespace freshd::store {
@@ -71,15 +73,37 @@ class StoreBatch {
 struct ScanStats {
   uint64_t records = 0;  // decoded and passed to the callback
   uint64_t corrupt = 0;  // failed to decode (skipped)
+  // LevelDB's first read error (a table block failing its checksum, a
+  // missing table file); under skip_corrupt the scan went on past it and
+  // the records of the damaged block(s) were not seen. Empty: none.
+  std::string read_error;
 };
+
+// The file in a store directory recording what the last sync made durable
+// (commit sequence number and page count), written after every sync, so a
+// LevelDB log that lost its tail afterwards is noticed on the next open.
+inline constexpr char kSyncMarkerFile[] = "FRESHD-SYNCED";
+
+struct SyncMarker {
+  uint64_t commit_seq = 0;  // commits made durable so far
+  uint64_t pages = 0;       // the page count they left
+};
+
+// The marker in store directory `dir`: nullopt if there is none, Corruption
+// if it is unreadable, IOError if it cannot be opened.
+Result<std::optional<SyncMarker>> ReadSyncMarker(const std::string& dir);
 
 class PageStore {
  public:
   // Opens (creating if missing) the LevelDB at config.path with a 10-bit
   // bloom filter and an LRU block cache of config.block_cache_bytes.
+  // LevelDB runs with paranoid_checks and its info log captured (see
+  // damage_log()); scans verify block checksums.
   // Errors: IOError (LevelDB could not open, e.g. locked by another process),
-  // Corruption (damaged database or schema key), InvalidArgument (schema
-  // newer than kSchemaVersion, or a non-freshd database).
+  // Corruption (damaged database or schema key, a log record that fails its
+  // checksum, or a directory whose CURRENT file is missing while table or
+  // log files remain: nothing is opened or changed then), InvalidArgument
+  // (schema newer than kSchemaVersion, or a non-freshd database).
   static Result<std::unique_ptr<PageStore>> Open(const StoreConfig& config);
 
   ~PageStore();  // Close()s, ignoring its result
@@ -102,6 +126,28 @@ class PageStore {
   // store, so text hashes and shingle sketches stay comparable across
   // restarts but cannot be predicted (or collided on purpose) by a site.
   uint64_t hash_secret() const { return hash_secret_; }
+
+  // Pages the store holds by its own count (the page count key, updated in
+  // the same atomic batch as the page records it counts; a store written
+  // before it existed is counted once on open). A scan that restores fewer
+  // lost the difference.
+  uint64_t page_count() const;
+
+  // What Open() found damaged that a scan cannot see, one sentence each:
+  // the LevelDB log lost commits that a sync had made durable (the sync
+  // marker is ahead of the store), with the page count the last sync saw.
+  // A finding is kept in the store (a damage note) and reported by every
+  // later open until `freshd store repair` clears it.
+  const std::vector<std::string>& open_damage() const { return open_damage_; }
+
+  // The page count before the damage in open_damage() (0 if none): what a
+  // full restore should give, when it is more than page_count().
+  uint64_t pages_before_damage() const { return pages_before_damage_; }
+
+  // LevelDB info-log lines since open that report damage (dropped log
+  // bytes, corruption met by a compaction or a read), oldest first, at most
+  // 1,000. Thread-safe.
+  std::vector<std::string> damage_log() const;
 
   // Point reads. NotFound if absent; Corruption if the stored value fails to
   // decode; IOError from LevelDB; Unavailable after Close() (as for every
@@ -147,6 +193,9 @@ class PageStore {
   PageStore() = default;
   Status CheckSchema();
   Status LoadHashSecret();
+  Status LoadCounters();
+  Status WriteSyncMarker();      // REQUIRES: mu_ held exclusively, after a sync
+  Status AfterSync(double now);  // REQUIRES: mu_ held exclusively
 
   // Shared by reads and scans, exclusive for commits, syncs and Close().
   mutable std::shared_mutex mu_;
@@ -155,13 +204,20 @@ class PageStore {
   uint64_t hash_secret_ = 0;
   std::unique_ptr<leveldb::Cache> cache_;
   std::unique_ptr<const leveldb::FilterPolicy> filter_;
+  std::unique_ptr<leveldb::Logger> logger_;
   std::unique_ptr<leveldb::DB> db_;
+  std::string path_;
+  std::vector<std::string> open_damage_;
+  int marker_fd_ = -1;
   // Guarded by mu_.
   bool closed_ = false;
   bool ever_synced_ = false;
   double last_sync_time_ = 0.0;
   uint64_t unsynced_commits_ = 0;
   uint64_t next_signal_seq_ = 0;
+  uint64_t page_count_ = 0;
+  uint64_t commit_seq_ = 0;
+  uint64_t pages_before_damage_ = 0;  // constant after Open
 };
 
 }  // namespace freshd::store

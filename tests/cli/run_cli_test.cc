@@ -66,7 +66,7 @@ std::string HttpGet(uint16_t port, const std::string& path) {
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   std::string out;
   if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) {
-    std::string req = "GET " + path + " HTTP/1.0\r\nHost: x\r\n\r\n";
+    std::string req = "GET " + path + " HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
     if (write(fd, req.data(), req.size()) == static_cast<ssize_t>(req.size())) {
       char buf[4096];
       ssize_t n;
@@ -200,6 +200,47 @@ TEST_F(RunCliTest, CrawlsReloadsStopsAndRestartsFromItsStore) {
   EXPECT_GT(fetched, 0u);
 }
 
+// Probe: a truncated or deleted LevelDB .log started silently. Now the
+// restart says how many pages the store expected, how many it restored and
+// what was lost, and names the damage; a deleted CURRENT is named too.
+TEST_F(RunCliTest, RestartReportsPagesExpectedRestoredAndLost) {
+  std::string config = WriteConfig(20, true);
+  std::string err = (dir_ / "run.err").string();
+  Child run = Spawn({"run", "--config", config}, err);
+  nlohmann::json s = StatusWhen(
+      [](const nlohmann::json& j) { return j["pages_known"] >= 100; }, 20);
+  ASSERT_GE(s["pages_known"].get<int>(), 100) << s.dump();
+  ASSERT_EQ(kill(run.pid, SIGTERM), 0);
+  ASSERT_EQ(Wait(run), 0) << Slurp(err);
+  // The pages written since the last memtable flush live only in the log.
+  int logs = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir_ / "db")) {
+    if (e.path().extension() == ".log") {
+      std::filesystem::remove(e.path());
+      ++logs;
+    }
+  }
+  ASSERT_EQ(logs, 1);
+  Child again = Spawn({"run", "--config", config}, err);
+  s = StatusWhen([](const nlohmann::json& j) { return j.contains("version"); },
+                 10);
+  ASSERT_EQ(kill(again.pid, SIGTERM), 0);
+  EXPECT_EQ(Wait(again), 0);
+  std::string log = Slurp(err);
+  EXPECT_NE(log.find("pages expected, "), std::string::npos) << log;
+  EXPECT_EQ(log.find(" 0 lost;"), std::string::npos) << log;
+  EXPECT_NE(log.find("store damage: the LevelDB log lost its tail"),
+            std::string::npos)
+      << log;
+  EXPECT_NE(log.find("freshd store repair"), std::string::npos) << log;
+
+  std::filesystem::remove(dir_ / "db" / "CURRENT");
+  auto r = testing::RunFreshd({"run", "--config", config});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("CURRENT file"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("not a freshd store"), std::string::npos) << r.err;
+}
+
 TEST_F(RunCliTest, DefaultConfigRefusesLoopbackTargets) {
   std::string config = WriteConfig(20, false);
   std::string err = (dir_ / "run.err").string();
@@ -227,6 +268,18 @@ TEST_F(RunCliTest, BadSeedsAndConfigsExitTwo) {
   r = testing::RunFreshd({"run", "--config", (dir_ / "bad.toml").string()});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("bad.toml:2"), std::string::npos) << r.err;
+  // A status endpoint off loopback without a bearer token is refused.
+  std::ofstream(dir_ / "open.toml") << "[status]\nlisten = \"0.0.0.0:8931\"\n";
+  r = testing::RunFreshd({"run", "--config", (dir_ / "open.toml").string()});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("[status] token_file: required"), std::string::npos)
+      << r.err;
+  std::ofstream(dir_ / "token") << "short\n";
+  std::ofstream(dir_ / "token.toml")
+      << "[status]\ntoken_file = \"" << (dir_ / "token").string() << "\"\n";
+  r = testing::RunFreshd({"run", "--config", (dir_ / "token.toml").string()});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("token must be 16 to 4096"), std::string::npos) << r.err;
 }
 
 }  // namespace

@@ -61,6 +61,9 @@ std::string Ask(uint16_t port, http::verb verb, const std::string& target,
   stream.expires_after(std::chrono::seconds(15));
   http::request<http::string_body> req(verb, target, 11);
   req.set(http::field::host, "127.0.0.1");
+  if (verb == http::verb::post) {
+    req.set(http::field::content_type, "application/json");
+  }
   req.body() = body;
   req.prepare_payload();
   boost::beast::flat_buffer buf;
@@ -210,6 +213,10 @@ TEST_F(CrawlLoopTest, CrawlsTheWebWithinBudgetAndServesStatus) {
         Ask(status_port, http::verb::get, "/metrics", "");
     replies["bad_lastmod"] = Ask(status_port, http::verb::post, "/signal",
                                  "{\"url\": \"" + page + "\", \"lastmod\": 5}");
+    // Probe: lastmod 9999-12-31 was accepted; more than a day ahead is 400.
+    replies["future_lastmod"] =
+        Ask(status_port, http::verb::post, "/signal",
+            "{\"url\": \"" + page + "\", \"lastmod\": \"9999-12-31\"}");
     replies["bad"] = Ask(status_port, http::verb::post, "/signal", "not json");
     replies["missing"] = Ask(status_port, http::verb::get, "/nope", "");
   });
@@ -280,6 +287,9 @@ TEST_F(CrawlLoopTest, CrawlsTheWebWithinBudgetAndServesStatus) {
   EXPECT_GE(s["signals_stale_total"].get<uint64_t>(), stale_before + 1);
   EXPECT_EQ(replies["bad_lastmod"].substr(0, 4), "400 ");
   EXPECT_NE(replies["bad_lastmod"].find("lastmod"), std::string::npos);
+  EXPECT_EQ(replies["future_lastmod"].substr(0, 4), "400 ")
+      << replies["future_lastmod"];
+  EXPECT_NE(replies["future_lastmod"].find("future"), std::string::npos);
   EXPECT_EQ(replies["bad"].substr(0, 4), "400 ");
   EXPECT_EQ(replies["missing"].substr(0, 4), "404 ");
 
@@ -439,8 +449,11 @@ std::string OnePageSite(asio::io_context& io, Config* config,
                         std::function<std::string()> lastmod,
                         std::unique_ptr<HttpServer>* site, int extra_urls = 0) {
   auto root = std::make_shared<std::string>();
+  HttpServerOptions site_options;
+  site_options.allowed_hosts = {"s.test"};  // the crawler's Host: s.test:PORT
   auto listening = HttpServer::Listen(
-      io, "127.0.0.1:0", [root, lastmod, extra_urls](const HttpRequest& r) {
+      io, "127.0.0.1:0",
+      [root, lastmod, extra_urls](const HttpRequest& r) {
         if (r.target == "/robots.txt") {
           return HttpReply{
               200, "text/plain",
@@ -458,7 +471,8 @@ std::string OnePageSite(asio::io_context& io, Config* config,
           return HttpReply{200, "application/xml", xml + "</urlset>"};
         }
         return HttpReply{200, "text/html", "<html><body>still</body></html>"};
-      });
+      },
+      site_options);
   if (!listening.ok()) return "";
   *site = std::move(listening).value();
   *root = "http://s.test:" + std::to_string((*site)->port()) + "/";
