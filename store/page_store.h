@@ -22,8 +22,8 @@
 #include <string_view>
 #include <vector>
 
+#include "base/status.h"
 #include "conf/config.h"
-#include "conf/status.h"
 #include "store/records.h"
 
 namespace leveldb {
