@@ -79,7 +79,18 @@ class AgePolicy final : public Policy {
   double UpperBound(const PolicyInput&) const override { return kInf; }
 };
 
-// GREEDY-NCIS (exact: max_terms 0) and its APPROX-m truncations.
+// GREEDY-NCIS (exact: max_terms 0) and its APPROX-m truncations. APPROX-m's
+// value never exceeds μ/Δ·(1 − (ν/(Δ+ν))^m), for ncis1 μ/(Δ+ν): far below the
+// exact ceiling μ/Δ when false signals are frequent (ν ≫ Δ), so ncis1
+// abandons such pages, and whole hosts of them, even with true parameters
+// (issue 31 item 4). Its floor is the scheduler's: every policy's page is
+// refetched at least every [sched] max_interval (90 days by default in the
+// daemon; `freshd sim --max-interval-days`). No value floor is added: one
+// that lifts the ceiling to μ/Δ (rescaling by (Δ+ν)/Δ, or a max with the
+// signal-blind GREEDY value) also lifts the value of every page with few
+// signals, so it would no longer be the paper's APPROX-1 it is kept to
+// measure; the exact `ncis` (the default) has no such ceiling, and ncis2's
+// μ/Δ·(1 − (ν/(Δ+ν))²) is twice as far from 0 when ν ≫ Δ.
 class NcisPolicy final : public Policy {
  public:
   NcisPolicy(std::string name, int max_terms)

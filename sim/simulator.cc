@@ -507,6 +507,15 @@ Result<SimResult> RunSimulation(const WebModel& model,
     }
     last_day = c.day;
   }
+  if (options.oracle && options.policy == "longevity-bound") {
+    // Its value is the expected curve between the change profiles' bounds,
+    // which the truth cannot stand in for; with --oracle it only lost the
+    // learning phase and scored worse than uniform (issue 31 item 6).
+    return Status::InvalidArgument(
+        "sim: longevity-bound has no oracle mode (it values pages by their "
+        "change profiles, not a model); use longevity --oracle for the true "
+        "curve");
+  }
   sched::SchedulerOptions so;
   so.policy = options.policy;
   so.oracle = options.oracle;
