@@ -1,7 +1,8 @@
 // freshd allocate --lambda L1,L2,... [--weight W1,...] --total F --metric
 // freshness|age: Cho & Garcia-Molina's optimal synchronization frequencies
-// (fixed-order sync; the solver is sched/allocation.h). Prints one frequency
-// per line, in input order, with 6 decimals, and exits 0; on bad input
+// (fixed-order sync; the solver is sched/allocation.h, stable for any total).
+// Prints one frequency per line, in input order, to 10 significant digits
+// (so a total of 1e-9 still reads), and exits 0; on bad input
 // (non-positive change rate, negative weight, length mismatch, total ≤ 0, more
 // than kMaxAllocationPages values) prints the reason on stderr and exits 2.
 
@@ -54,7 +55,7 @@ void AddAllocateCommand(CLI::App& app, int* exit_code) {
       *exit_code = a.status().code() == Status::Code::kInvalidArgument ? 2 : 1;
       return;
     }
-    for (double f : a->frequencies) std::printf("%.6f\n", f);
+    for (double f : a->frequencies) std::printf("%.10g\n", f);
     *exit_code = 0;
   });
 }

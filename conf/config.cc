@@ -557,8 +557,9 @@ class TomlWriter {
 
 const std::vector<std::string>& KnownPolicies() {
   static const std::vector<std::string> kPolicies = {
-      "uniform", "nutch", "freshness", "age",       "ncis",
-      "ncis1",   "ncis2", "cis",       "longevity", "longevity-bound"};
+      "uniform", "nutch",     "stormcrawler",   "freshness",
+      "age",     "ncis",      "ncis1",          "ncis2",
+      "cis",     "longevity", "longevity-bound"};
   return kPolicies;
 }
 

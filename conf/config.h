@@ -84,8 +84,8 @@ struct FetchConfig {
 };
 
 struct SchedConfig {
-  // uniform, nutch, freshness, age, ncis, ncis1, ncis2, cis, longevity,
-  // longevity-bound.
+  // uniform, nutch, stormcrawler, freshness, age, ncis, ncis1, ncis2, cis,
+  // longevity, longevity-bound.
   std::string policy = "ncis";
   int shingle_k = 4;             // words per shingle
   int sketch_m = 64;             // bottom-m min-hash sketch size

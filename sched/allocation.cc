@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
+#include <optional>
 #include <string>
 
 #include "sched/refresh_math.h"
@@ -26,18 +28,148 @@ double InverseIncreasing(const H& h, double p, double start) {
   return FindRoot([&](double x) { return h(x) - p; }, lo, hi, kRelTol);
 }
 
-// f_i(μ) of the Cho & Garcia-Molina KKT condition for one page.
-double SyncFrequency(double lambda, double w, double mu, SyncMetric metric) {
-  if (w <= 0) return 0;
-  if (metric == SyncMetric::kFreshness) {
-    // w·∂F̄/∂f = w·γ₁(λ/f)/λ = μ ⇔ γ₁(x) = μλ/w with x = λ/f = λτ.
-    const double p = mu * lambda / w;
-    if (p >= 1) return 0;  // w/λ ≤ μ: abandoned
-    const double x = InverseIncreasing([](double y) { return GammaJ(1, y); }, p,
-                                       std::sqrt(2 * p));
-    return lambda / x;
+// x > 0 with γ₁(x) = 1 − (1+x)e^{−x} = p, given p and ln q for q = 1 − p,
+// each computed by the caller without cancellation. Below p = 1/2 from p
+// (γ₁ is accurate near 0); above it from the complement in log form,
+// x − ln(1+x) = −ln q, which holds its precision for q far below the double
+// epsilon (q = 1e−300 is x ≈ 700; ln q = −1e6 is x ≈ 1e6). +∞ for q = 0.
+double InverseGammaOne(double p, double log_q) {
+  if (p <= 0.5) {
+    return InverseIncreasing([](double y) { return GammaJ(1, y); }, p,
+                             std::sqrt(2 * p));
   }
-  // w·∂Ā/∂f = −w·h(λ/f)/λ² = −μ ⇔ h(x) = μλ²/w.
+  const double l = -log_q;
+  if (!Finite(l)) return kInf;
+  if (l > 1e250) return l;  // ln(1+x) ≤ 576 is below l's last bit
+  // g(x) = x − ln(1+x) is increasing, g(l) < l and g(2l + 2) > l.
+  return FindRoot([l](double x) { return x - std::log1p(x) - l; }, l, 2 * l + 2,
+                  kRelTol);
+}
+
+// Where the freshness multiplier μ is, for the stable solver below. The KKT
+// condition of page i with m_i = w_i/λ_i is γ₁(λ_i/f_i) = μ/m_i (abandoned
+// when m_i ≤ μ), so p_i = μ/m_i approaches 1 and q_i = 1 − p_i must not be
+// formed by subtraction when μ is just below some m_g. With the distinct
+// m's sorted descending, M_1 > M_2 > …, μ is represented either
+//  - anchored at a = M_g: μ = a·(1 − e^y), y ≤ ln ½, so q_i = e^y exactly for
+//    pages with m_i = a and (m_i − a)/m_i + (a/m_i)e^y for m_i > a, or
+//  - directly (anchor 0): μ = e^y ≤ M_g/2, where every active page has
+//    p_i ≤ ½.
+inline constexpr double kMinLogMultiplier = -700;  // e^y stays a normal double
+
+struct MuPoint {
+  double anchor;  // M_g, or 0 when y = ln μ
+  double y;
+};
+
+// f_i at `at` for a page with change rate λ, weight w (> 0) and m = w/λ.
+double FreshnessFrequencyAt(double lambda, double m, const MuPoint& at) {
+  double p, log_q;
+  if (at.anchor == 0) {
+    p = std::exp(at.y) / m;
+    if (p >= 1) return 0;
+    log_q = std::log1p(-p);
+  } else {
+    const double a = at.anchor;
+    if (m < a) return 0;  // μ ≥ M_{g+1} ≥ m: abandoned
+    const double one_minus_eps = -std::expm1(at.y);
+    if (m == a) {
+      p = one_minus_eps;
+      log_q = at.y;
+    } else {
+      p = (a / m) * one_minus_eps;
+      log_q = std::log((m - a) / m + (a / m) * std::exp(at.y));
+    }
+  }
+  const double x = InverseGammaOne(p, log_q);
+  return Finite(x) ? lambda / x : 0;
+}
+
+// The multiplier of the freshness allocation with Σf_i = total, found
+// without forming 1 − μ/m_i by subtraction, so any total > 0 is met (the
+// plain inversion of γ₁(x) = μ/m_i in double precision cannot give x beyond
+// ≈ 37, so no page got less than λ_i/40 and small totals were overspent 2.5×).
+class FreshnessSolver {
+ public:
+  FreshnessSolver(std::span<const double> lambdas, std::span<const double> w)
+      : lambdas_(lambdas) {
+    m_.resize(lambdas.size());
+    for (size_t i = 0; i < lambdas.size(); ++i) {
+      m_[i] = w[i] > 0 ? w[i] / lambdas[i] : 0;
+      if (m_[i] > 0) levels_.push_back(m_[i]);
+    }
+    std::sort(levels_.begin(), levels_.end(), std::greater<>());
+    levels_.erase(std::unique(levels_.begin(), levels_.end()), levels_.end());
+  }
+
+  double Total(const MuPoint& at) const {
+    double s = 0;
+    for (size_t i = 0; i < m_.size(); ++i) {
+      if (m_[i] > 0) s += FreshnessFrequencyAt(lambdas_[i], m_[i], at);
+    }
+    return s;
+  }
+
+  double Frequency(size_t i, const MuPoint& at) const {
+    return m_[i] > 0 ? FreshnessFrequencyAt(lambdas_[i], m_[i], at) : 0;
+  }
+
+  static double Multiplier(const MuPoint& at) {
+    return at.anchor == 0 ? std::exp(at.y) : at.anchor * -std::expm1(at.y);
+  }
+
+  // The point with Total = target; nullopt if it is out of reach (a total
+  // beyond ≈ 1e150 × the change rates).
+  std::optional<MuPoint> Solve(double target) const {
+    // Total at μ = M_g (page group g just abandoned) grows with g: the
+    // solution lies below the last level whose total is ≤ target.
+    auto at_level = [&](size_t g) { return Total(MuPoint{levels_[g], -kInf}); };
+    size_t lo = 0, hi = levels_.size();  // at_level(lo) ≤ target < at hi
+    while (hi - lo > 1) {
+      const size_t mid = lo + (hi - lo) / 2;
+      (at_level(mid) <= target ? lo : hi) = mid;
+    }
+    const double a = levels_[lo];
+    const double next = lo + 1 < levels_.size() ? levels_[lo + 1] : 0;
+    auto excess_anchored = [&](double y) {
+      return Total(MuPoint{a, y}) - target;
+    };
+    const double y_half = std::log(0.5);
+    if (next >= a / 2 || excess_anchored(y_half) >= 0) {
+      const double y_hi = next >= a / 2 ? std::log1p(-next / a) : y_half;
+      double y_lo = std::min(y_hi, -1.0);
+      while (excess_anchored(y_lo) >= 0) {
+        if (y_lo < -1e300) return MuPoint{a, y_lo};  // f below 1e−300·λ
+        y_lo *= 2;
+      }
+      if (excess_anchored(y_hi) <= 0) return MuPoint{a, y_hi};
+      return MuPoint{a, FindRoot(excess_anchored, y_lo, y_hi, kRelTol)};
+    }
+    auto excess_direct = [&](double y) {
+      return Total(MuPoint{0, y}) - target;
+    };
+    const double y_hi = std::log(a / 2);
+    double y_lo = next > 0 ? std::log(next) : y_hi - 1;
+    while (next == 0 && excess_direct(y_lo) < 0) {
+      y_lo = y_hi - 2 * (y_hi - y_lo);
+      if (y_lo < kMinLogMultiplier) return std::nullopt;
+    }
+    const double y = FindRoot(excess_direct, y_lo, y_hi, 0, 1e-15);
+    if (!Finite(y)) return std::nullopt;
+    return MuPoint{0, y};
+  }
+
+ private:
+  std::span<const double> lambdas_;
+  std::vector<double> m_;       // w_i/λ_i, 0 for weight 0
+  std::vector<double> levels_;  // distinct m_i > 0, descending
+};
+
+// f_i(μ) of the Cho & Garcia-Molina age KKT condition for one page:
+// w·∂Ā/∂f = −w·h(λ/f)/λ² = −μ ⇔ h(x) = μλ²/w (h is unbounded: no page is
+// abandoned and no subtraction nears 1).
+double AgeFrequency(double lambda, double w, double mu) {
+  if (w <= 0) return 0;
   const double p = mu * lambda * lambda / w;
   const double x = InverseIncreasing(AgeIntegral, p, std::cbrt(3 * p));
   return lambda / x;
@@ -87,7 +219,7 @@ Result<SyncAllocation> OptimalSyncAllocation(std::span<const double> lambdas,
     return Status::InvalidArgument("weights and lambdas differ in length");
   std::vector<double> w(n, 1.0);
   if (!weights.empty()) w.assign(weights.begin(), weights.end());
-  double w_sum = 0, m_hi = 0;
+  double w_sum = 0;
   for (size_t i = 0; i < n; ++i) {
     if (!(lambdas[i] > 0) || !Finite(lambdas[i]))
       return Status::InvalidArgument("change rate " + std::to_string(i) +
@@ -96,28 +228,33 @@ Result<SyncAllocation> OptimalSyncAllocation(std::span<const double> lambdas,
       return Status::InvalidArgument("weight " + std::to_string(i) +
                                      " must be >= 0");
     w_sum += w[i];
-    m_hi = std::max(m_hi, w[i] / lambdas[i]);
   }
   if (!(w_sum > 0)) return Status::InvalidArgument("all weights are 0");
 
-  auto sum_f = [&](double mu) {
-    double s = 0;
-    for (size_t i = 0; i < n; ++i)
-      s += SyncFrequency(lambdas[i], w[i], mu, metric);
-    return s;
-  };
-  const double hi = metric == SyncMetric::kFreshness ? m_hi : 1.0;
-  const double mu = SolveMultiplier(sum_f, total, 0.5 * hi, hi);
-  if (!(mu > 0) || !Finite(mu))
-    return Status::Internal("allocation did not converge");
-
   SyncAllocation out;
-  out.multiplier = mu;
   out.frequencies.resize(n);
+  if (metric == SyncMetric::kFreshness) {
+    const FreshnessSolver solver(lambdas, w);
+    const std::optional<MuPoint> at = solver.Solve(total);
+    if (!at) return Status::InvalidArgument("total is too large to allocate");
+    out.multiplier = FreshnessSolver::Multiplier(*at);
+    for (size_t i = 0; i < n; ++i)
+      out.frequencies[i] = solver.Frequency(i, *at);
+  } else {
+    auto sum_f = [&](double mu) {
+      double s = 0;
+      for (size_t i = 0; i < n; ++i) s += AgeFrequency(lambdas[i], w[i], mu);
+      return s;
+    };
+    out.multiplier = SolveMultiplier(sum_f, total, 0.5, 1.0);
+    for (size_t i = 0; i < n; ++i)
+      out.frequencies[i] = AgeFrequency(lambdas[i], w[i], out.multiplier);
+  }
+  if (!(out.multiplier > 0) || !Finite(out.multiplier))
+    return Status::Internal("allocation did not converge");
   double obj = 0;
   for (size_t i = 0; i < n; ++i) {
-    const double f = SyncFrequency(lambdas[i], w[i], mu, metric);
-    out.frequencies[i] = f;
+    const double f = out.frequencies[i];
     if (w[i] == 0) continue;
     obj += w[i] * (metric == SyncMetric::kFreshness
                        ? TimeAveragedFreshness(SyncOrder::kFixed, lambdas[i], f)

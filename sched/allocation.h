@@ -33,6 +33,10 @@ struct SyncAllocation {
 // Cho & Garcia-Molina optimal allocation (fixed-order sync). lambdas > 0,
 // weights ≥ 0 (empty = all 1; else same size as lambdas, Σw > 0), total > 0, at
 // most kMaxAllocationPages pages. Fails with InvalidArgument on bad input.
+// Freshness: any total > 0 is met (Σf_i = total to ~1e-12 relative, down to
+// totals far below every λ_i: the KKT condition γ₁(λ_i/f_i) = μλ_i/w_i is
+// solved without forming 1 − μλ_i/w_i by subtraction; see allocation.cc);
+// a total beyond ≈ 1e150·Σλ_i is InvalidArgument.
 inline constexpr size_t kMaxAllocationPages = 10'000'000;
 Result<SyncAllocation> OptimalSyncAllocation(std::span<const double> lambdas,
                                              std::span<const double> weights,

@@ -41,7 +41,10 @@ struct PageState {
   float alpha = 0;             // cached estimate of signal recall α
   float nu = 0;                // cached estimate of false-signal rate ν (/s)
   float interval = 0;          // policy scratch: nutch interval, φ (s)
-  float forced = 0;            // policy deadline interval (s); 0: none
+  float forced = 0;  // policy scratch 2: the deadline interval (s) of a
+                     // policy with deadlines (longevity; 0: none); nutch:
+                     // time from the fetch that saw the last change to the
+                     // last fetch (s)
   HostId host = 0;
   uint16_t signals = 0;  // signals since last fetch (saturating)
   uint16_t fetches = 0;  // successful fetches so far (saturating)

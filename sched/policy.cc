@@ -29,29 +29,98 @@ class UniformPolicy final : public Policy {
   double UpperBound(const PolicyInput&) const override { return kInf; }
 };
 
-// Nutch AdaptiveFetchSchedule: the interval shrinks by dec_rate after a
-// change, grows by inc_rate otherwise, clamped to [min, max]. Under a budget
-// the most overdue page (τ / interval) goes first.
+// Nutch as shipped (Generator + AdaptiveFetchSchedule, nutch-default.xml):
+// a page is due once its fetch time has come; among due pages the Generator
+// takes the highest score first (topN per round), so Value is the page's
+// score, its importance μ, when due and 0 before; a token no page is due for
+// is left unused (due_only). New pages are due at once (the scheduler
+// fetches every never-fetched page first, for every policy).
+// AdaptiveFetchSchedule.setFetchSchedule after each fetch: the interval
+// (first 30 days, db.fetch.interval.default) is kept on the first fetch
+// (STATUS_UNKNOWN: no signature to compare), × (1 − 0.2) when the content
+// changed, × (1 + 0.4) when not; with sync_delta, delta = the time since the
+// last fetch that saw a change (modifiedTime: Nutch 1.x sets it to the
+// fetch time on a change and does not read Last-Modified), the interval
+// rises to delta if below it and the next fetch time is fetchTime − 0.3·delta
+// + interval; the interval is clamped to [60 s, 365 days]. Not modelled:
+// shouldFetch's db.fetch.interval.max (90 days) re-fetch of pages scheduled
+// further out (an interval needs ≥ 213 days without a change to pass 90
+// days from 30), and batched rounds (every selection is a Generate).
 class NutchPolicy final : public Policy {
  public:
   explicit NutchPolicy(const PolicyOptions& o) : o_(o) {}
   std::string_view name() const override { return "nutch"; }
   double Value(const PolicyInput& in, double tau) const override {
-    double interval =
-        in.state->interval > 0 ? in.state->interval : o_.nutch_initial_interval;
-    return tau / interval;
+    return tau >= DueAfter(*in.state) ? Score(in) : 0;
   }
-  double UpperBound(const PolicyInput&) const override { return kInf; }
+  double UpperBound(const PolicyInput& in) const override { return Score(in); }
+  bool due_only() const override { return true; }
   void OnFetched(const PolicyInput&, PageState& state, bool changed, double tau,
                  double) const override {
     double interval =
         state.interval > 0 ? state.interval : o_.nutch_initial_interval;
-    if (tau > 0) interval *= changed ? 1.0 - o_.nutch_dec : 1.0 + o_.nutch_inc;
+    double delta = 0;  // fetchTime − modifiedTime
+    if (tau > 0) {
+      interval *= changed ? 1.0 - o_.nutch_dec : 1.0 + o_.nutch_inc;
+      if (!changed) delta = state.forced + tau;
+    }
+    if (o_.nutch_sync_delta_rate > 0) interval = std::max(interval, delta);
     state.interval = static_cast<float>(
         std::clamp(interval, o_.nutch_min_interval, o_.nutch_max_interval));
+    state.forced = static_cast<float>(delta);  // since the last change seen
   }
 
  private:
+  // Seconds after the last fetch at which the page is due.
+  double DueAfter(const PageState& s) const {
+    const double interval =
+        s.interval > 0 ? s.interval : o_.nutch_initial_interval;
+    return interval - o_.nutch_sync_delta_rate * s.forced;
+  }
+  static double Score(const PolicyInput& in) {
+    return in.params.mu > 0 ? in.params.mu : 0;
+  }
+
+  PolicyOptions o_;
+};
+
+// StormCrawler's AdaptiveScheduler (with a status index spout such as
+// OpenSearch's, which emits due URLs by next fetch date): a page is due
+// `interval` after its fetch; among due pages the most overdue goes first
+// (Value = seconds overdue + 1, so 0 until due, due_only); no score. After
+// a fetch: the first keeps the default interval (1 day; no old signature to
+// compare), a changed signature sets interval = (1 − 0.5)·interval +
+// 0.5·min (min 60 min), an unchanged one (or a 304) interval × 1.5 up to
+// 14 days; whole minutes. It differs from nutch in every constant (a
+// 1-day start instead of 30, a 2-week cap instead of a year, ±50%), in
+// having no sync_delta, and in ignoring the page's score.
+class StormCrawlerPolicy final : public Policy {
+ public:
+  explicit StormCrawlerPolicy(const PolicyOptions& o) : o_(o) {}
+  std::string_view name() const override { return "stormcrawler"; }
+  double Value(const PolicyInput& in, double tau) const override {
+    const double overdue = tau - Interval(*in.state);
+    return overdue >= 0 ? overdue + 1 : 0;
+  }
+  double UpperBound(const PolicyInput&) const override { return kInf; }
+  bool due_only() const override { return true; }
+  void OnFetched(const PolicyInput&, PageState& state, bool changed, double tau,
+                 double) const override {
+    double interval = Interval(state);
+    if (tau > 0) {
+      interval = changed ? (1 - o_.storm_dec) * interval +
+                               o_.storm_dec * o_.storm_min_interval
+                         : std::min(interval * (1 + o_.storm_inc),
+                                    o_.storm_max_interval);
+    }
+    state.interval = static_cast<float>(std::floor(interval / 60) * 60);
+  }
+
+ private:
+  double Interval(const PageState& s) const {
+    return s.interval > 0 ? s.interval : o_.storm_initial_interval;
+  }
+
   PolicyOptions o_;
 };
 
@@ -79,7 +148,18 @@ class AgePolicy final : public Policy {
   double UpperBound(const PolicyInput&) const override { return kInf; }
 };
 
-// GREEDY-NCIS (exact: max_terms 0) and its APPROX-m truncations.
+// GREEDY-NCIS (exact: max_terms 0) and its APPROX-m truncations. APPROX-m's
+// value never exceeds μ/Δ·(1 − (ν/(Δ+ν))^m), for ncis1 μ/(Δ+ν): far below the
+// exact ceiling μ/Δ when false signals are frequent (ν ≫ Δ), so ncis1
+// abandons such pages, and whole hosts of them, even with true parameters
+// (issue 31 item 4). Its floor is the scheduler's: every policy's page is
+// refetched at least every [sched] max_interval (90 days by default in the
+// daemon; `freshd sim --max-interval-days`). No value floor is added: one
+// that lifts the ceiling to μ/Δ (rescaling by (Δ+ν)/Δ, or a max with the
+// signal-blind GREEDY value) also lifts the value of every page with few
+// signals, so it would no longer be the paper's APPROX-1 it is kept to
+// measure; the exact `ncis` (the default) has no such ceiling, and ncis2's
+// μ/Δ·(1 − (ν/(Δ+ν))²) is twice as far from 0 when ν ≫ Δ.
 class NcisPolicy final : public Policy {
  public:
   NcisPolicy(std::string name, int max_terms)
@@ -124,8 +204,9 @@ void Policy::OnFetched(const PolicyInput&, PageState&, bool, double,
 
 const std::vector<std::string>& PolicyNames() {
   static const std::vector<std::string> kNames = {
-      "uniform", "nutch", "freshness", "age",       "ncis",
-      "ncis1",   "ncis2", "cis",       "longevity", "longevity-bound"};
+      "uniform", "nutch",     "stormcrawler",   "freshness",
+      "age",     "ncis",      "ncis1",          "ncis2",
+      "cis",     "longevity", "longevity-bound"};
   return kNames;
 }
 
@@ -134,6 +215,7 @@ Result<std::unique_ptr<Policy>> MakePolicy(std::string_view name,
   std::unique_ptr<Policy> p;
   if (name == "uniform") p = std::make_unique<UniformPolicy>();
   if (name == "nutch") p = std::make_unique<NutchPolicy>(options);
+  if (name == "stormcrawler") p = std::make_unique<StormCrawlerPolicy>(options);
   if (name == "freshness") p = std::make_unique<FreshnessPolicy>();
   if (name == "age") p = std::make_unique<AgePolicy>();
   if (name == "ncis") p = std::make_unique<NcisPolicy>("ncis", 0);

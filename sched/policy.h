@@ -1,8 +1,9 @@
 // Recrawl policies as value functions over one page's state (DESIGN.md "the
 // one idea"): Value(τ) is what one fetch of the page buys now, τ seconds
 // after its last fetch. The selector fetches the highest value; the budget
-// sets the implied threshold. Policies: uniform, nutch, freshness (GREEDY),
-// age, ncis, ncis1, ncis2, cis, longevity, longevity-bound.
+// sets the implied threshold. Policies: uniform, nutch, stormcrawler,
+// freshness (GREEDY), age, ncis, ncis1, ncis2, cis, longevity,
+// longevity-bound.
 //
 // Each policy reads the page's model through PolicyInput: in oracle mode the
 // simulator's true parameters, otherwise the scheduler's estimates. Policies
@@ -42,6 +43,13 @@ struct PolicyOptions {
   double nutch_dec = 0.2;                        // ...adaptive.dec_rate
   double nutch_min_interval = 60;                // ...adaptive.min_interval
   double nutch_max_interval = 365 * 86400.0;     // ...adaptive.max_interval
+  double nutch_sync_delta_rate = 0.3;  // ...adaptive.sync_delta_rate (0: off)
+  // StormCrawler AdaptiveScheduler defaults (crawler-default.yaml).
+  double storm_initial_interval = 86400.0;  // fetchInterval.default 1440 min
+  double storm_inc = 0.5;              // ...adaptive.fetchInterval.rate.incr
+  double storm_dec = 0.5;              // ...adaptive.fetchInterval.rate.decr
+  double storm_min_interval = 3600.0;  // ...fetchInterval.min 60 min
+  double storm_max_interval = 14 * 86400.0;  // ...fetchInterval.max 2 weeks
   // Longevity learning phase φ <= l·n, l in seconds per refresh; 0: auto,
   // l = kAutoLearningShare × the mean refresh interval, so learning costs a
   // fixed share of the budget whatever its size (Olston & Pandey §5.1 tune
@@ -87,6 +95,16 @@ class Policy {
 
   // An upper bound of Value(in, τ) over all τ >= 0 (+inf if unbounded).
   virtual double UpperBound(const PolicyInput& in) const = 0;
+
+  // True for a policy whose PageState::forced is a deadline interval (the
+  // scheduler fetches the page once it has passed); others may keep other
+  // scratch there.
+  virtual bool forced_is_deadline() const { return false; }
+
+  // True for a policy that refreshes a known page only while its value is
+  // positive (nutch: only pages whose fetch time is due): the scheduler then
+  // leaves a token unused rather than spend it on a page of value 0.
+  virtual bool due_only() const { return false; }
 
   // Which parts of the model the policy reads (so estimates are kept).
   virtual bool uses_signals() const { return false; }

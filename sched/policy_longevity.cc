@@ -87,6 +87,7 @@ class LongevityPolicy final : public Policy {
     return std::isfinite(sup) ? in.params.mu * sup : kInf;
   }
   bool uses_profiles() const override { return true; }
+  bool forced_is_deadline() const override { return true; }
   void OnFetched(const PolicyInput& in, PageState& state, bool, double,
                  double threshold) const override {
     state.forced =
@@ -114,6 +115,7 @@ class LongevityBoundPolicy final : public Policy {
   }
   double UpperBound(const PolicyInput&) const override { return kInf; }
   bool uses_profiles() const override { return true; }
+  bool forced_is_deadline() const override { return true; }
   void OnFetched(const PolicyInput& in, PageState& state, bool, double,
                  double threshold) const override {
     state.forced = ForcedInterval(in, state, threshold, o_, BoundAutoRho(in));

@@ -332,7 +332,9 @@ double Scheduler::Deadline(PageId page) const {
   const PageState& s = pages_[page];
   if (!s.fetched()) return kInf;
   double interval = options_.max_interval > 0 ? options_.max_interval : kInf;
-  if (s.forced > 0) interval = std::min<double>(interval, s.forced);
+  if (s.forced > 0 && policy_->forced_is_deadline()) {
+    interval = std::min<double>(interval, s.forced);
+  }
   if (!std::isfinite(interval)) return kInf;
   return s.last_fetch + std::max(interval, options_.min_interval);
 }
@@ -413,7 +415,11 @@ std::optional<PageId> Scheduler::Select(double now, const HostGate& host_open) {
   auto choice = selector_.Select(
       now, [&](PageId p) { return Eligible(p, now, host_open); },
       [&](PageId p) { return Value(p, now); });
-  if (!choice) {
+  if (!choice ||
+      (policy_->due_only() && !choice->priority.overdue &&
+       pages_[choice->page].fetched() && !(choice->priority.key > 0))) {
+    // Nothing eligible, or (a due-only policy, nutch) nothing due: the token
+    // stays unused.
     horizon_evaluations_ += static_cast<double>(selector_.last_evaluations());
     return std::nullopt;
   }

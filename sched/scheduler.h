@@ -170,7 +170,9 @@ class Scheduler {
 
   // Takes a token and returns the page to fetch now, marked in flight; or
   // nullopt (no token kept back) when no token is available or no page is
-  // eligible: not in flight, past min_interval and its back-off, host open.
+  // eligible: not in flight, past min_interval and its back-off, host open;
+  // for a due-only policy (Policy::due_only, nutch) also when no known page
+  // is due (the best value is 0): the token is left unused.
   std::optional<PageId> Select(double now, const HostGate& host_open);
 
   // When the next token is available (>= now); +inf at rate 0.

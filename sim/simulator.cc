@@ -332,7 +332,11 @@ Result<SimResult> Run::Go() {
       for (double t : host_next_) {
         if (t > now) next_host = std::min(next_host, t);
       }
-      wake = std::min(next_host, now + std::max(1.0, o_.min_interval_s));
+      // Nothing eligible: retry in a second (or min_interval). A due-only
+      // policy (nutch) has nothing due most of the time; it retries every
+      // minute, Nutch's shortest interval (its Generate rounds are coarser).
+      const double retry = sched_.policy().due_only() ? 60.0 : 1.0;
+      wake = std::min(next_host, now + std::max(retry, o_.min_interval_s));
     }
   }
   for (uint32_t p = 0; p < n; ++p) Integrate(p, end_);
@@ -506,6 +510,15 @@ Result<SimResult> RunSimulation(const WebModel& model,
           "sim: rate changes need increasing days in (0, days) and rates > 0");
     }
     last_day = c.day;
+  }
+  if (options.oracle && options.policy == "longevity-bound") {
+    // Its value is the expected curve between the change profiles' bounds,
+    // which the truth cannot stand in for; with --oracle it only lost the
+    // learning phase and scored worse than uniform (issue 31 item 6).
+    return Status::InvalidArgument(
+        "sim: longevity-bound has no oracle mode (it values pages by their "
+        "change profiles, not a model); use longevity --oracle for the true "
+        "curve");
   }
   sched::SchedulerOptions so;
   so.policy = options.policy;

@@ -63,6 +63,29 @@ TEST(AllocateCliTest, FrequenciesSumToTotal) {
   EXPECT_NEAR(sum, 3.5, 2e-6);
 }
 
+// Issue 31 item 5: these summed to 0.0252 and 2.55 (no f below ≈ λ/40).
+TEST(AllocateCliTest, SmallTotalsAreMetExactly) {
+  struct Case {
+    const char* lambdas;
+    const char* total;
+    std::vector<double> want;
+  };
+  const Case cases[] = {{"1,2,3,4,5", "0.01", {0.01, 0, 0, 0, 0}},
+                        {"100,200,300", "1", {1, 0, 0}},
+                        {"1,2,3,4,5", "1e-9", {1e-9, 0, 0, 0, 0}}};
+  for (const Case& c : cases) {
+    const CommandResult r =
+        RunFreshd({"allocate", "--lambda", c.lambdas, "--total", c.total,
+                   "--metric", "freshness"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const std::vector<double> got = Lines(r.out);
+    ASSERT_EQ(got.size(), c.want.size()) << r.out;
+    for (size_t i = 0; i < got.size(); ++i) {
+      EXPECT_NEAR(got[i], c.want[i], 1e-9 * c.want[0]) << c.lambdas << " " << i;
+    }
+  }
+}
+
 TEST(AllocateCliTest, BadInputExitsTwo) {
   const std::vector<std::vector<std::string>> bad = {
       {"allocate", "--lambda", "1,-2", "--total", "5", "--metric", "age"},

@@ -1,6 +1,7 @@
 // Policies as value functions: each equals the MATH.md crawl value it names,
 // never exceeds its upper bound (the selector's pruning relies on it), and
-// Nutch's interval follows AdaptiveFetchSchedule (inc 0.4, dec 0.2, clamp).
+// Nutch's interval follows AdaptiveFetchSchedule (inc 0.4, dec 0.2, clamp,
+// sync_delta 0.3) and only due pages have value.
 
 #include "sched/policy.h"
 
@@ -77,7 +78,7 @@ TEST(PolicyTest, PageThatNeverChangesHasNoValue) {
 TEST(PolicyTest, NutchIntervalFollowsAdaptiveFetchSchedule) {
   auto p = Make("nutch");
   PageState s;
-  PolicyInput in{&s, PageParams{}, nullptr, nullptr, false};
+  PolicyInput in{&s, PageParams{0, 1}, nullptr, nullptr, false};
   p->OnFetched(in, s, false, 0, 0);  // first fetch: default 30 days
   EXPECT_FLOAT_EQ(s.interval, 30 * 86400.f);
   p->OnFetched(in, s, true, 10, 0);
@@ -89,6 +90,66 @@ TEST(PolicyTest, NutchIntervalFollowsAdaptiveFetchSchedule) {
   for (int i = 0; i < 100; ++i) p->OnFetched(in, s, false, 10, 0);
   EXPECT_FLOAT_EQ(s.interval, 365 * 86400.f);
   EXPECT_DOUBLE_EQ(p->Value(in, 365 * 86400.0), 1.0);
+}
+
+// Generator + AdaptiveFetchSchedule: a page is worth its score (importance)
+// once due and nothing before, and sync_delta (rate 0.3) pulls the next fetch
+// toward the last change: unchanged for `delta`, the interval rises to delta
+// and the page is due at interval − 0.3·delta.
+TEST(PolicyTest, NutchFetchesOnlyDuePagesByScore) {
+  auto p = Make("nutch");
+  EXPECT_TRUE(p->due_only());
+  EXPECT_FALSE(Make("uniform")->due_only());
+  const double day = 86400;
+  PageState s;
+  PolicyInput in{&s, PageParams{1e-6, 3.5, 0, 0}, nullptr, nullptr, false};
+  p->OnFetched(in, s, true, 0, 0);  // first fetch: no change status
+  EXPECT_EQ(p->Value(in, 30 * day - 1), 0);
+  EXPECT_EQ(p->Value(in, 30 * day), 3.5);
+  EXPECT_EQ(p->UpperBound(in), 3.5);
+  // Unchanged after 30 days: interval 42 days, delta 30 days since the
+  // change seen at the first fetch, due 42 − 9 = 33 days on.
+  p->OnFetched(in, s, false, 30 * day, 0);
+  EXPECT_NEAR(s.interval, 42 * day, 1);
+  EXPECT_NEAR(s.forced, 30 * day, 1);
+  EXPECT_EQ(p->Value(in, 32.9 * day), 0);
+  EXPECT_EQ(p->Value(in, 33.1 * day), 3.5);
+  // Unchanged again after 33 days: 58.8 days, delta 63 days > 58.8, so the
+  // interval is 63 days, due at 63 − 18.9 = 44.1 days.
+  p->OnFetched(in, s, false, 33 * day, 0);
+  EXPECT_NEAR(s.interval, 63 * day, 1);
+  EXPECT_EQ(p->Value(in, 44.0 * day), 0);
+  EXPECT_EQ(p->Value(in, 44.2 * day), 3.5);
+  // A change resets delta: 63 × 0.8 days, due after the whole interval.
+  p->OnFetched(in, s, true, 45 * day, 0);
+  EXPECT_NEAR(s.interval, 50.4 * day, 1);
+  EXPECT_EQ(s.forced, 0);
+  EXPECT_EQ(p->Value(in, 50.3 * day), 0);
+  EXPECT_EQ(p->Value(in, 50.5 * day), 3.5);
+}
+
+// StormCrawler's AdaptiveScheduler: 1 day first, a change halves the way to
+// the 60-minute minimum, no change ×1.5 up to 2 weeks; the most overdue
+// page first, nothing before it is due.
+TEST(PolicyTest, StormCrawlerIntervalFollowsAdaptiveScheduler) {
+  auto p = Make("stormcrawler");
+  EXPECT_TRUE(p->due_only());
+  const double day = 86400;
+  PageState s;
+  PolicyInput in{&s, PageParams{1e-6, 1}, nullptr, nullptr, false};
+  p->OnFetched(in, s, true, 0, 0);  // first fetch: the default interval
+  EXPECT_EQ(s.interval, day);
+  EXPECT_EQ(p->Value(in, day - 1), 0);
+  EXPECT_EQ(p->Value(in, day), 1);
+  EXPECT_EQ(p->Value(in, day + 100), 101);
+  p->OnFetched(in, s, true, day, 0);
+  EXPECT_EQ(s.interval, 0.5 * day + 0.5 * 3600);
+  p->OnFetched(in, s, false, day, 0);
+  EXPECT_EQ(s.interval, std::floor(1.5 * (0.5 * day + 1800) / 60) * 60);
+  for (int i = 0; i < 40; ++i) p->OnFetched(in, s, true, day, 0);
+  EXPECT_NEAR(s.interval, 3600, 60);
+  for (int i = 0; i < 40; ++i) p->OnFetched(in, s, false, day, 0);
+  EXPECT_EQ(s.interval, 14 * day);
 }
 
 // Longevity value is μ·U of the model (MATH.md Paper 3 test vector: mixed
