@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "store/coding.h"
+#include "base/coding.h"
 
 namespace freshd::store {
 

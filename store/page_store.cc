@@ -12,7 +12,7 @@
 #include <shared_mutex>
 #include <utility>
 
-#include "store/coding.h"
+#include "base/coding.h"
 #include "store/keys.h"
 
 namespace freshd::store {

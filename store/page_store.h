@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "conf/config.h"
-#include "conf/status.h"
+#include "base/status.h"
 #include "store/records.h"
 
 namespace leveldb {

@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "conf/status.h"
+#include "base/status.h"
 
 namespace freshd::store {
 

@@ -24,7 +24,7 @@
 #include <utility>
 #include <vector>
 
-#include "conf/status.h"
+#include "base/status.h"
 
 namespace freshd::store {
 
