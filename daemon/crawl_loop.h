@@ -31,7 +31,6 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <regex>
 #include <set>
 #include <string>
 #include <unordered_map>
@@ -44,6 +43,7 @@
 #include "daemon/loop_lag_probe.h"
 #include "daemon/recovery.h"
 #include "daemon/url_index.h"
+#include "daemon/url_scope.h"
 #include "fetch/crawler.h"
 #include "parse/html_fingerprint.h"
 #include "parse/public_suffix.h"
@@ -209,10 +209,7 @@ class CrawlLoop {
   double next_robots_refresh_ = 0;           // Unix seconds
   std::vector<std::string> host_origins_;    // by host id; "": none yet
   std::vector<double> last_signal_lastmod_;  // per page, 0: none
-  std::set<std::string> scope_hosts_;        // [crawler] scope seed-hosts
-  std::set<std::string> scope_domains_;      // ... seed-domains (eTLD+1)
-  std::optional<parse::PublicSuffixList> public_suffixes_;  // seed-domains
-  std::vector<std::regex> include_, exclude_;
+  std::optional<UrlScope> scope_;  // [crawler] scope, include, exclude
   std::map<sched::PageId, InFlight> in_flight_;
   std::map<std::string, int> sitemaps_this_round_;  // per origin
   RecoveryReport recovery_;
