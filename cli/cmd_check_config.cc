@@ -1,13 +1,17 @@
 // freshd check-config FILE [--print]: validates a config file. Prints "ok"
 // (or, with --print, the effective config with every default filled in) and
 // exits 0; otherwise prints "file:line: [section] key: what" on stderr and
-// exits 2.
+// exits 2. Beyond the file's content it checks what `run` would trip on
+// (cli/preflight.h): the seeds file is readable and parses, [store]
+// warc_dir is or can be made a writable directory, [status] listen can be
+// bound; each failure is "file: [section] key: what", exit 2.
 
 #include <cstdio>
 #include <memory>
 #include <string>
 
 #include "cli/commands.h"
+#include "cli/preflight.h"
 #include "conf/config.h"
 
 namespace freshd::cli {
@@ -30,6 +34,11 @@ void AddCheckConfigCommand(CLI::App& app, int* exit_code) {
     Result<Config> config = LoadConfigFile(opts->path);
     if (!config.ok()) {
       std::fprintf(stderr, "%s\n", config.status().message().c_str());
+      *exit_code = 2;
+      return;
+    }
+    if (Status s = Preflight(*config); !s.ok()) {
+      std::fprintf(stderr, "%s: %s\n", opts->path.c_str(), s.message().c_str());
       *exit_code = 2;
       return;
     }

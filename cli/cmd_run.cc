@@ -30,6 +30,7 @@
 
 #include "cli/commands.h"
 #include "cli/demo_web.h"
+#include "cli/preflight.h"
 #include "conf/config.h"
 #include "daemon/crawl_loop.h"
 #include "daemon/http_server.h"
@@ -89,6 +90,10 @@ int RunDaemon(const std::string& config_path, const std::string& seeds_arg) {
       return 2;
     }
     status_options.token = std::move(token).value();
+  }
+  if (Status s = CreateWarcDir(config.value()); !s.ok()) {
+    spdlog::error("{}: {}", config_path, s.message());
+    return 2;
   }
   boost::asio::io_context io;
   auto loop = daemon::CrawlLoop::Create(io, config.value());

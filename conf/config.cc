@@ -9,7 +9,6 @@
 #include <cstring>
 #include <fstream>
 #include <map>
-#include <regex>
 #include <set>
 #include <sstream>
 #include <toml.hpp>
@@ -17,6 +16,7 @@
 #include "conf/config_schema.h"
 #include "conf/toml_text.h"
 #include "conf/units.h"
+#include "re2/re2.h"
 
 namespace freshd {
 namespace {
@@ -193,12 +193,11 @@ std::optional<RangeChecker::Problem> FindProblem(const Config& c) {
     const auto& list =
         std::string(which) == "include" ? c.crawler.include : c.crawler.exclude;
     for (const auto& pattern : list) {
-      try {
-        std::regex re(pattern, std::regex::ECMAScript);
-      } catch (const std::regex_error& e) {
+      const re2::RE2 re(pattern, re2::RE2::Quiet);
+      if (!re.ok()) {
         check.Fail(
             "crawler", which,
-            "invalid regular expression \"" + pattern + "\": " + e.what());
+            "invalid regular expression \"" + pattern + "\": " + re.error());
       }
     }
   }
@@ -598,10 +597,8 @@ Result<Config> LoadConfigFile(const std::string& path) {
   char buf[65536];
   while (in.read(buf, sizeof(buf)) || in.gcount() > 0) {
     text.append(buf, static_cast<size_t>(in.gcount()));
-    if (text.size() > kMaxConfigBytes) {
-      return Status::InvalidArgument(path +
-                                     ": larger than 1 MiB; not a config file");
-    }
+    // Enough to be refused, with the line, by LoadConfigString.
+    if (text.size() > kMaxConfigBytes) break;
   }
   if (in.bad()) return Status::IOError(path + ": read failed");
   return LoadConfigString(text, path);

@@ -29,8 +29,8 @@ struct CrawlerConfig {
   // "seed-domains" (the registrable domains of the seed hosts, by the Public
   // Suffix List: a seed on news.bbc.co.uk admits *.bbc.co.uk) or "any".
   std::string scope = "seed-hosts";
-  std::vector<std::string> include;  // ECMAScript regexes; empty = all
-  std::vector<std::string> exclude;  // ECMAScript regexes, win over include
+  std::vector<std::string> include;  // RE2 regexes; empty = all
+  std::vector<std::string> exclude;  // RE2 regexes, win over include
   uint64_t max_urls_per_host = 100000;
   uint64_t max_urls = 10000000;
 

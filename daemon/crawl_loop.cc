@@ -54,6 +54,8 @@ sched::FailureClass ToFailure(const fetch::FetchResult& r) {
       return F::kTls;
     case O::kTimeout:
       return F::kTimeout;
+    case O::kProtocol:  // the host speaks no HTTP: back off like a transport
+      return F::kNetwork;
     case O::kTooLarge:
       return F::kTooLarge;
     case O::kRobotsDenied:
@@ -135,19 +137,15 @@ Result<std::unique_ptr<CrawlLoop>> CrawlLoop::Create(
 Status CrawlLoop::Init() {
   started_unix_ = UnixNow();
   last_limit_at_ = started_unix_;
-  for (const auto& re : config_.crawler.include) include_.emplace_back(re);
-  for (const auto& re : config_.crawler.exclude) exclude_.emplace_back(re);
+  auto scope = UrlScope::Create(config_.crawler);
+  if (!scope.ok()) return scope.status();
+  scope_.emplace(std::move(scope).value());
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   const unsigned parse_threads =
       config_.engine.parse_threads > 0
           ? static_cast<unsigned>(config_.engine.parse_threads)
           : cores;
   parse_pool_ = std::make_unique<boost::asio::thread_pool>(parse_threads);
-  if (config_.crawler.scope == "seed-domains") {
-    auto psl = parse::PublicSuffixList::Load();
-    if (!psl.ok()) return psl.status();
-    public_suffixes_.emplace(std::move(psl).value());
-  }
 
   // LevelDB creates the database directory but not its parents.
   std::error_code ignored;
@@ -282,30 +280,11 @@ Status CrawlLoop::AddSeed(std::string_view url, double weight) {
 }
 
 void CrawlLoop::AddScope(std::string_view normalized_url) {
-  scope_hosts_.insert(std::string(parse::UrlAuthority(normalized_url)));
-  if (public_suffixes_) {
-    scope_domains_.insert(
-        public_suffixes_->RegistrableDomain(parse::UrlHost(normalized_url)));
-  }
+  scope_->Add(normalized_url);
 }
 
 bool CrawlLoop::InScope(const std::string& url) const {
-  if (config_.crawler.scope == "seed-hosts") {
-    if (!scope_hosts_.count(std::string(parse::UrlAuthority(url)))) {
-      return false;
-    }
-  } else if (public_suffixes_) {  // seed-domains
-    const std::string domain =
-        public_suffixes_->RegistrableDomain(parse::UrlHost(url));
-    if (!scope_domains_.count(domain)) return false;
-  }
-  bool included = include_.empty();
-  for (const auto& re : include_)
-    included = included || std::regex_search(url, re);
-  for (const auto& re : exclude_) {
-    if (std::regex_search(url, re)) return false;
-  }
-  return included;
+  return scope_->Contains(url);
 }
 
 void CrawlLoop::Observe(const sched::Observation& obs) {

@@ -40,7 +40,6 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <regex>
 #include <set>
 #include <string>
 #include <vector>
@@ -54,6 +53,7 @@
 #include "daemon/page_book.h"
 #include "daemon/recovery.h"
 #include "daemon/store_writer.h"
+#include "daemon/url_scope.h"
 #include "parse/html_fingerprint.h"
 #include "parse/public_suffix.h"
 #include "parse/sitemap.h"
@@ -248,10 +248,7 @@ class CrawlLoop {
   std::unique_ptr<PageBook> book_;
   HostSlots slots_;
   std::vector<std::string> host_origins_;  // by host id; "": none yet
-  std::set<std::string> scope_hosts_;      // [crawler] scope seed-hosts
-  std::set<std::string> scope_domains_;    // ... seed-domains (eTLD+1)
-  std::optional<parse::PublicSuffixList> public_suffixes_;  // seed-domains
-  std::vector<std::regex> include_, exclude_;
+  std::optional<UrlScope> scope_;  // [crawler] scope, include, exclude
   std::map<sched::PageId, InFlight> in_flight_;
   uint64_t on_network_ = 0;  // in_flight_ entries still on the network
   std::map<std::string, int> sitemaps_this_round_;  // per origin

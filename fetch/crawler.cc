@@ -317,7 +317,8 @@ void Crawler::Impl::OnRobots(const JobPtr& job, FetchResult r) {
     if (r.outcome == OutcomeClass::kDns ||
         r.outcome == OutcomeClass::kNetwork ||
         r.outcome == OutcomeClass::kTimeout ||
-        r.outcome == OutcomeClass::kTls) {
+        r.outcome == OutcomeClass::kTls ||
+        r.outcome == OutcomeClass::kProtocol) {
       // Transport failure on robots.txt: the cache now says "disallow all"
       // for a while, but the URL's own story is that the host is unreachable.
       Fail(w, r.outcome, "robots.txt: " + r.detail);

@@ -38,6 +38,8 @@ std::string_view OutcomeName(OutcomeClass c) {
       return "bad-url";
     case OutcomeClass::kBadEncoding:
       return "bad-encoding";
+    case OutcomeClass::kProtocol:
+      return "protocol";
   }
   return "unknown";
 }
@@ -49,6 +51,7 @@ bool IsHostError(OutcomeClass c, int http_status) {
     case OutcomeClass::kDns:
     case OutcomeClass::kTls:
     case OutcomeClass::kTimeout:
+    case OutcomeClass::kProtocol:
       return true;
     case OutcomeClass::kHttp4xx:
       return http_status == 429;

@@ -4,9 +4,10 @@
 // Classes follow issue #5: ok, not-modified, redirect (one hop, only seen
 // below the Crawler), 4xx, 5xx, network, dns, tls, timeout, too-large,
 // robots-denied, redirect-loop, plus blocked-address (SSRF guard),
-// bad-content-type, bad-redirect (non-http(s) target), bad-url and
-// bad-encoding. Names are stable strings (JSON output, metrics labels).
-// Plain values: thread-compatible.
+// bad-content-type, bad-redirect (non-http(s) target), bad-url,
+// bad-encoding and protocol (the server's reply is not valid HTTP). Names are
+// stable strings (JSON output, metrics labels). Plain values:
+// thread-compatible.
 
 #ifndef FRESHD_FETCH_OUTCOME_H_
 #define FRESHD_FETCH_OUTCOME_H_
@@ -37,16 +38,18 @@ enum class OutcomeClass {
   kBadRedirect,     // redirect to a non-http(s) or unparsable target
   kBadUrl,          // the URL itself is unusable (scheme, syntax)
   kBadEncoding,     // Content-Encoding unknown or the stream is corrupt
+  kProtocol,        // the reply is not HTTP: no status line (HTTP/0.9),
+                    // a malformed status line or header, HTTP/2 framing
 };
 
 // "ok", "not-modified", "redirect", "4xx", "5xx", "network", "dns", "tls",
 // "timeout", "too-large", "robots-denied", "redirect-loop",
 // "blocked-address", "bad-content-type", "bad-redirect", "bad-url",
-// "bad-encoding".
+// "bad-encoding", "protocol".
 std::string_view OutcomeName(OutcomeClass c);
 
 // True for outcomes that count as a host error for back-off: 5xx, 429,
-// network, dns, tls, timeout.
+// network, dns, tls, timeout, protocol.
 bool IsHostError(OutcomeClass c, int http_status);
 
 struct FetchResult {

@@ -100,8 +100,30 @@ void ClassifyCurlError(const Transfer& t, CURLcode code, FetchResult* r) {
       r->outcome = OutcomeClass::kTls;
       break;
     case CURLE_UNSUPPORTED_PROTOCOL:
+      // Also curl's answer to a reply without a status line ("Received
+      // HTTP/0.9 when not allowed"): once connected, the URL was fine.
+      r->outcome = r->remote_ip.empty() ? OutcomeClass::kBadUrl
+                                        : OutcomeClass::kProtocol;
+      break;
     case CURLE_URL_MALFORMAT:
       r->outcome = OutcomeClass::kBadUrl;
+      break;
+    case CURLE_WEIRD_SERVER_REPLY:
+    case CURLE_HTTP2:
+    case CURLE_HTTP2_STREAM:
+    case CURLE_HTTP3:
+      r->outcome = OutcomeClass::kProtocol;
+      break;
+    case CURLE_OUT_OF_MEMORY:
+      // curl refuses to buffer one header line over CURL_MAX_HTTP_HEADER
+      // (100 KiB) this way; it never reaches max_header_bytes's callback.
+      if (!t.headers_done) {
+        r->outcome = OutcomeClass::kTooLarge;
+        r->detail =
+            "a response header line exceeds 100 KiB (" + r->detail + ")";
+      } else {
+        r->outcome = OutcomeClass::kNetwork;
+      }
       break;
     default:
       r->outcome = OutcomeClass::kNetwork;

@@ -58,6 +58,47 @@ std::string EscapePattern(std::string_view in) {
   return out;
 }
 
+bool IsUnreservedByte(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+         (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_' || c == '~';
+}
+
+// An escaped pattern (EscapePattern) as NormalizeUrl would write the same
+// path: escapes of unreserved characters decoded (RFC 3986 6.2.2.2), a '%'
+// without two hex digits as %25, and bytes a normalized URL never holds raw
+// (controls, space, '"<>\^`{|}') escaped. '*' and '$' stay operators.
+std::string NormalizePatternEscapes(std::string_view escaped) {
+  std::string out;
+  out.reserve(escaped.size());
+  for (size_t i = 0; i < escaped.size(); ++i) {
+    unsigned char u = static_cast<unsigned char>(escaped[i]);
+    if (u == '%' && i + 2 < escaped.size() && HexValue(escaped[i + 1]) >= 0 &&
+        HexValue(escaped[i + 2]) >= 0) {
+      const char decoded = static_cast<char>(HexValue(escaped[i + 1]) * 16 +
+                                             HexValue(escaped[i + 2]));
+      if (IsUnreservedByte(decoded)) {
+        out.push_back(decoded);
+      } else {
+        out.append(escaped.substr(i, 3));
+      }
+      i += 2;
+      continue;
+    }
+    const bool raw =
+        u > 0x20 && u < 0x7f && u != '%' &&
+        std::string_view("\"<>\\^`{|}").find(static_cast<char>(u)) ==
+            std::string_view::npos;
+    if (raw) {
+      out.push_back(static_cast<char>(u));
+    } else {
+      out.push_back('%');
+      out.push_back(kHex[u >> 4]);
+      out.push_back(kHex[u & 0xF]);
+    }
+  }
+  return out;
+}
+
 // Leftmost occurrence of `needle` in `hay` at or after `from`, in
 // O(|hay| + |needle|) (Knuth-Morris-Pratt) so that hostile patterns cannot
 // make matching quadratic. Short needles use the library search.
@@ -232,15 +273,21 @@ class RobotsTxtBuilder : public RobotsParseHandler {
     // all); it still ends the group's agent list.
     if (value.empty()) return;
     auto& rules = out_->groups_.back().rules;
-    rules.push_back(RobotsRule{allow, EscapePattern(value), line});
+    AddPattern(&rules, allow, EscapePattern(value), line);
     // "Allow: /d/index.html" (or .htm) also allows "/d/" itself, which
     // serves that page (Google and crawler-commons do the same).
     size_t slash = value.rfind('/');
     if (allow && slash != std::string_view::npos &&
         value.substr(slash).starts_with("/index.htm")) {
-      rules.push_back(RobotsRule{
-          true, EscapePattern(value.substr(0, slash + 1)) + "$", line});
+      AddPattern(&rules, true, EscapePattern(value.substr(0, slash + 1)) + "$",
+                 line);
     }
+  }
+  static void AddPattern(std::vector<RobotsRule>* rules, bool allow,
+                         std::string pattern, int line) {
+    std::string normalized = NormalizePatternEscapes(pattern);
+    rules->push_back(
+        RobotsRule{allow, std::move(pattern), line, std::move(normalized)});
   }
   void Anomaly(int line, std::string message) {
     if (out_->anomalies_.size() < kMaxRobotsAnomalies)
@@ -309,6 +356,11 @@ std::vector<const RobotsGroup*> ApplicableGroups(
 
 bool RobotsTxt::IsAllowed(std::string_view product_token,
                           std::string_view path_and_query) const {
+  return Decide(product_token, path_and_query, true);
+}
+
+bool RobotsTxt::Decide(std::string_view product_token,
+                       std::string_view path_and_query, bool normalized) const {
   std::string_view path = path_and_query.empty() ? "/" : path_and_query;
   // RFC 9309 2.2.2: "The /robots.txt URI is implicitly allowed."
   if (path == "/robots.txt") return true;
@@ -316,9 +368,10 @@ bool RobotsTxt::IsAllowed(std::string_view product_token,
   long best_allow = -1, best_disallow = -1;
   for (const RobotsGroup* g : ApplicableGroups(groups_, product_token)) {
     for (const RobotsRule& r : g->rules) {
-      long len = static_cast<long>(r.pattern.size());
+      const std::string& pattern = normalized ? r.normalized : r.pattern;
+      long len = static_cast<long>(pattern.size());
       long& best = r.allow ? best_allow : best_disallow;
-      if (len > best && PatternMatches(r.pattern, path)) best = len;
+      if (len > best && PatternMatches(pattern, path)) best = len;
     }
   }
   return best_disallow <= best_allow;
@@ -326,7 +379,7 @@ bool RobotsTxt::IsAllowed(std::string_view product_token,
 
 bool RobotsTxt::IsUrlAllowed(std::string_view product_token,
                              std::string_view url) const {
-  return IsAllowed(product_token, RobotsPathOfUrl(url));
+  return Decide(product_token, RobotsPathOfUrl(url), false);
 }
 
 std::optional<double> RobotsTxt::CrawlDelay(

@@ -9,17 +9,20 @@
 // of path). The longest matching pattern (in octets) wins; on a tie Allow
 // wins; no match (and /robots.txt itself) means allowed. Patterns are compared
 // octet-wise after percent-encoding non-ASCII bytes and uppercasing %xx
-// escapes; the path is compared as given (the caller encodes it, e.g. with
-// NormalizeUrl). Leniency as Google's: missing ':' (key and value separated by
-// blanks), common typos ("useragent", "dissallow", ...), partial/whole UTF-8
-// BOM, CR, LF and CRLF line ends. A UTF-16 BOM makes the body be transcoded.
-// Bounds: the first kMaxRobotsBytes are parsed, lines are cut at
-// kMaxRobotsLineBytes, and at most kMaxRobotsAnomalies are kept.
-// Like Google and crawler-commons, "Allow: /d/index.html" also allows "/d/"
-// (the URL that serves that page). Crawl-delay (non-standard) belongs to
-// the group it appears in. Product tokens may contain digits ("MJ12bot").
-// Thread-safety: a RobotsTxt is immutable after ParseRobotsTxt; its const
-// methods are safe to call concurrently.
+// escapes. IsAllowed takes a path as NormalizeUrl writes it and compares it
+// with each pattern written the same way (escapes of unreserved characters
+// decoded, bytes a URL may not hold raw escaped), so "Allow: /%62az" and
+// the URL /%62az (normalized: /baz) meet; IsUrlAllowed compares a URL as
+// given with the patterns as written, as google/robotstxt does. Leniency as
+// Google's: missing ':' (key and value separated by blanks), common typos
+// ("useragent", "dissallow", ...), partial/whole UTF-8 BOM, CR, LF and CRLF
+// line ends. A UTF-16 BOM makes the body be transcoded. Bounds: the first
+// kMaxRobotsBytes are parsed, lines are cut at kMaxRobotsLineBytes, and at most
+// kMaxRobotsAnomalies are kept. Like Google and crawler-commons, "Allow:
+// /d/index.html" also allows "/d/" (the URL that serves that page). Crawl-delay
+// (non-standard) belongs to the group it appears in. Product tokens may contain
+// digits ("MJ12bot"). Thread-safety: a RobotsTxt is immutable after
+// ParseRobotsTxt; its const methods are safe to call concurrently.
 
 #ifndef FRESHD_PARSE_ROBOTS_H_
 #define FRESHD_PARSE_ROBOTS_H_
@@ -49,6 +52,7 @@ struct RobotsRule {
   bool allow = false;
   std::string pattern;  // escaped; may contain '*' and a trailing '$'
   int line = 0;
+  std::string normalized;  // `pattern` with escapes as NormalizeUrl's
 };
 
 // The rules of one group as written (before merging by product token).
@@ -63,14 +67,16 @@ class RobotsTxt {
   RobotsTxt() = default;  // an empty robots.txt: everything allowed
 
   // True if `product_token` (e.g. "freshd"; compared case-insensitively)
-  // may fetch `path_and_query` ("/a/b?c", as from UrlPathAndQuery; "" means
-  // "/"). Linear in the size of the applicable rules times the path length.
+  // may fetch `path_and_query` ("/a/b?c", as from UrlPathAndQuery of a
+  // normalized URL; "" means "/"), matched against the normalized patterns.
+  // Linear in the size of the applicable rules times the path length.
   bool IsAllowed(std::string_view product_token,
                  std::string_view path_and_query) const;
 
   // As IsAllowed for a full URL: its path, parameters and query are taken
   // as Google's GetPathParamsQuery does (fragment dropped; a URL with no
-  // path means "/"). Accepts any string; does not normalize.
+  // path means "/"), matched against the patterns as written. Accepts any
+  // string; does not normalize.
   bool IsUrlAllowed(std::string_view product_token, std::string_view url) const;
 
   // The Crawl-delay of the groups that apply to `product_token` (largest if
@@ -90,6 +96,9 @@ class RobotsTxt {
   bool truncated() const { return truncated_; }  // body > kMaxRobotsBytes
 
  private:
+  bool Decide(std::string_view product_token, std::string_view path,
+              bool normalized) const;
+
   friend RobotsTxt ParseRobotsTxt(std::string_view body);
   friend class RobotsTxtBuilder;
 

@@ -14,7 +14,7 @@ packages=(
   libcurl4-openssl-dev libxml2-dev libboost-dev libleveldb-dev libssl-dev
   libsnappy-dev libtoml11-dev libgtest-dev libgmock-dev googletest nlohmann-json3-dev
   libcli11-dev libspdlog-dev libxxhash-dev zlib1g-dev libbrotli-dev libidn2-dev
-  libpsl-dev publicsuffix
+  libpsl-dev publicsuffix libre2-dev
   clang clang-format libclang-rt-14-dev
   python3-doc  # a real HTML corpus for parse tests and benchmarks
   nginx-light  # HTTP/2 + TLS server for fetch tests (started by the test)

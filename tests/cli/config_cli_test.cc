@@ -2,8 +2,15 @@
 // codes and located messages, demo's embedded default, usage errors.
 
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
+#include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
+#include <utility>
 
 #include "conf/config.h"
 #include "tests/cli/run_command.h"
@@ -11,14 +18,124 @@
 namespace freshd {
 namespace {
 
+using testing::FreePort;
+using testing::ReadWholeFile;
 using testing::RunFreshd;
 using testing::WriteTempFile;
 
+std::string FreeListen() { return "127.0.0.1:" + std::to_string(FreePort()); }
+
+// The example config as installed: its seeds file exists (the operator
+// creates it) and its status port is free.
 TEST(CheckConfigCliTest, ExampleConfigIsOk) {
-  auto r =
-      RunFreshd({"check-config", FRESHD_SOURCE_DIR "/systemd/freshd.toml"});
+  std::string example = ReadWholeFile(FRESHD_SOURCE_DIR "/systemd/freshd.toml");
+  const std::string seeds = WriteTempFile("http://example.org/\n", ".txt");
+  for (auto [from, to] :
+       {std::pair<std::string, std::string>{"/etc/freshd/seeds.txt", seeds},
+        {"127.0.0.1:8931", FreeListen()}}) {
+    ASSERT_NE(example.find(from), std::string::npos) << from;
+    example.replace(example.find(from), from.size(), to);
+  }
+  const std::string path = WriteTempFile(example);
+  auto r = RunFreshd({"check-config", path});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, "ok\n");
+  // Without its seeds file, the same config is an operator error.
+  std::remove(seeds.c_str());
+  r = RunFreshd({"check-config", path});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err.rfind(path + ": [crawler] seeds: ", 0), 0u) << r.err;
+  EXPECT_NE(r.err.find(seeds), std::string::npos) << r.err;
+  std::remove(path.c_str());
+}
+
+// Issue #26: 10,000 nested '[' (20 KB) overflowed toml11's stack (SIGSEGV,
+// exit 139); nested inline tables and a 10,000-part dotted key too (or ran
+// for minutes). Each is now a located error, exit 2, well within a second.
+TEST(CheckConfigCliTest, HostileShapesExit2WithTheirLine) {
+  const std::string deep =
+      "[a]\nb = " + std::string(10000, '[') + std::string(10000, ']') + "\n";
+  std::string inline_tables = "[crawler]\n\nx = ";
+  for (int i = 0; i < 5000; ++i) inline_tables += "{a=";
+  std::string dotted = "[crawler]\n\n\n";
+  for (int i = 0; i < 300000; ++i) dotted += "b.";
+  dotted += "c = 1\n";
+  const std::string long_line = "[log]\n#" + std::string(20000, 'x') + "\n";
+  struct Case {
+    std::string text, want;
+  } cases[] = {
+      {deep, ":2: TOML syntax error: nested deeper than 32 levels"},
+      {inline_tables, ":3: TOML syntax error: nested deeper than 32 levels"},
+      {dotted, ":4: TOML syntax error: key of more than 32 dotted parts"},
+      {long_line, ":2: TOML syntax error: line longer than 16 KiB"},
+      {std::string(2 << 20, '\n'), ":1048577: larger than 1 MiB"},
+  };
+  for (const Case& c : cases) {
+    const std::string path = WriteTempFile(c.text);
+    const auto start = std::chrono::steady_clock::now();
+    auto r = RunFreshd({"check-config", path});
+    const double s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
+    EXPECT_EQ(r.exit_code, 2) << c.want;
+    EXPECT_EQ(r.err.rfind(path + c.want, 0), 0u) << r.err.substr(0, 300);
+    EXPECT_LT(s, 5.0) << c.want;
+    std::remove(path.c_str());
+  }
+}
+
+// What `run` would trip on, caught by check-config: each exit 2 with the
+// key and the path or address.
+TEST(CheckConfigCliTest, OperatorErrorsExit2BeforeStart) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(::testing::TempDir()) /
+                       ("check_config_cli_" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string listen = FreeListen();
+  auto check = [&](const std::string& body) {
+    const std::string path = (dir / "freshd.toml").string();
+    std::ofstream(path) << body << "[status]\nlisten = \"" << listen << "\"\n";
+    auto r = RunFreshd({"check-config", path});
+    r.err = r.err.substr(r.err.empty() ? 0 : path.size());
+    return r;
+  };
+  // Missing seeds file.
+  auto r =
+      check("[crawler]\nseeds = \"" + (dir / "none.txt").string() + "\"\n");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err.rfind(": [crawler] seeds: ", 0), 0u) << r.err;
+  // warc_dir under a regular file: can never be created.
+  std::ofstream(dir / "file") << "x";
+  r = check("[store]\nwarc_dir = \"" + (dir / "file" / "warc").string() +
+            "\"\n");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err.rfind(": [store] warc_dir: ", 0), 0u) << r.err;
+  EXPECT_NE(r.err.find("is not a directory"), std::string::npos) << r.err;
+  // warc_dir that is a file.
+  r = check("[store]\nwarc_dir = \"" + (dir / "file").string() + "\"\n");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("not a directory"), std::string::npos) << r.err;
+  // A missing warc_dir that can be created is fine, and is not created.
+  r = check("[store]\nwarc_dir = \"" + (dir / "a" / "b").string() + "\"\n");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_FALSE(fs::exists(dir / "a"));
+  // The status address is taken.
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(
+      static_cast<uint16_t>(std::stoi(listen.substr(listen.rfind(':') + 1))));
+  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(::listen(fd, 1), 0);
+  r = check("");
+  close(fd);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err.rfind(": [status] listen: cannot bind " + listen, 0), 0u)
+      << r.err;
+  EXPECT_EQ(check("").exit_code, 0);  // released: fine again
+  fs::remove_all(dir);
 }
 
 TEST(CheckConfigCliTest, BadConfigExits2WithFileLineAndKey) {
@@ -40,13 +157,16 @@ TEST(CheckConfigCliTest, MissingFileExits2) {
 }
 
 TEST(CheckConfigCliTest, PrintShowsEffectiveConfig) {
-  std::string path = WriteTempFile("[budget]\nrate = 7.5\n");
+  const std::string listen = FreeListen();
+  std::string path = WriteTempFile(
+      "[budget]\nrate = 7.5\n[status]\nlisten = \"" + listen + "\"\n");
   auto r = RunFreshd({"check-config", "--print", path});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   Result<Config> printed = LoadConfigString(r.out, "printed");
   ASSERT_TRUE(printed.ok()) << printed.status().ToString();
   Config expected;
   expected.budget.rate = 7.5;
+  expected.status.listen = listen;
   EXPECT_EQ(*printed, expected);
   std::remove(path.c_str());
 }

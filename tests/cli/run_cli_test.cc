@@ -25,6 +25,8 @@
 namespace freshd {
 namespace {
 
+using testing::FreePort;
+
 struct Child {
   pid_t pid = -1;
   FILE* out = nullptr;
@@ -78,19 +80,6 @@ std::string HttpGet(uint16_t port, const std::string& path) {
   return body == std::string::npos ? "" : out.substr(body + 4);
 }
 
-// A free loopback port (bound, then released).
-uint16_t FreePort() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-  socklen_t len = sizeof addr;
-  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  close(fd);
-  return ntohs(addr.sin_port);
-}
-
 std::string Slurp(const std::string& path) {
   std::ifstream in(path);
   return std::string(std::istreambuf_iterator<char>(in), {});
@@ -119,7 +108,8 @@ class RunCliTest : public ::testing::Test {
   }
 
   // Writes the config and seeds; keeps the status port once chosen.
-  std::string WriteConfig(double rate, bool allow_private) {
+  std::string WriteConfig(double rate, bool allow_private,
+                          const std::string& store_extra = "") {
     if (status_port_ == 0) status_port_ = FreePort();
     std::string path = (dir_ / "freshd.toml").string();
     std::ofstream f(path);
@@ -131,7 +121,8 @@ class RunCliTest : public ::testing::Test {
       << "resolve = { \"h0.test\" = \"127.0.0.1\", \"h1.test\" = "
          "\"127.0.0.1\" }\n"
       << "[store]\npath = \"" << (dir_ / "db").string() << "\"\n"
-      << "[status]\nlisten = \"127.0.0.1:" << status_port_ << "\"\n"
+      << store_extra << "[status]\nlisten = \"127.0.0.1:" << status_port_
+      << "\"\n"
       << "[log]\nlevel = \"debug\"\n";
     std::ofstream seeds(dir_ / "seeds.txt");
     seeds << "# two hosts of the test web\n"
@@ -254,6 +245,41 @@ TEST_F(RunCliTest, DefaultConfigRefusesLoopbackTargets) {
   EXPECT_EQ(s["pages_fetched_total"], 0);
   kill(run.pid, SIGTERM);
   EXPECT_EQ(Wait(run), 0);
+}
+
+// Issue #26: SIGHUP with a config toml11 would crash on (10,000 nested
+// '[') keeps the running config and says why; `run` creates warc_dir.
+TEST_F(RunCliTest, SighupWithHostileConfigKeepsRunningAndWarcDirIsMade) {
+  const std::filesystem::path warc = dir_ / "archive" / "warc";
+  std::string config =
+      WriteConfig(10, true, "warc_dir = \"" + warc.string() + "\"\n");
+  std::string err = (dir_ / "run.err").string();
+  Child run = Spawn({"run", "--config", config}, err);
+  nlohmann::json s = StatusWhen(
+      [](const nlohmann::json& j) { return j["pages_fetched_total"] >= 1; },
+      20);
+  ASSERT_GE(s["pages_fetched_total"].get<int>(), 1) << Slurp(err);
+  EXPECT_TRUE(std::filesystem::is_directory(warc));
+  std::ofstream(config) << "[budget]\nrate = " << std::string(10000, '[')
+                        << std::string(10000, ']') << "\n";
+  ASSERT_EQ(kill(run.pid, SIGHUP), 0);
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (Slurp(err).find("config not reloaded") == std::string::npos &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  s = StatusWhen([](const nlohmann::json& j) { return j.contains("version"); },
+                 10);
+  EXPECT_EQ(s["rate_target"], 10.0) << s.dump();  // still the old config
+  ASSERT_EQ(kill(run.pid, SIGTERM), 0);
+  EXPECT_EQ(Wait(run), 0) << Slurp(err);
+  EXPECT_NE(Slurp(err).find("SIGHUP: config not reloaded: " + config +
+                            ":2: TOML syntax error: nested deeper than 32"),
+            std::string::npos)
+      << Slurp(err);
+  // And a start with it is exit 2 (was SIGSEGV, 139), before any store.
+  auto r = testing::RunFreshd({"run", "--config", config});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
 }
 
 TEST_F(RunCliTest, BadSeedsAndConfigsExitTwo) {

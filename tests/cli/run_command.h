@@ -5,9 +5,13 @@
 #ifndef FRESHD_TESTS_CLI_RUN_COMMAND_H_
 #define FRESHD_TESTS_CLI_RUN_COMMAND_H_
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -62,6 +66,19 @@ inline std::string WriteTempFile(const std::string& text,
   std::rename(path_template, path.c_str());
   std::ofstream(path, std::ios::binary) << text;
   return path;
+}
+
+// A free loopback port (bound, then released).
+inline uint16_t FreePort() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  socklen_t len = sizeof addr;
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  close(fd);
+  return ntohs(addr.sin_port);
 }
 
 }  // namespace freshd::testing

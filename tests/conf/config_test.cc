@@ -164,6 +164,17 @@ TEST(ConfigTest, CrossFieldRulesNameTheKeyAndLine) {
   EXPECT_NE(LoadError("[crawler]\nexclude = [\"(\"]\n")
                 .find("invalid regular expression"),
             std::string::npos);
+  // Patterns are RE2: what it cannot compile (a backreference, lookahead)
+  // is an error with the line; the backtracking bomb "(a+)+$" is fine (RE2
+  // matches it in linear time, daemon/url_scope.h).
+  EXPECT_EQ(LoadError("[crawler]\n\ninclude = [\"^https://\", \"(a)\\\\1\"]\n"),
+            "test.toml:3: [crawler] include: invalid regular expression "
+            "\"(a)\\1\": invalid escape sequence: \\1");
+  EXPECT_NE(LoadError("[crawler]\nexclude = [\"a(?=b)\"]\n")
+                .find("test.toml:2: [crawler] exclude: invalid regular"),
+            std::string::npos);
+  EXPECT_TRUE(
+      LoadConfigString("[crawler]\ninclude = [\"(a+)+$\"]\n", "t").ok());
   // A header-injection attempt through the User-Agent is refused.
   EXPECT_NE(LoadError("[crawler]\nuser_agent = \"bot\\r\\nX-Evil: 1\"\n")
                 .find("[crawler] user_agent"),

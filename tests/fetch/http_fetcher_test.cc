@@ -327,6 +327,40 @@ TEST(HttpFetcherTest, ConnectTimeoutWhenTheAcceptQueueIsFull) {
   for (int fd : fillers) ::close(fd);
 }
 
+Reply Raw(std::string bytes) {
+  Reply r;
+  r.mode = Reply::Mode::kRaw;
+  r.body = std::move(bytes);
+  return r;
+}
+
+// Issue #26: one 10 MB header line never reaches max_header_bytes's
+// callback (curl refuses to buffer a line over 100 KiB and says "Out of
+// memory"); it is too-large, not network.
+TEST(HttpFetcherTest, SingleHugeHeaderLineIsTooLarge) {
+  const std::string reply =
+      "HTTP/1.1 200 OK\r\nX-Big: " + std::string(10 << 20, 'a') + "\r\n\r\nx";
+  TestServer server([&](const ServerRequest&) { return Raw(reply); });
+  FetchResult r = FetchOnce(FastFetchConfig(), server.Url("/"));
+  EXPECT_EQ(r.outcome, OutcomeClass::kTooLarge) << r.detail;
+  EXPECT_NE(r.detail.find("100 KiB"), std::string::npos) << r.detail;
+  EXPECT_FALSE(IsHostError(r.outcome, r.status));
+}
+
+// A reply with no status line (HTTP/0.9 style) or a garbled one is a
+// protocol error of the host, not a bad URL.
+TEST(HttpFetcherTest, NonHttpRepliesAreProtocolErrors) {
+  for (const char* raw :
+       {"hello, this is not HTTP\n", "SSH-2.0-OpenSSH_9.2\r\n",
+        "HTTP/1.1 2000000 Weird\r\n\r\n"}) {
+    TestServer server([&](const ServerRequest&) { return Raw(raw); });
+    FetchResult r = FetchOnce(FastFetchConfig(), server.Url("/"));
+    EXPECT_EQ(r.outcome, OutcomeClass::kProtocol) << raw << ": " << r.detail;
+    EXPECT_EQ(OutcomeName(r.outcome), "protocol");
+    EXPECT_TRUE(IsHostError(r.outcome, r.status));
+  }
+}
+
 TEST(HttpFetcherTest, ResetConnectionIsNetworkError) {
   TestServer server([](const ServerRequest&) {
     Reply r;

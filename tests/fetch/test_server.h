@@ -40,7 +40,9 @@ struct ServerRequest {
 };
 
 struct Reply {
-  enum class Mode { kNormal, kDrip, kEndless, kReset };
+  // kRaw: `body` is sent as the whole reply (no status line or headers
+  // added), then the connection is closed.
+  enum class Mode { kNormal, kDrip, kEndless, kReset, kRaw };
   int status = 200;
   std::vector<std::pair<std::string, std::string>> headers;
   std::string body;
@@ -190,6 +192,14 @@ class TestServer {
           socket_.close(ec);  // RST
           return;
         }
+        case Reply::Mode::kRaw:
+          out_ = reply_.body;
+          boost::asio::async_write(
+              socket_, boost::asio::buffer(out_),
+              [self](boost::system::error_code ec, size_t) {
+                self->socket_.shutdown(tcp::socket::shutdown_send, ec);
+              });
+          return;
         case Reply::Mode::kNormal:
           out_ = Head(reply_.content_length) + reply_.body;
           boost::asio::async_write(

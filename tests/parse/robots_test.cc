@@ -11,6 +11,7 @@
 #include <string>
 
 #include "parse/robots_parser.h"
+#include "parse/url.h"
 
 namespace freshd::parse {
 namespace {
@@ -209,6 +210,37 @@ TEST(RobotsTest, Freshd_ValidProductTokens) {
   EXPECT_FALSE(IsValidProductToken(""));
   EXPECT_FALSE(IsValidProductToken("freshd/0.1"));
   EXPECT_FALSE(IsValidProductToken("two words"));
+}
+
+}  // namespace
+}  // namespace freshd::parse
+
+namespace freshd::parse {
+namespace {
+
+// Issue #26: the crawler matches normalized URLs (escapes of unreserved
+// characters decoded), so rules are normalized the same way for IsAllowed;
+// IsUrlAllowed keeps Google's literal comparison.
+TEST(RobotsTest, NormalizedPathsMeetRulesWithTheSameEscapes) {
+  RobotsTxt r = ParseRobotsTxt(
+      "User-agent: *\nDisallow: /\nAllow: /foo/bar/%62%61%7A\n"
+      "Allow: /a%2fb\nAllow: /sp ace\nAllow: /pct%zz\n");
+  auto url = NormalizeUrl("http://h/foo/bar/%62%61%7A");
+  ASSERT_TRUE(url.ok());
+  EXPECT_EQ(UrlPathAndQuery(*url), "/foo/bar/baz");
+  EXPECT_TRUE(r.IsAllowed("x", UrlPathAndQuery(*url)));
+  EXPECT_TRUE(r.IsUrlAllowed("x", "http://h/foo/bar/%62%61%7A"));
+  EXPECT_FALSE(r.IsUrlAllowed("x", "http://h/foo/bar/baz"));  // Google 66
+  // Reserved escapes stay escapes (uppercase); other bytes as NormalizeUrl.
+  EXPECT_TRUE(r.IsAllowed("x", "/a%2Fb"));
+  EXPECT_FALSE(r.IsAllowed("x", "/a/b"));
+  EXPECT_EQ(r.groups()[0].rules[3].normalized, "/sp%20ace");
+  EXPECT_EQ(r.groups()[0].rules[4].normalized, "/pct%25zz");
+  for (const char* raw : {"http://h/sp ace", "http://h/pct%zz"}) {
+    auto u = NormalizeUrl(raw);
+    ASSERT_TRUE(u.ok());
+    EXPECT_TRUE(r.IsAllowed("x", UrlPathAndQuery(*u))) << *u;
+  }
 }
 
 }  // namespace

@@ -1,0 +1,125 @@
+#include "cli/preflight.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <system_error>
+
+#include "daemon/seeds.h"
+
+namespace freshd::cli {
+namespace fs = std::filesystem;
+
+Status CheckSeedsFile(const Config& config, const std::string& seeds_path) {
+  const std::string path =
+      seeds_path.empty() ? config.crawler.seeds : seeds_path;
+  if (path.empty()) return Status::OK();
+  auto seeds = daemon::ReadSeedsFile(path);
+  if (!seeds.ok()) {
+    return Status::InvalidArgument("[crawler] seeds: " +
+                                   seeds.status().message());
+  }
+  return Status::OK();
+}
+
+Status CheckWarcDir(const Config& config) {
+  const std::string& dir = config.store.warc_dir;
+  if (dir.empty()) return Status::OK();
+  auto fail = [&](const std::string& what) {
+    return Status::InvalidArgument("[store] warc_dir: " + dir + ": " + what);
+  };
+  std::error_code ec;
+  fs::path p = fs::absolute(dir, ec);
+  if (ec) return fail(ec.message());
+  // The directory itself, or the nearest ancestor that exists.
+  bool exists = true;
+  while (!fs::exists(p, ec)) {
+    if (ec) return fail(ec.message());
+    exists = false;
+    if (!p.has_relative_path()) break;
+    p = p.parent_path();
+  }
+  if (!fs::is_directory(p, ec)) {
+    return fail(exists ? "not a directory"
+                       : p.string() + " is not a directory, cannot create it");
+  }
+  if (access(p.c_str(), W_OK | X_OK) != 0) {
+    return fail(exists ? std::string("not writable: ") + std::strerror(errno)
+                       : "cannot be created: " + p.string() +
+                             " is not writable: " + std::strerror(errno));
+  }
+  return Status::OK();
+}
+
+Status CheckListenAddress(const Config& config) {
+  const std::string& listen = config.status.listen;
+  const size_t colon = listen.rfind(':');
+  std::string host = listen.substr(0, colon);
+  if (host.size() >= 2 && host.front() == '[') {
+    host = host.substr(1, host.size() - 2);
+  }
+  const int port = std::atoi(listen.c_str() + colon + 1);
+  sockaddr_storage addr{};
+  socklen_t len = 0;
+  auto* v4 = reinterpret_cast<sockaddr_in*>(&addr);
+  auto* v6 = reinterpret_cast<sockaddr_in6*>(&addr);
+  if (inet_pton(AF_INET, host.c_str(), &v4->sin_addr) == 1) {
+    v4->sin_family = AF_INET;
+    v4->sin_port = htons(static_cast<uint16_t>(port));
+    len = sizeof *v4;
+  } else if (inet_pton(AF_INET6, host.c_str(), &v6->sin6_addr) == 1) {
+    v6->sin6_family = AF_INET6;
+    v6->sin6_port = htons(static_cast<uint16_t>(port));
+    len = sizeof *v6;
+  } else {
+    return Status::InvalidArgument("[status] listen: " + listen +
+                                   ": not an IP:PORT");
+  }
+  const int fd = socket(addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) {
+    return Status::InvalidArgument("[status] listen: " + listen + ": " +
+                                   std::strerror(errno));
+  }
+  // As the status endpoint's acceptor does, so that a port in TIME_WAIT
+  // after a restart is not reported busy.
+  const int one = 1;
+  setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  const int rc = bind(fd, reinterpret_cast<sockaddr*>(&addr), len);
+  const int err = errno;
+  close(fd);
+  if (rc != 0) {
+    std::string hint;
+    if (err == EADDRINUSE) hint = " (another process, or freshd itself?)";
+    if (err == EADDRNOTAVAIL) hint = " (no local interface has it)";
+    return Status::InvalidArgument("[status] listen: cannot bind " + listen +
+                                   ": " + std::strerror(err) + hint);
+  }
+  return Status::OK();
+}
+
+Status Preflight(const Config& config) {
+  for (Status s : {CheckSeedsFile(config), CheckWarcDir(config),
+                   CheckListenAddress(config)}) {
+    if (!s.ok()) return s;
+  }
+  return Status::OK();
+}
+
+Status CreateWarcDir(const Config& config) {
+  const std::string& dir = config.store.warc_dir;
+  if (dir.empty()) return Status::OK();
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) {
+    return Status::InvalidArgument("[store] warc_dir: cannot create " + dir +
+                                   ": " + ec.message());
+  }
+  return Status::OK();
+}
+
+}  // namespace freshd::cli
