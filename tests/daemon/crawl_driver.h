@@ -185,7 +185,7 @@ class CrawlDriver {
     }
     std::sort(h.begin(), h.end());
     h.erase(std::unique(h.begin(), h.end()), h.end());
-    return parse::Sketch(h, 32);
+    return freshd::Sketch(h, 32);
   }
 
   std::mt19937_64 rng_;

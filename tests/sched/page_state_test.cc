@@ -28,7 +28,7 @@ TEST(PageStateTest, SignalCountSaturates) {
   EXPECT_EQ(s.signals, UINT16_MAX);
 }
 
-BottomSketch SketchOf(std::vector<uint64_t> v) { return parse::Sketch(v, 8); }
+BottomSketch SketchOf(std::vector<uint64_t> v) { return freshd::Sketch(v, 8); }
 
 TEST(ProfileSetTest, KeepsNewestHistoryProfilesWithBaseTimes) {
   ProfileSet ps(2);

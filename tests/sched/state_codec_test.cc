@@ -308,7 +308,7 @@ ProfileSet RandomProfileSet(std::mt19937_64& rng, int history, int fetches) {
     std::vector<uint64_t> hashes(20);
     for (uint64_t& h : hashes) h = rng();
     std::sort(hashes.begin(), hashes.end());
-    set.OnFetch(t, div, parse::Sketch(hashes, 16));
+    set.OnFetch(t, div, freshd::Sketch(hashes, 16));
   }
   return set;
 }
@@ -352,7 +352,7 @@ TEST(StateCodecTest, ProfileSetRoundTrip) {
       ASSERT_TRUE(d.ok()) << history << " " << fetches << " "
                           << d.status().ToString();
       ExpectSameProfiles(set, *d);
-      ExpectSameSketches(set, *d, parse::Sketch({1, 5, 9, rng() | 16}, 16));
+      ExpectSameSketches(set, *d, freshd::Sketch({1, 5, 9, rng() | 16}, 16));
       EXPECT_EQ(EncodeProfileSet(*d), bytes);
     }
   }
@@ -367,7 +367,7 @@ TEST(StateCodecTest, ProfileSetDecodesBaseSketches) {
     std::vector<uint64_t> h(30);
     for (uint64_t& x : h) x = rng() >> 1;
     std::sort(h.begin(), h.end());
-    sketches.push_back(parse::Sketch(h, 8));  // encodes in < 128 bytes
+    sketches.push_back(freshd::Sketch(h, 8));  // encodes in < 128 bytes
   }
   std::string b;
   b.push_back(1);  // version
