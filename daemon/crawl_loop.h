@@ -248,7 +248,7 @@ class CrawlLoop {
   std::unique_ptr<PageBook> book_;
   HostSlots slots_;
   std::vector<std::string> host_origins_;  // by host id; "": none yet
-  std::optional<UrlScope> scope_;  // [crawler] scope, include, exclude
+  std::optional<UrlScope> scope_;          // [crawler] scope, include, exclude
   std::map<sched::PageId, InFlight> in_flight_;
   uint64_t on_network_ = 0;  // in_flight_ entries still on the network
   std::map<std::string, int> sitemaps_this_round_;  // per origin
