@@ -40,9 +40,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (ValidUtf8Prefix(text) != text.size()) std::abort();
   if (text.size() > options.limits.max_text_bytes + 1) std::abort();
   if (fp->page.links.size() > options.limits.max_links) std::abort();
-  auto back = DecodeSketch(EncodeSketch(fp->text.sketch));
+  auto back = freshd::DecodeSketch(EncodeSketch(fp->text.sketch));
   if (!back.ok() || !(*back == fp->text.sketch)) std::abort();
   // Decoding arbitrary bytes must fail cleanly or succeed, never crash.
-  (void)DecodeSketch(body);
+  (void)freshd::DecodeSketch(body);
   return 0;
 }
