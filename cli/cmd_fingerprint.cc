@@ -1,6 +1,6 @@
 // freshd fingerprint FILE... : for each HTML file, one JSON line with the text
 // hash, token/shingle/link counts, the bottom-m sketch (hex of its binary
-// form, parse/sketch.h), title and charset.
+// form, base/sketch.h), title and charset.
 // freshd diff OLD NEW : one JSON object with the exact fragment staleness
 // 1 - |A∩B|/|A∪B| of the two files' shingle sets, the sketch estimate, and
 // the set sizes.

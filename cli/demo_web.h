@@ -2,7 +2,7 @@
 // embedded synthetic web (kDemoWebToml: 4 hosts x 50 pages; news pages with
 // a scrolling region and good sitemap signals, churning pages, slow pages)
 // on 127.0.0.1 in compressed time, runs the real CrawlLoop against it from
-// the hosts' root pages (daemon/live_web.h: a temporary LevelDB store,
+// the hosts' root pages (cli/live_web.h: a temporary LevelDB store,
 // private networks allowed for loopback only through [fetch] resolve) with
 // the status endpoint on an ephemeral loopback port, and prints a JSON line
 // every few seconds: what the daemon reports (pages, fetches, estimated

@@ -1,9 +1,9 @@
 // RunOnLiveWeb: the real daemon loop (daemon::CrawlLoop: fetcher, parser,
 // scheduler, LevelDB store in a temporary directory) crawling a simulated
 // web served over HTTP on 127.0.0.1 (sim::TestWebServer) in compressed
-// time, measured against the web's ground truth (daemon/truth_meter.h). It
+// time, measured against the web's ground truth (cli/truth_meter.h). It
 // is what `freshd demo` runs, and how the end-to-end harness (bench/e2e,
-// tests/daemon/live_web_test.cc) compares what the daemon achieves with
+// tests/harness/live_web_test.cc) compares what the daemon achieves with
 // what `freshd sim` predicts for the same web, policy and budget.
 //
 // The daemon is configured as the simulator's scheduler is, with its times
@@ -34,7 +34,7 @@ struct LiveWebProgress {
   double unix_time = 0;       // the instant reported
   double wall_s = 0;          // since the crawl started
   double virtual_days = 0;    // the web's clock
-  double true_freshness = 0;  // at this instant (daemon/truth_meter.h)
+  double true_freshness = 0;  // at this instant (cli/truth_meter.h)
   double true_staleness = 0;  // fragment staleness, at this instant
   uint64_t testweb_requests = 0;
   bool final = false;  // the last report, at the end
@@ -69,7 +69,7 @@ struct LiveWebOptions {
 
 struct LiveWebResult {
   double true_freshness = 0;      // time average over [warmup_days, days]
-  double fragment_staleness = 0;  // likewise (daemon/truth_meter.h)
+  double fragment_staleness = 0;  // likewise (cli/truth_meter.h)
   double measured_days = 0;       // virtual days that average covers
   uint64_t fetches = 0;           // pages fetched within that window
   double fetches_per_day = 0;

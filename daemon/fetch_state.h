@@ -4,7 +4,7 @@
 // neither refetches robots.txt early nor forgets a back-off or a
 // Retry-After. Times are stored as Unix seconds (the caller shifts them
 // from and to the Crawler's steady clock).
-// Encoding: version byte 1, then fields in a fixed order with store/coding.h
+// Encoding: version byte 1, then fields in a fixed order with base/coding.h
 // primitives; decoding any bytes is safe (Corruption, never a crash), and
 // decoded values are checked (finite times, bounded counts and sizes).
 // Pure functions; thread-safe.

@@ -1,5 +1,5 @@
 // Small UTF-8 helpers shared by the HTML extractor and the word tokenizer:
-// decode one code point and validate a buffer (from conf/utf8.h), append one
+// decode one code point and validate a buffer (from base/utf8.h), append one
 // code point, and scrub a buffer. Invalid sequences (overlong forms,
 // surrogates, > U+10FFFF, truncation) are reported as kInvalidCodePoint and
 // consume exactly one byte, as the WHATWG decoder's replacement behaviour
@@ -18,9 +18,9 @@
 namespace freshd::parse {
 
 inline constexpr char32_t kReplacementChar = 0xFFFD;
-using freshd::DecodeUtf8;         // conf/utf8.h
-using freshd::kInvalidCodePoint;  // conf/utf8.h
-using freshd::ValidUtf8Prefix;    // conf/utf8.h
+using freshd::DecodeUtf8;         // base/utf8.h
+using freshd::kInvalidCodePoint;  // base/utf8.h
+using freshd::ValidUtf8Prefix;    // base/utf8.h
 
 // Appends the UTF-8 form of `cp`; invalid code points append U+FFFD.
 inline void AppendUtf8(char32_t cp, std::string* out) {

@@ -16,7 +16,7 @@
 //   aggregates) still decode.
 // ProfileSet: u8 version | u8 history | varint refreshes | u8 count |
 //   count × { f64 base_time | u8 size | size × { f32 dt | varint d } |
-//             u8 has_sketch | [str sketch (parse/sketch.h)] }, oldest first |
+//             u8 has_sketch | [str sketch (base/sketch.h)] }, oldest first |
 //   u8 has_fitted | [f64 static_share | f64 churn_share | f64 churn_rate |
 //   varint scroll_k | f64 scroll_rate]. ProfileSet blobs carry version
 //   kProfileSetVersion (2); version 1 (no has_fitted) still decodes.

@@ -61,7 +61,7 @@ std::string EncodePageState(const PageState& state);
 Result<PageState> DecodePageState(std::string_view in);
 
 // ProfileSet: history, refresh count, each profile's base time and points,
-// its base sketch (parse/sketch.h encoding) and the fitted model, if any.
+// its base sketch (base/sketch.h encoding) and the fitted model, if any.
 // ProfileSet keeps sketches private: they are written once it offers `const
 // BottomSketch* BaseSketch(int i) const`, and as absent until then
 // (decoding reads both).

@@ -6,7 +6,7 @@
 // store/README.md is the byte-level schema. Decode*() accepts any bytes:
 // malformed input is a Status::Corruption, never a crash or an over-read.
 // The store does not interpret sched_state, sketch, pooled_estimates or
-// fetch_state: their owners (sched/, parse/sketch.h, daemon/) define those
+// fetch_state: their owners (sched/, base/sketch.h, daemon/) define those
 // encodings.
 // Thread-safety: plain values and pure functions; safe from any thread.
 
@@ -42,7 +42,7 @@ struct PageRecord {
   std::string last_outcome;      // outcome class name, e.g. "ok", "5xx"
   double last_fetch_time = 0.0;  // Unix seconds, 0 = never fetched
   uint64_t content_hash = 0;     // hash of the page's visible text
-  std::string sketch;            // bottom-m sketch bytes (parse/sketch.h)
+  std::string sketch;            // bottom-m sketch bytes (base/sketch.h)
   // Version 2: the newest sitemap lastmod (Unix seconds) the daemon took as
   // a change signal for this page, 0 = none, so a lastmod is a signal once
   // across restarts too.

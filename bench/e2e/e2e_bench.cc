@@ -5,7 +5,7 @@
 // live test web with what the simulator predicted").
 //
 // For each policy and seed it reports the daemon's time-averaged true
-// freshness over [warm-up, days] (daemon/live_web.h) and two predictions of
+// freshness over [warm-up, days] (cli/live_web.h) and two predictions of
 // the simulator, which runs the same sched::Scheduler in virtual time:
 //   sim         the web as its file describes it;
 //   sim-polled  the same pages, changes and signals, but each signal seen

@@ -1,5 +1,5 @@
 // The daemon's io-thread lag on a web with large sitemaps: the real loop
-// (daemon/live_web.h: fetcher over loopback, parse pool, scheduler, LevelDB)
+// (cli/live_web.h: fetcher over loopback, parse pool, scheduler, LevelDB)
 // crawls a web of --hosts hosts with --pages-per-host pages each, whose
 // robots.txt names a sitemap listing every page of the host with its newest
 // lastmod; sitemaps are read once a virtual day, so each read hands the loop

@@ -1,4 +1,4 @@
-// parse/sketch.h: bottom-m min-hash sketches (MATH.md Paper 3 (c)): the
+// base/sketch.h: bottom-m min-hash sketches (MATH.md Paper 3 (c)): the
 // estimator against exact fragment staleness, its variance against
 // Var = J(1-J)/m · (N-m)/(N-1), real page pairs, and the binary encoding.
 
