@@ -45,7 +45,10 @@ struct ContentDecoder::Impl {
   z_stream z{};
   bool z_init = false;
   bool z_done = false;  // a member ended; more input starts a new one
-  std::string pending;  // deflate: bytes held until the form is known
+  // Input not decoded yet: the rest after a call stopped at its budget, or
+  // (deflate) the first bytes while the form is not known.
+  std::string held;
+  size_t held_off = 0;  // held[0, held_off) is decoded already
   BrotliDecoderState* br = nullptr;
 
   ~Impl() {
@@ -84,48 +87,90 @@ ContentDecoder::State ContentDecoder::Emit(const char* data, size_t n,
 }
 
 ContentDecoder::State ContentDecoder::Feed(std::string_view in,
-                                           std::string* out) {
+                                           std::string* out, uint64_t budget) {
   if (state_ != State::kOk) return state_;
   if (encoding_ == ContentEncoding::kIdentity) {
     return Emit(in.data(), in.size(), out);
   }
-  char buf[kStep];
-  if (encoding_ == ContentEncoding::kBrotli) {
-    size_t avail_in = in.size();
-    const uint8_t* next_in = reinterpret_cast<const uint8_t*>(in.data());
-    while (true) {
-      size_t avail_out = sizeof(buf);
-      uint8_t* next_out = reinterpret_cast<uint8_t*>(buf);
-      BrotliDecoderResult r = BrotliDecoderDecompressStream(
-          impl_->br, &avail_in, &next_in, &avail_out, &next_out, nullptr);
-      if (r == BROTLI_DECODER_RESULT_ERROR) return state_ = State::kCorrupt;
-      if (Emit(buf, sizeof(buf) - avail_out, out) != State::kOk) return state_;
-      if (r == BROTLI_DECODER_RESULT_NEEDS_MORE_OUTPUT) continue;
-      if (r == BROTLI_DECODER_RESULT_SUCCESS && avail_in > 0) {
-        return state_ = State::kCorrupt;  // trailing garbage
-      }
-      return State::kOk;
-    }
-  }
-  // zlib family.
+  std::string& held = impl_->held;
+  size_t& off = impl_->held_off;
+  const bool from_held = off < held.size();
   std::string_view input = in;
+  if (from_held) {
+    held.append(in);
+    input = std::string_view(held).substr(off);
+  }
+  size_t consumed = 0;
+  State s = encoding_ == ContentEncoding::kBrotli
+                ? FeedBrotli(input, out, budget, &consumed)
+                : FeedZlib(input, out, budget, &consumed);
+  if (s != State::kOk) return s;
+  if (!from_held) {
+    held.assign(input.substr(consumed));
+    off = 0;
+  } else if ((off += consumed) == held.size()) {
+    held.clear();
+    off = 0;
+  } else if (off > held.size() / 2) {  // compact: amortised O(1) a byte
+    held.erase(0, off);
+    off = 0;
+  }
+  return State::kOk;
+}
+
+ContentDecoder::State ContentDecoder::FeedBrotli(std::string_view input,
+                                                 std::string* out,
+                                                 uint64_t budget,
+                                                 size_t* consumed) {
+  char buf[kStep];
+  size_t avail_in = input.size();
+  const uint8_t* next_in = reinterpret_cast<const uint8_t*>(input.data());
+  const uint64_t start = produced_;
+  pending_ = false;
+  while (true) {
+    if (produced_ - start >= budget) {
+      pending_ = true;
+      break;
+    }
+    size_t avail_out = sizeof(buf);
+    uint8_t* next_out = reinterpret_cast<uint8_t*>(buf);
+    BrotliDecoderResult r = BrotliDecoderDecompressStream(
+        impl_->br, &avail_in, &next_in, &avail_out, &next_out, nullptr);
+    if (r == BROTLI_DECODER_RESULT_ERROR) return state_ = State::kCorrupt;
+    if (Emit(buf, sizeof(buf) - avail_out, out) != State::kOk) return state_;
+    if (r == BROTLI_DECODER_RESULT_NEEDS_MORE_OUTPUT) continue;
+    if (r == BROTLI_DECODER_RESULT_SUCCESS && avail_in > 0) {
+      return state_ = State::kCorrupt;  // trailing garbage
+    }
+    break;
+  }
+  *consumed = input.size() - avail_in;
+  return State::kOk;
+}
+
+ContentDecoder::State ContentDecoder::FeedZlib(std::string_view input,
+                                               std::string* out,
+                                               uint64_t budget,
+                                               size_t* consumed) {
+  *consumed = 0;
+  pending_ = false;
   if (encoding_ == ContentEncoding::kDeflate && !impl_->z_init) {
     // "deflate" is zlib-wrapped per RFC 9110 but raw in some servers; the
     // first two bytes tell (RFC 1950 header check).
-    impl_->pending.append(in);
-    if (impl_->pending.size() < 2) return State::kOk;
-    auto b0 = static_cast<unsigned char>(impl_->pending[0]);
-    auto b1 = static_cast<unsigned char>(impl_->pending[1]);
+    if (input.size() < 2) return State::kOk;  // held until more arrives
+    auto b0 = static_cast<unsigned char>(input[0]);
+    auto b1 = static_cast<unsigned char>(input[1]);
     bool zlib = (b0 & 0x0f) == 8 && ((b0 << 8) | b1) % 31 == 0;
     if (inflateInit2(&impl_->z, zlib ? 15 : -15) != Z_OK) {
       return state_ = State::kCorrupt;
     }
     impl_->z_init = true;
-    input = impl_->pending;
   }
+  char buf[kStep];
   z_stream& z = impl_->z;
   z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(input.data()));
   z.avail_in = static_cast<uInt>(input.size());
+  const uint64_t start = produced_;
   while (true) {
     if (impl_->z_done) {
       if (z.avail_in == 0) break;
@@ -134,6 +179,10 @@ ContentDecoder::State ContentDecoder::Feed(std::string_view in,
         return state_ = State::kCorrupt;
       }
       impl_->z_done = false;
+    }
+    if (produced_ - start >= budget) {
+      pending_ = true;
+      break;
     }
     z.next_out = reinterpret_cast<Bytef*>(buf);
     z.avail_out = sizeof(buf);
@@ -150,7 +199,7 @@ ContentDecoder::State ContentDecoder::Feed(std::string_view in,
     if (z.avail_in == 0 && z.avail_out > 0) break;
     if (r == Z_BUF_ERROR) break;
   }
-  impl_->pending.clear();
+  *consumed = input.size() - z.avail_in;
   return State::kOk;
 }
 

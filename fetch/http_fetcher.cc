@@ -12,6 +12,7 @@
 #include "fetch/curl_multi_loop.h"
 #include "fetch/easy_setup.h"
 #include "fetch/http_text.h"
+#include "fetch/response_reader.h"
 #include "fetch/transfer.h"
 #include "fetch/transfer_result.h"
 
@@ -40,6 +41,7 @@ class HttpFetcher::Impl {
     env_.options = &options_;
     env_.guard = &guard_;
     env_.loop = &loop_;
+    env_.schedule_decode = [this](uint64_t id) { ScheduleDecode(id); };
     for (const std::string& t : options_.config.content_types) {
       env_.accepted_types.push_back(AsciiLower(t));
     }
@@ -69,6 +71,7 @@ class HttpFetcher::Impl {
 
  private:
   void ArmSpeedCheck(Transfer& t);
+  void ScheduleDecode(uint64_t id);
   void OnDone(CURL* easy, CURLcode code);
   void Finish(uint64_t id, CURLcode code);
   void Fail(Callback done, FetchResult r);
@@ -144,6 +147,7 @@ void HttpFetcher::Impl::ArmSpeedCheck(Transfer& t) {
     auto it = transfers_.find(id);
     if (it == transfers_.end()) return;
     Transfer& tr = *it->second;
+    if (tr.curl_done) return;  // only decoding is left
     const FetchConfig& cfg = options_.config;
     double need =
         static_cast<double>(cfg.low_speed_bytes) * cfg.low_speed_time_s;
@@ -157,11 +161,37 @@ void HttpFetcher::Impl::ArmSpeedCheck(Transfer& t) {
   });
 }
 
+// A decode turn: the held-back body of a compressed response is decoded a
+// slice per turn (response_reader.h), then, if curl has finished meanwhile,
+// the transfer is reported.
+void HttpFetcher::Impl::ScheduleDecode(uint64_t id) {
+  std::weak_ptr<char> alive = alive_;
+  asio::post(io_, [this, alive, id] {
+    if (alive.expired()) return;
+    auto it = transfers_.find(id);
+    if (it == transfers_.end()) return;
+    Transfer& t = *it->second;
+    if (!DecodeMore(t)) {
+      // Refused (decoded size cap, corrupt stream): stop the transfer.
+      if (!t.curl_done) loop_.Remove(t.easy);
+      Finish(id, t.curl_done ? t.curl_code : CURLE_WRITE_ERROR);
+      return;
+    }
+    if (t.curl_done && !t.decode_scheduled) Finish(id, t.curl_code);
+  });
+}
+
 void HttpFetcher::Impl::OnDone(CURL* easy, CURLcode code) {
   Transfer* t = nullptr;
   curl_easy_getinfo(easy, CURLINFO_PRIVATE, &t);
   if (t == nullptr) return;
   loop_.Remove(easy);
+  if (t->decode_scheduled) {  // the body is still being decoded
+    t->curl_done = true;
+    t->curl_code = code;
+    if (t->speed_timer) t->speed_timer->cancel();
+    return;
+  }
   Finish(t->id, code);
 }
 

@@ -104,6 +104,34 @@ bool OnHeaderLine(Transfer& t, std::string_view line) {
   return true;
 }
 
+// Feeds `data` to the decoder, one slice of output at most; posts a decode
+// turn for the rest. While a turn is posted, body bytes are only held: curl
+// may call WriteCb a hundred times in one turn, and decoding a slice in each
+// would hold the thread as long as decoding the whole body. False (t.abort
+// set) when the body is refused.
+bool Decode(Transfer& t, std::string_view data) {
+  uint64_t budget = t.decode_scheduled ? 0 : kDecodeSliceBytes;
+  if (t.body_parts.empty() || t.body_parts.back().size() >= kBodyPartBytes) {
+    t.body_parts.emplace_back();
+  }
+  switch (t.decoder->Feed(data, &t.body_parts.back(), budget)) {
+    case ContentDecoder::State::kOk:
+      break;
+    case ContentDecoder::State::kTooLarge:
+      t.abort = t.req.truncate_ok ? Abort::kTruncated : Abort::kDecodedTooLarge;
+      return false;
+    case ContentDecoder::State::kCorrupt:
+      t.abort = Abort::kBadEncoding;
+      return false;
+  }
+  if (t.decoder->has_pending() && !t.decode_scheduled &&
+      t.env->schedule_decode) {
+    t.decode_scheduled = true;
+    t.env->schedule_decode(t.id);
+  }
+  return true;
+}
+
 bool OnBody(Transfer& t, std::string_view data) {
   FetchResult& r = t.result;
   if (!t.decoder) {  // body without a header block end (should not happen)
@@ -119,18 +147,8 @@ bool OnBody(Transfer& t, std::string_view data) {
   r.bytes += data.size();
   if (t.req.keep_raw) r.raw_body.append(data);
   // Bodies of redirects and errors are counted but not kept.
-  if (r.status >= 200 && r.status < 300) {
-    switch (t.decoder->Feed(data, &r.body)) {
-      case ContentDecoder::State::kOk:
-        break;
-      case ContentDecoder::State::kTooLarge:
-        t.abort =
-            t.req.truncate_ok ? Abort::kTruncated : Abort::kDecodedTooLarge;
-        return false;
-      case ContentDecoder::State::kCorrupt:
-        t.abort = Abort::kBadEncoding;
-        return false;
-    }
+  if (r.status >= 200 && r.status < 300 && !Decode(t, data)) {
+    return false;
   }
   if (cut) {
     t.abort = t.req.truncate_ok ? Abort::kTruncated : Abort::kBodyTooLarge;
@@ -171,6 +189,12 @@ size_t WriteCb(char* data, size_t size, size_t n, void* userp) {
   size_t len = size * n;
   t->window_bytes += len;
   return OnBody(*t, std::string_view(data, len)) ? len : 0;
+}
+
+bool DecodeMore(Transfer& t) {
+  t.decode_scheduled = false;
+  if (!t.decoder || t.abort != Abort::kNone) return t.abort == Abort::kNone;
+  return Decode(t, {});
 }
 
 int DebugCb(CURL* /*easy*/, curl_infotype type, char* data, size_t size,

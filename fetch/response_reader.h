@@ -18,6 +18,13 @@
 
 namespace freshd::fetch {
 
+// Decoded bytes produced per event-loop turn for one transfer (≈ 0.5 ms of
+// inflate): the rest of a large or hostile compressed body is decoded in
+// later turns, so other transfers and timers are never held up for long.
+inline constexpr uint64_t kDecodeSliceBytes = 512 * 1024;
+// A decoded body is kept in parts of about this size until it is complete.
+inline constexpr size_t kBodyPartBytes = 1024 * 1024;
+
 // Request heads longer than this are not captured (ours are < 1 KiB).
 inline constexpr size_t kMaxRequestHeadBytes = 64 * 1024;
 
@@ -25,6 +32,9 @@ inline constexpr size_t kMaxRequestHeadBytes = 64 * 1024;
 size_t HeaderCb(char* data, size_t size, size_t n, void* userp);
 // CURLOPT_WRITEFUNCTION (userp: Transfer*): body bytes as they arrive.
 size_t WriteCb(char* data, size_t size, size_t n, void* userp);
+// One decode turn for `t` (posted by schedule_decode): decodes up to
+// kDecodeSliceBytes more. False when the body must be refused (t.abort set).
+bool DecodeMore(Transfer& t);
 // CURLOPT_DEBUGFUNCTION (userp: Transfer*): keeps CURLINFO_HEADER_OUT in
 // result.raw_request (the last complete head if curl re-sends).
 int DebugCb(CURL* easy, curl_infotype type, char* data, size_t size,

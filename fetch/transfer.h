@@ -14,6 +14,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -46,6 +47,9 @@ struct TransferEnv {
   std::vector<std::string> accepted_types;  // lower case
   const AddressGuard* guard = nullptr;
   CurlMultiLoop* loop = nullptr;
+  // Posts a later event-loop turn that decodes more of transfer `id`'s
+  // held-back body (ContentDecoder::has_pending).
+  std::function<void(uint64_t id)> schedule_decode;
 };
 
 struct Transfer {
@@ -66,6 +70,15 @@ struct Transfer {
   bool has_content_length = false;
   std::string content_encoding;
   std::unique_ptr<ContentDecoder> decoder;
+  // The decoded body in parts of about kBodyPartBytes (response_reader.h),
+  // joined when the transfer is reported ok: growing one string to a bomb's
+  // 50 MiB would copy and page-fault it in single event-loop turns.
+  std::vector<std::string> body_parts;
+  bool decode_scheduled = false;  // a decode turn is posted
+  // curl finished while the decoder still had input: the fetcher reports the
+  // transfer once the decoder has drained, with this code.
+  bool curl_done = false;
+  CURLcode curl_code = CURLE_OK;
   Abort abort = Abort::kNone;
   std::string blocked;  // endpoint refused by the SSRF guard
   std::unique_ptr<boost::asio::steady_timer> speed_timer;

@@ -179,7 +179,17 @@ FetchResult TakeResult(Transfer* t, CURLcode code) {
   } else {
     ClassifyCurlError(*t, code, &r);
   }
-  if (r.outcome != OutcomeClass::kOk) r.body.clear();
+  if (r.outcome != OutcomeClass::kOk) {
+    r.body.clear();
+  } else if (t->body_parts.size() == 1) {
+    r.body = std::move(t->body_parts.front());
+  } else {
+    size_t size = 0;
+    for (const std::string& part : t->body_parts) size += part.size();
+    r.body.reserve(size);
+    for (const std::string& part : t->body_parts) r.body.append(part);
+  }
+  t->body_parts.clear();
   return r;
 }
 

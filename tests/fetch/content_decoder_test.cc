@@ -34,6 +34,15 @@ std::string DecodeAll(ContentEncoding enc, const std::string& in, size_t piece,
   return out;
 }
 
+// The zlib family: an encoding and the window bits that produce it.
+struct ZlibCase {
+  ContentEncoding enc;
+  int bits;
+};
+constexpr ZlibCase kZlibCases[] = {{ContentEncoding::kGzip, 31},
+                                   {ContentEncoding::kDeflate, 15},
+                                   {ContentEncoding::kDeflate, -15}};
+
 TEST(ContentDecoderTest, ParsesEncodingNames) {
   EXPECT_EQ(ParseContentEncoding(""), ContentEncoding::kIdentity);
   EXPECT_EQ(ParseContentEncoding(" Identity "), ContentEncoding::kIdentity);
@@ -47,13 +56,7 @@ TEST(ContentDecoderTest, ParsesEncodingNames) {
 
 TEST(ContentDecoderTest, GzipZlibAndRawDeflateRoundTripInAnyPieceSize) {
   const std::string text = Text();
-  struct Case {
-    ContentEncoding enc;
-    int bits;
-  };
-  for (Case c :
-       {Case{ContentEncoding::kGzip, 31}, Case{ContentEncoding::kDeflate, 15},
-        Case{ContentEncoding::kDeflate, -15}}) {
+  for (ZlibCase c : kZlibCases) {
     std::string packed = Compress(text, c.bits);
     for (size_t piece : {size_t{1}, size_t{7}, size_t{4096}, packed.size()}) {
       ContentDecoder::State st;
@@ -107,6 +110,52 @@ TEST(ContentDecoderTest, BombStopsAtTheCap) {
       DecodeAll(ContentEncoding::kGzip, bomb, bomb.size(), &st, 1 << 20);
   EXPECT_EQ(st, ContentDecoder::State::kTooLarge);
   EXPECT_EQ(out.size(), 1u << 20);
+}
+
+// A budget per call bounds each call's work; the input not decoded yet is
+// held back and Feed("") drains it to exactly the same bytes.
+TEST(ContentDecoderTest, BudgetedCallsHoldBackInputAndDrainToTheSameBytes) {
+  std::string text;
+  for (int i = 0; i < 60000; ++i) text += "row " + std::to_string(i * 7) + ";";
+  for (ZlibCase c : kZlibCases) {
+    const std::string packed = Compress(text, c.bits);
+    const uint64_t budget = 32 * 1024;
+    ContentDecoder d(c.enc, 1 << 24);
+    std::string out;
+    int calls = 0;
+    for (size_t i = 0; i < packed.size(); i += 8192) {
+      size_t before = out.size();
+      ASSERT_EQ(d.Feed(std::string_view(packed).substr(i, 8192), &out, budget),
+                ContentDecoder::State::kOk);
+      EXPECT_LE(out.size() - before, budget + 16 * 1024);  // one step over
+      ++calls;
+    }
+    EXPECT_TRUE(d.has_pending()) << "bits " << c.bits;  // ratio > 4: behind
+    while (d.has_pending()) {
+      size_t before = out.size();
+      ASSERT_EQ(d.Feed("", &out, budget), ContentDecoder::State::kOk);
+      EXPECT_LE(out.size() - before, budget + 16 * 1024);
+      ASSERT_LT(++calls, 10000);
+    }
+    EXPECT_EQ(out, text) << "bits " << c.bits;
+    EXPECT_GT(calls, static_cast<int>(text.size() / (budget + 16 * 1024)));
+  }
+}
+
+TEST(ContentDecoderTest, BudgetedBombStopsAtTheCap) {
+  const std::string bomb = Compress(std::string(20 << 20, '\0'), 31);
+  ContentDecoder d(ContentEncoding::kGzip, 4 << 20);
+  std::string out;
+  ContentDecoder::State st = d.Feed(bomb, &out, 1 << 20);
+  int calls = 1;
+  while (st == ContentDecoder::State::kOk && d.has_pending()) {
+    st = d.Feed("", &out, 1 << 20);
+    ++calls;
+  }
+  EXPECT_EQ(st, ContentDecoder::State::kTooLarge);
+  EXPECT_EQ(out.size(), 4u << 20);
+  EXPECT_GE(calls, 4);
+  EXPECT_FALSE(d.has_pending());
 }
 
 TEST(ContentDecoderTest, IdentityIsCappedToo) {

@@ -10,7 +10,9 @@
 #include <unistd.h>
 
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
 #include <chrono>
+#include <functional>
 
 #include "tests/fetch/fetch_helpers.h"
 #include "tests/fetch/test_server.h"
@@ -226,6 +228,55 @@ TEST(HttpFetcherTest, GzipBombIsTooLarge) {
   EXPECT_EQ(r.outcome, OutcomeClass::kTooLarge);
   EXPECT_NE(r.detail.find("max_decompressed_bytes"), std::string::npos);
   EXPECT_TRUE(r.body.empty());
+}
+
+// A compressed body is decoded a slice per event-loop turn: a handler that
+// re-posts itself keeps running while a 24 MiB body is decoded (decoding it
+// inside curl's write callbacks let it run only a few times), and the body
+// arrives whole. The same holds for a bomb, which still ends too-large.
+TEST(HttpFetcherTest, LargeCompressedBodiesAreDecodedInSlices) {
+  const std::string text(24 << 20, 'z');
+  const std::string packed = Compress(text, 31);
+  TestServer server([&](const ServerRequest&) {
+    Reply r = Reply::Html(packed);
+    r.headers.emplace_back("Content-Encoding", "gzip");
+    return r;
+  });
+  for (uint64_t cap : {uint64_t{32} << 20, uint64_t{16} << 20}) {
+    FetcherOptions o;
+    o.config = FastFetchConfig();
+    o.config.max_decompressed_bytes = cap;
+    boost::asio::io_context io;
+    auto fetcher = HttpFetcher::Create(io, o);
+    ASSERT_TRUE(fetcher.ok());
+    FetchResult got;
+    bool done = false;
+    int turns_while_decoding = 0;
+    FetchRequest req;
+    req.url = server.Url("/big");
+    (*fetcher)->Fetch(req, [&](FetchResult r) {
+      got = std::move(r);
+      done = true;
+    });
+    std::function<void()> tick = [&] {
+      if (done) return;
+      if (!got.body.empty() || (*fetcher)->in_flight() > 0) {
+        ++turns_while_decoding;
+      }
+      boost::asio::post(io, tick);
+    };
+    boost::asio::post(io, tick);
+    io.run();
+    if (cap > text.size()) {
+      EXPECT_EQ(got.outcome, OutcomeClass::kOk) << got.detail;
+      EXPECT_EQ(got.body.size(), text.size());
+      EXPECT_EQ(got.body, text);
+    } else {
+      EXPECT_EQ(got.outcome, OutcomeClass::kTooLarge);
+    }
+    // 16–24 MiB in 512 KiB slices: 32 or more turns between slices.
+    EXPECT_GE(turns_while_decoding, 32) << "cap " << cap;
+  }
 }
 
 TEST(HttpFetcherTest, EndlessBodyIsCutAtMaxBodyBytes) {
