@@ -9,6 +9,7 @@
 
 #include "base/clock.h"
 #include "daemon/fetch_state.h"
+#include "fetch/deferred_body.h"
 #include "parse/html_fingerprint.h"
 #include "parse/http_date.h"
 #include "parse/public_suffix.h"
@@ -19,6 +20,19 @@
 
 namespace freshd::daemon {
 namespace {
+
+// On a `pool` thread: decodes a slice of `job`, then runs `then` there once
+// it is decoded, else posts the rest to `pool` (other jobs run between the
+// slices).
+void DecodeThen(boost::asio::thread_pool& pool,
+                std::shared_ptr<fetch::DeferredBodyDecoder> job,
+                std::function<void()> then) {
+  if (job->Step(fetch::kDecodeSliceBytes)) return then();
+  boost::asio::post(
+      pool, [&pool, job = std::move(job), then = std::move(then)]() mutable {
+        DecodeThen(pool, std::move(job), std::move(then));
+      });
+}
 
 constexpr int kMaxSitemapDepth = 1;  // an index, then its children
 // Dispatches per turn of the scheduler's thread before it yields to the
@@ -422,6 +436,7 @@ void CrawlLoop::Dispatch(sched::PageId page, double now) {
   req.etag = meta.etag;
   req.last_modified = meta.last_modified;
   req.keep_raw = warc_ != nullptr;
+  req.defer_decoding = true;  // decoded on the parse pool
   net_->Fetch(std::move(req), [this, page, alive = alive_](
                                   fetch::FetchResult r, double next_allowed) {
     if (*alive) OnNetworkDone(page, std::move(r), next_allowed);
@@ -449,17 +464,24 @@ void CrawlLoop::OnNetworkDone(sched::PageId page, fetch::FetchResult r,
   const uint64_t bytes = BodyBytes(r);
   *parse_bytes_ += bytes;
   ++*parse_jobs_;
-  auto work = [this, page, fo, bytes, r = std::move(r), alive = alive_,
-               parse_bytes = parse_bytes_, parse_jobs = parse_jobs_]() mutable {
+  // Content-Encoding is undone on the pool, not on the network thread, a
+  // slice per pool turn: a gzip bomb's 50 MiB neither holds the network
+  // thread nor queues the other pages' parses behind it; it ends too-large.
+  auto job = std::make_shared<fetch::DeferredBodyDecoder>(
+      std::move(r), config_.fetch.max_decompressed_bytes);
+  auto work = [this, page, fo, bytes, job, alive = alive_,
+               parse_bytes = parse_bytes_, parse_jobs = parse_jobs_] {
+    fetch::FetchResult& r = job->result();
     Parsed parsed;
-    if (IsHtml(r.content_type)) {
+    if (r.outcome == fetch::OutcomeClass::kOk && IsHtml(r.content_type)) {
       if (*alive && parse_hook_) parse_hook_();
       parsed.fingerprint =
           parse::FingerprintHtml(r.body, r.content_type, r.final_url, fo);
     }
     // Any other body is hashed whole, here too: a large one must not hold
     // the scheduler's thread.
-    parsed.text_hash = parsed.fingerprint && parsed.fingerprint->ok()
+    parsed.text_hash = r.outcome != fetch::OutcomeClass::kOk ? 0
+                       : parsed.fingerprint && parsed.fingerprint->ok()
                            ? parsed.fingerprint->value().text.text_hash
                            : parse::TextHash(r.body, fo.seed);
     *parse_bytes -= bytes;
@@ -471,7 +493,10 @@ void CrawlLoop::OnNetworkDone(sched::PageId page, fetch::FetchResult r,
       if (*alive) Complete(page, std::move(r), std::move(parsed));
     });
   };
-  boost::asio::post(*parse_pool_, std::move(work));
+  boost::asio::post(*parse_pool_, [pool = parse_pool_.get(), job,
+                                   work = std::move(work)]() mutable {
+    DecodeThen(*pool, std::move(job), std::move(work));
+  });
 }
 
 void CrawlLoop::ReleaseSlot(sched::PageId page, double next_allowed) {
@@ -660,6 +685,7 @@ void CrawlLoop::FetchSitemap(const std::string& url, int depth) {
   ++count;
   fetch::CrawlRequest req;
   req.url = normalized.value();
+  req.defer_decoding = true;  // decoded on the parse pool
   net_->Fetch(std::move(req), [this, depth, alive = alive_](
                                   fetch::FetchResult r, double) {
     // Network thread: parse on the pool (up to 50,000 entries: tens of
@@ -675,9 +701,14 @@ void CrawlLoop::FetchSitemap(const std::string& url, int depth) {
     o.sitemap_url = r.final_url;
     const uint64_t bytes = r.body.size();
     *parse_bytes_ += bytes;
-    auto work = [this, depth, o, bytes, body = std::move(r.body), alive,
-                 parse_bytes = parse_bytes_] {
-      auto parsed = parse::ParseSitemap(body, o);
+    const uint64_t max_decoded = config_.fetch.max_decompressed_bytes;
+    auto work = [this, depth, o, bytes, max_decoded, r = std::move(r), alive,
+                 parse_bytes = parse_bytes_]() mutable {
+      fetch::DecodeDeferredBody(&r, max_decoded);
+      auto parsed =
+          r.outcome == fetch::OutcomeClass::kOk
+              ? parse::ParseSitemap(r.body, o)
+              : Result<parse::SitemapResult>(Status::InvalidArgument(r.detail));
       *parse_bytes -= bytes;
       boost::asio::post(
           io_, [this, depth, parsed = std::move(parsed), alive]() mutable {

@@ -253,6 +253,7 @@ void Crawler::Impl::Start(const JobPtr& job) {
       fr.last_modified = job->req.last_modified;
     }
     fr.keep_raw = job->req.keep_raw;
+    fr.defer_decoding = job->req.defer_decoding;
   }
   std::weak_ptr<char> alive = alive_;
   fetcher_->Fetch(std::move(fr), [this, alive, job](FetchResult r) {

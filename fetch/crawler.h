@@ -50,7 +50,8 @@ struct CrawlRequest {
   std::string url;
   std::string etag;  // conditional GET validators (first hop)
   std::string last_modified;
-  bool keep_raw = false;  // keep raw_headers/raw_body (WARC output)
+  bool keep_raw = false;        // keep raw_headers/raw_body (WARC output)
+  bool defer_decoding = false;  // FetchRequest::defer_decoding (last hop)
 };
 
 // What a daemon persists across restarts (times on Crawler::Now()'s clock:

@@ -53,6 +53,10 @@ struct FetchRequest {
   std::optional<uint64_t> max_body_bytes;  // overrides [fetch] max_body_bytes
   bool truncate_ok = false;  // at the body limit keep what came, outcome ok
   bool keep_raw = false;     // keep the encoded body in FetchResult.raw_body
+  // Leave a 2xx body's Content-Encoding undone: FetchResult.body holds the
+  // wire bytes (max_body_bytes still applies) and content_encoding names
+  // the coding, so that the caller decodes on another thread.
+  bool defer_decoding = false;
 };
 
 class HttpFetcher {

@@ -67,7 +67,11 @@ struct FetchResult {
   std::string last_modified;
   std::string location;                 // absolute redirect target (3xx)
   std::optional<double> retry_after_s;  // from Retry-After, relative
-  std::string body;          // decoded body (empty for 304 and errors)
+  std::string body;  // decoded body (empty for 304 and errors);
+                     // still encoded when content_encoding is set
+  // The Content-Encoding left undone (FetchRequest::defer_decoding): "gzip",
+  // "deflate" or "br"; DecodeDeferredBody (fetch/deferred_body.h) decodes.
+  std::string content_encoding;
   bool truncated = false;    // body cut at a truncate-ok limit (robots)
   std::string raw_headers;   // status line + header block as received
   std::string raw_body;      // encoded body; only if keep_raw requested

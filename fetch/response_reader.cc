@@ -40,6 +40,10 @@ bool OnHeadersComplete(Transfer& t) {
     t.abort = Abort::kBadEncoding;
     return false;
   }
+  if (t.req.defer_decoding && success && *enc != ContentEncoding::kIdentity) {
+    r.content_encoding = AsciiLower(TrimSpace(t.content_encoding));
+    enc = ContentEncoding::kIdentity;  // the wire bytes, as they come
+  }
   t.decoder = std::make_unique<ContentDecoder>(
       *enc, t.env->options->config.max_decompressed_bytes);
   return true;
@@ -53,6 +57,7 @@ void OnStatusLine(Transfer& t, std::string_view line) {
   r.etag.clear();
   r.last_modified.clear();
   r.retry_after_s.reset();
+  r.content_encoding.clear();
   t.content_encoding.clear();
   t.has_content_length = false;
   t.headers_done = false;

@@ -18,10 +18,6 @@
 
 namespace freshd::fetch {
 
-// Decoded bytes produced per event-loop turn for one transfer (≈ 0.5 ms of
-// inflate): the rest of a large or hostile compressed body is decoded in
-// later turns, so other transfers and timers are never held up for long.
-inline constexpr uint64_t kDecodeSliceBytes = 512 * 1024;
 // A decoded body is kept in parts of about this size until it is complete.
 inline constexpr size_t kBodyPartBytes = 1024 * 1024;
 

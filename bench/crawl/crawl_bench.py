@@ -35,6 +35,7 @@ bench/crawl/README.md. Needs nginx-light, wget2 and libboost1.74-doc
 """
 
 import argparse
+import collections
 import gzip
 import json
 import os
@@ -254,6 +255,7 @@ class Freshd:
         self.status_s = []  # /status response times, failures included
         self.status_failed = 0  # polls that timed out or failed
         self.last = None
+        self.limited = collections.Counter()  # /status limited_by per poll
 
     def poll(self):
         s, dt = get_status(self.port)
@@ -271,6 +273,7 @@ class Freshd:
         self.status_s.append(dt)
         self.lag_max = max(self.lag_max, s["loop_lag_ms"]["max"])
         self.last = s
+        self.limited[s.get("limited_by", "?")] += 1
         return s
 
     def stop(self, timeout=30):
@@ -577,7 +580,9 @@ def run_hostile_once(args, root, hostile_dir, hostile_port, with_hostile):
                 "status_p99": quantile(st, 0.99), "status_max": max(st or
                                                                     [0]),
                 "polls": len(st), "failed": fd.status_failed, "cpu_s": cpu, "rss_mib": rss / 1024,
-                "known": (fd.last or {}).get("pages_known")}
+                "known": (fd.last or {}).get("pages_known"),
+                "limited": ",".join(f"{k} {v}" for k, v in
+                                    fd.limited.most_common(3))}
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -604,8 +609,8 @@ def cmd_hostile(args):
               f"{os.getloadavg()[0]:.1f}\n")
         print("| round | hostile | good pages/s | hostile requests | "
               "loop lag max ms | /status p50 ms | p99 ms | max ms | polls | "
-              "failed | CPU s | max RSS MiB | known |")
-        print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+              "failed | CPU s | max RSS MiB | known | limited_by (polls) |")
+        print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
         res = {False: [], True: []}
         for rnd in range(1, args.rounds + 1):
             order = [False, True] if rnd % 2 else [True, False]
@@ -617,7 +622,8 @@ def cmd_hostile(args):
                       f"{r['lag_max_ms']:.1f} | {r['status_p50']:.1f} | "
                       f"{r['status_p99']:.1f} | {r['status_max']:.1f} | "
                       f"{r['polls']} | {r['failed']} | {r['cpu_s']:.1f} | "
-                      f"{r['rss_mib']:.0f} | {r['known']} |", flush=True)
+                      f"{r['rss_mib']:.0f} | {r['known']} | "
+                      f"{r['limited']} |", flush=True)
         print("\nmedians:\n")
         print("| hostile | good pages/s | loop lag max ms | /status p50 ms | "
               "p99 ms | max ms |")

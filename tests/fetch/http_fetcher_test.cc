@@ -14,6 +14,7 @@
 #include <chrono>
 #include <functional>
 
+#include "fetch/deferred_body.h"
 #include "tests/fetch/fetch_helpers.h"
 #include "tests/fetch/test_server.h"
 
@@ -277,6 +278,47 @@ TEST(HttpFetcherTest, LargeCompressedBodiesAreDecodedInSlices) {
     // 16–24 MiB in 512 KiB slices: 32 or more turns between slices.
     EXPECT_GE(turns_while_decoding, 32) << "cap " << cap;
   }
+}
+
+// defer_decoding: the body comes as sent, with its coding named, and
+// DecodeDeferredBody (on any thread) gives what the fetcher would have: the
+// text, or too-large for a bomb, or bad-encoding for a corrupt stream.
+TEST(HttpFetcherTest, DeferredDecodingHandsOverTheWireBytes) {
+  const std::string text(5000, 'a');
+  const std::string packed = Compress(text, 31);
+  const std::string bomb = Compress(std::string(8 << 20, '\0'), 31);
+  TestServer server([&](const ServerRequest& req) {
+    Reply r = Reply::Html(req.target == "/bomb"  ? bomb
+                          : req.target == "/bad" ? std::string("\x1f\x8bjunk")
+                                                 : packed);
+    r.headers.emplace_back("Content-Encoding", "GZIP");
+    return r;
+  });
+  FetcherOptions o;
+  o.config = FastFetchConfig();
+  FetchRequest req;
+  req.url = server.Url("/page");
+  req.defer_decoding = true;
+  FetchResult r = FetchOnce(o, req);
+  ASSERT_EQ(r.outcome, OutcomeClass::kOk) << r.detail;
+  EXPECT_EQ(r.content_encoding, "gzip");
+  EXPECT_EQ(r.body, packed);
+  DecodeDeferredBody(&r, o.config.max_decompressed_bytes);
+  EXPECT_EQ(r.outcome, OutcomeClass::kOk);
+  EXPECT_EQ(r.body, text);
+  EXPECT_TRUE(r.content_encoding.empty());
+
+  req.url = server.Url("/bomb");
+  r = FetchOnce(o, req);
+  ASSERT_EQ(r.outcome, OutcomeClass::kOk) << r.detail;      // 8 KiB on the wire
+  DecodeDeferredBody(&r, o.config.max_decompressed_bytes);  // 1 MiB cap
+  EXPECT_EQ(r.outcome, OutcomeClass::kTooLarge);
+  EXPECT_TRUE(r.body.empty());
+
+  req.url = server.Url("/bad");
+  r = FetchOnce(o, req);
+  DecodeDeferredBody(&r, o.config.max_decompressed_bytes);
+  EXPECT_EQ(r.outcome, OutcomeClass::kBadEncoding);
 }
 
 TEST(HttpFetcherTest, EndlessBodyIsCutAtMaxBodyBytes) {
