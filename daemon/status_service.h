@@ -24,7 +24,7 @@
 
 namespace freshd::daemon {
 
-inline constexpr double kFreshWaitS = 0.05;
+inline constexpr double kFreshWaitS = 0.02;
 inline constexpr double kSlowWaitS = 5;
 
 class StatusService {
