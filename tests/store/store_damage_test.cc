@@ -76,6 +76,11 @@ TEST(StoreDamageTest, PageCountFollowsPutsUpdatesAndDeletes) {
     auto store = PageStore::Open(Config(dir.path()));
     ASSERT_TRUE(store.ok()) << store.status().ToString();
     EXPECT_EQ(store.value()->page_count(), 0u);
+    // A fresh store is not damage (LevelDB logs "Creating DB ... since it
+    // was missing", which a run used to report as store damage).
+    EXPECT_TRUE(store.value()->damage_log().empty())
+        << store.value()->damage_log().front();
+    EXPECT_TRUE(store.value()->open_damage().empty());
     AddPages(*store.value(), 0, 300);
     EXPECT_EQ(store.value()->page_count(), 300u);
     // Updates of known pages, a page put twice in one batch, deletes of a
