@@ -79,6 +79,9 @@ int RunRepair(const std::string& dir) {
     std::printf("repair: %s\n", l.c_str());
   }
   PrintCheck("after ", r.value().after);
+  std::printf(
+      "records kept from damaged blocks: %llu\n",
+      static_cast<unsigned long long>(r.value().records_from_damaged_blocks));
   std::printf("pages lost by the damage: %llu\n",
               static_cast<unsigned long long>(r.value().pages_lost));
   std::printf("damaged files, if any, were moved to %s/lost/\n", dir.c_str());

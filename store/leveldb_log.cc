@@ -34,6 +34,8 @@ std::vector<std::string> CapturedLevelDbLog::damage_lines() const {
 }
 
 bool CapturedLevelDbLog::ReportsDamage(std::string_view line) {
+  // A fresh store: "Creating DB <path> since it was missing."
+  if (line.substr(0, 12) == "Creating DB ") return false;
   for (std::string_view word :
        {"orrupt", "dropping", "dropped", "error", "Error", "missing",
         "checksum", "truncated", "lost", "Ignoring", "ignoring"}) {

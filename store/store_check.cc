@@ -13,9 +13,11 @@
 #include <map>
 #include <memory>
 
+#include "base/coding.h"
 #include "store/keys.h"
 #include "store/leveldb_log.h"
 #include "store/page_store.h"
+#include "store/records.h"
 
 namespace freshd::store {
 namespace {
@@ -50,14 +52,70 @@ struct Salvaged {
   uint64_t seq = 0;
   bool deleted = false;
   std::string value;
+  bool suspect = false;  // from a block that failed its checksum
 };
+
+// Splits a table's internal key into the user key, sequence and type;
+// false if it is too short or of no known type.
+bool SplitInternalKey(leveldb::Slice k, std::string* user, uint64_t* seq,
+                      bool* deleted) {
+  if (k.size() < 8) return false;
+  uint64_t tag = 0;
+  for (int i = 7; i >= 0; --i) {
+    tag = (tag << 8) | static_cast<unsigned char>(k[k.size() - 8 + i]);
+  }
+  if ((tag & 0xff) > 1) return false;  // kTypeDeletion 0, kTypeValue 1
+  user->assign(k.data(), k.size() - 8);
+  *seq = tag >> 8;
+  *deleted = (tag & 0xff) == 0;
+  return true;
+}
+
+// Whether a record read from a block that failed its checksum is worth
+// keeping: its key and value decode as the record kind its prefix names.
+// Counters and notes (C, Q, D) are recomputed by the repair; the hash
+// secret and schema version are kept if well-formed (a fresh secret would
+// make every stored sketch differ from the next fetch's).
+bool DecodesCleanly(const std::string& key, const std::string& value) {
+  if (key.empty()) return false;
+  switch (key[0]) {
+    case kPagePrefix: {
+      PageRecord p;
+      return key.size() > 9 && ParsePageKey(key, &p.url_key, &p.url) &&
+             DecodePageValue(value, &p).ok();
+    }
+    case kHostPrefix: {
+      HostRecord h;
+      return ParseHostKey(key, &h.host) && DecodeHostValue(value, &h).ok();
+    }
+    case kSignalPrefix: {
+      SignalEntry e;
+      return key.size() == 17 && DecodeSignalValue(value, &e).ok();
+    }
+    default:
+      break;
+  }
+  if (key == kHashSecretKey) return value.size() == 8;
+  if (key == kSchemaKey || key == kSignalSeqKey) {
+    Decoder d(value);
+    uint64_t v = 0;
+    return d.GetVarint64(&v) && d.done();
+  }
+  return false;
+}
 
 // LevelDB's RepairDB reads tables without verifying block checksums and
 // aborts the process (an assertion in TableBuilder) when a damaged block
 // yields keys out of order. So every table is first read here with
 // checksums verified; one that fails is moved to lost/ and what its intact
 // blocks hold is returned in *salvaged, to be written back afterwards.
-// Appends one line per damaged table to *log.
+// The damaged table is then read again without verification: a record of a
+// block that failed its checksum is kept too (marked suspect) when its key
+// and value decode (DecodesCleanly) and no intact block holds its key. That
+// is what a running daemon reads from such a block anyway (LevelDB checks
+// no checksum on a point read), so the repair keeps at least every page
+// the check before it counted readable. Appends one line per damaged
+// table to *log.
 Status SetAsideDamagedTables(const std::string& path,
                              std::map<std::string, Salvaged>* salvaged,
                              std::vector<std::string>* log) {
@@ -87,23 +145,58 @@ Status SetAsideDamagedTables(const std::string& path,
       ro.verify_checksums = true;
       ro.fill_cache = false;
       std::unique_ptr<leveldb::Iterator> it(table->NewIterator(ro));
+      std::string user;
+      uint64_t seq = 0;
+      bool deleted = false;
       for (it->SeekToFirst(); it->Valid(); it->Next()) {
-        leveldb::Slice k = it->key();
-        if (k.size() < 8) continue;
-        uint64_t tag = 0;
-        for (int i = 7; i >= 0; --i) {
-          tag = (tag << 8) | static_cast<unsigned char>(k[k.size() - 8 + i]);
-        }
-        std::string user(k.data(), k.size() - 8);
+        if (!SplitInternalKey(it->key(), &user, &seq, &deleted)) continue;
         Salvaged& v = found[user];
-        if (v.seq <= (tag >> 8)) {
-          v = {tag >> 8, (tag & 0xff) == 0, it->value().ToString()};
-        }
+        if (v.seq <= seq) v = {seq, deleted, it->value().ToString(), false};
         ++kept;
       }
       s = it->status();
     }
     if (s.ok()) continue;  // intact
+    uint64_t suspect = 0;
+    if (table != nullptr) {
+      // The blocks that failed: their records that still decode.
+      leveldb::ReadOptions ro;
+      ro.verify_checksums = false;
+      ro.fill_cache = false;
+      std::unique_ptr<leveldb::Iterator> it(table->NewIterator(ro));
+      std::map<std::string, Salvaged> extra;
+      std::string user;
+      uint64_t seq = 0;
+      bool deleted = false;
+      for (it->SeekToFirst(); it->Valid(); it->Next()) {
+        if (!SplitInternalKey(it->key(), &user, &seq, &deleted) ||
+            found.count(user) > 0) {
+          continue;
+        }
+        std::string value = it->value().ToString();
+        if (!deleted && !DecodesCleanly(user, value)) continue;
+        Salvaged& v = extra[user];
+        if (v.seq <= seq) v = {seq, deleted, std::move(value), true};
+      }
+      // A record after a damaged entry of its block is out of a scan's
+      // reach, but a seek starts at the block's nearest restart point, as
+      // the daemon's point reads do: so the one-record keys are sought.
+      for (const char* key : {kHashSecretKey, kSchemaKey, kSignalSeqKey}) {
+        if (found.count(key) > 0 || extra.count(key) > 0) continue;
+        // The table is opened with the bytewise comparator: the key with an
+        // all-zero tag sorts before every version of `key`.
+        it->Seek(std::string(key) + std::string(8, '\0'));
+        if (it->Valid() && SplitInternalKey(it->key(), &user, &seq, &deleted) &&
+            user == key && !deleted &&
+            DecodesCleanly(user, it->value().ToString())) {
+          extra[user] = {seq, false, it->value().ToString(), true};
+        }
+      }
+      for (auto& [key, v] : extra) {
+        if (!v.deleted) ++suspect;
+        found.emplace(key, std::move(v));
+      }
+    }
     for (auto& [key, v] : found) {
       Salvaged& into = (*salvaged)[key];
       if (into.seq <= v.seq) into = std::move(v);
@@ -118,7 +211,10 @@ Status SetAsideDamagedTables(const std::string& path,
     }
     log->push_back("table " + t.filename().string() + ": " + s.ToString() +
                    "; " + std::to_string(kept) +
-                   " entries read from its intact blocks, file moved to lost/");
+                   " entries read from its intact blocks and " +
+                   std::to_string(suspect) +
+                   " that still decode from its damaged blocks, file moved "
+                   "to lost/");
   }
   return Status::OK();
 }
@@ -236,7 +332,7 @@ Result<StoreRepairReport> RepairStore(const std::string& path) {
     wb.Delete(kPageCountKey);
     wb.Delete(kDamageNoteKey);
     // What the damaged tables still held, unless a newer copy survived.
-    uint64_t restored = 0;
+    uint64_t restored = 0, restored_suspect = 0;
     for (const auto& [key, v] : salvaged) {
       std::string existing;
       if (v.deleted || key == kPageCountKey || key == kDamageNoteKey ||
@@ -244,13 +340,17 @@ Result<StoreRepairReport> RepairStore(const std::string& path) {
         continue;
       }
       wb.Put(key, v.value);
-      ++restored;
+      ++(v.suspect ? restored_suspect : restored);
     }
     if (!salvaged.empty()) {
       report.repair_log.push_back(
           std::to_string(restored) +
-          " records written back from the intact blocks of damaged tables");
+          " records written back from the intact blocks of damaged tables, " +
+          std::to_string(restored_suspect) +
+          " from blocks that failed their checksum (key and value decode; "
+          "a flipped byte inside a field cannot be ruled out)");
     }
+    report.records_from_damaged_blocks = restored_suspect;
     s = db->Write(wo, &wb);
     if (!s.ok()) {
       return Status::IOError("reset page count " + path + ": " + s.ToString());

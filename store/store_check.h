@@ -50,12 +50,16 @@ struct StoreRepairReport {
   // What RepairDB said it salvaged and dropped (its info log).
   std::vector<std::string> repair_log;
   uint64_t pages_lost = 0;  // pages known before the damage, not after
+  // Records written back from blocks that failed their checksum (their key
+  // and value decode; a flipped byte inside a field cannot be ruled out).
+  uint64_t records_from_damaged_blocks = 0;
 };
 
 // CheckStore, then leveldb::RepairDB (damaged files are moved to
-// path/lost/), then resets the page count to the pages actually present and
-// the sync marker, then CheckStore again. Errors as CheckStore's, and
-// IOError/Corruption if RepairDB fails.
+// path/lost/, what their blocks still hold written back: every record of
+// an intact block, and those of a damaged block that decode), then resets the
+// page count to the pages actually present and the sync marker, then CheckStore
+// again. Errors as CheckStore's, and IOError/Corruption if RepairDB fails.
 Result<StoreRepairReport> RepairStore(const std::string& path);
 
 }  // namespace freshd::store
