@@ -189,6 +189,11 @@ Status CrawlLoop::Init() {
   net_ = std::move(net).value();
   fetch::CrawlerState state;
   if (Status st = LoadFetchState(&state); !st.ok()) return st;
+  if (book_->size() > 0) {
+    // A restart: a host contacted after the last save (SIGKILL) must still
+    // get its min_delay, so no host is contacted before it has passed.
+    state.hold_all_until = NetworkStage::Now() + config_.politeness.min_delay_s;
+  }
   net_->ImportState(state);
   fetch_state_restored_ = {state.robots.size(), state.hosts.size()};
   last_fetch_state_save_ = started_unix_;

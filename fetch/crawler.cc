@@ -420,6 +420,7 @@ CrawlerState Crawler::ExportState(
 void Crawler::ImportState(const CrawlerState& state) {
   impl_->robots_.Import(state.robots);
   impl_->gate_.Import(state.hosts);
+  impl_->gate_.HoldAll(state.hold_all_until);
 }
 
 }  // namespace freshd::fetch

@@ -59,6 +59,8 @@ struct CrawlRequest {
 struct CrawlerState {
   std::vector<RobotsSnapshot> robots;
   std::vector<GateHostSnapshot> hosts;
+  // On import: no host before this (PolitenessGate::HoldAll); not exported.
+  double hold_all_until = 0;
 };
 
 class Crawler {

@@ -35,8 +35,8 @@ const PolitenessGate::Ip* PolitenessGate::FindIp(const Host* h) const {
 
 double PolitenessGate::NextAllowed(std::string_view host, double now) const {
   const Host* h = Find(host);
-  if (h == nullptr) return now;
-  double at = std::max(now, h->next_allowed);
+  if (h == nullptr) return std::max(now, hold_until_);
+  double at = std::max({now, hold_until_, h->next_allowed});
   if (const Ip* ip = FindIp(h)) at = std::max(at, ip->next_allowed);
   return at;
 }

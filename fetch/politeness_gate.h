@@ -24,6 +24,7 @@
 #ifndef FRESHD_FETCH_POLITENESS_GATE_H_
 #define FRESHD_FETCH_POLITENESS_GATE_H_
 
+#include <algorithm>
 #include <cstddef>
 #include <limits>
 #include <optional>
@@ -109,6 +110,10 @@ class PolitenessGate {
   // clamped to the defaults.
   void Import(const std::vector<GateHostSnapshot>& hosts);
 
+  // No host, known or not, may start before `until` (after a restart: the
+  // last contacts since the state was last saved are not known).
+  void HoldAll(double until) { hold_until_ = std::max(hold_until_, until); }
+
  private:
   struct Host {
     int in_flight = 0;
@@ -131,6 +136,7 @@ class PolitenessGate {
   const PolitenessConfig config_;
   std::unordered_map<std::string, Host> hosts_;
   std::unordered_map<std::string, Ip> ips_;
+  double hold_until_ = 0;  // HoldAll
 };
 
 }  // namespace freshd::fetch

@@ -31,6 +31,20 @@ TEST(PolitenessGateTest, UnknownHostMayStartNow) {
   EXPECT_EQ(gate.NextAllowed(kHost, 5.0), 5.0);
 }
 
+// After a restart the last contacts since the last save are unknown:
+// HoldAll keeps every host, known or not, closed until the hold has passed.
+TEST(PolitenessGateTest, HoldAllClosesEveryHostUntilItPasses) {
+  PolitenessGate gate(Cfg());
+  gate.Import({GateHostSnapshot{kHost, 50.0, 0, 0, std::nullopt}});
+  gate.HoldAll(101.0);
+  EXPECT_FALSE(gate.MayStart(kHost, 100.5));
+  EXPECT_FALSE(gate.MayStart("new.example:80", 100.5));
+  EXPECT_EQ(gate.NextAllowed("new.example:80", 100.5), 101.0);
+  EXPECT_TRUE(gate.MayStart(kHost, 101.0));
+  gate.HoldAll(90.0);  // an earlier hold does not shorten it
+  EXPECT_FALSE(gate.MayStart(kHost, 100.9));
+}
+
 TEST(PolitenessGateTest, SpacesRequestsByMinDelayAfterCompletion) {
   PolitenessGate gate(Cfg());
   gate.OnStart(kHost, 100.0);
