@@ -148,8 +148,9 @@ signals, and spends its budget on whichever fetch buys the most freshness.
 .PP
 One binary holds the daemon (\fBfreshd run\fR) and one subcommand per
 operator job. Results go to standard output, diagnostics to standard error.
-Long commands (\fBsim\fR, \fBdemo\fR) report progress on standard error when it
-is a terminal and are quiet otherwise.
+\fBfreshd sim\fR reports its progress on standard error when that is a
+terminal, and is quiet otherwise; \fBfreshd demo\fR prints a JSON line every
+5 seconds.
 .SH COMMANDS
 )";
   for (const CLI::App* sub :
