@@ -11,7 +11,9 @@
 // The config is --config or the defaults, so loopback/private URLs are
 // refused unless [fetch] allow_private_networks = true.
 // Exit: 0 when every URL got an outcome (even an error outcome), 1 if the
-// fetcher or the WARC output failed, 2 on bad usage or a bad config.
+// fetcher or the WARC output failed, 2 on bad usage, a bad config or a URL
+// that is not an absolute http(s) URL (each named on stderr; nothing is
+// fetched).
 
 #include <cstdio>
 #include <memory>
@@ -24,6 +26,7 @@
 #include "daemon/warc_archive.h"
 #include "fetch/one_shot.h"
 #include "parse/html_fingerprint.h"
+#include "parse/url.h"
 #include "store/warc_writer.h"
 
 namespace freshd::cli {
@@ -77,6 +80,19 @@ nlohmann::json ToJson(const fetch::OneShotResult& o, const Config& config) {
 }
 
 void RunFetch(const FetchOptions& o, int* exit_code) {
+  bool bad_url = false;
+  for (const std::string& url : o.urls) {
+    auto normalized = parse::NormalizeUrl(url);
+    if (!normalized.ok()) {
+      std::fprintf(stderr, "freshd fetch: %s: %s\n", url.c_str(),
+                   normalized.status().message().c_str());
+      bad_url = true;
+    }
+  }
+  if (bad_url) {
+    *exit_code = 2;
+    return;
+  }
   Config config;
   if (!o.config_path.empty()) {
     Result<Config> loaded = LoadConfigFile(o.config_path);

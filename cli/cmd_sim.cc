@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/progress.h"
 #include "sim/simulator.h"
 #include "sim/web_model.h"
 
@@ -119,7 +120,18 @@ void AddSimCommand(CLI::App& app, int* exit_code) {
       return;
     }
     sim::WebModel model = sim::WebModel::Build(*spec, a->seed);
+    ProgressLine progress("freshd sim");
+    if (progress.enabled()) {
+      const double days = a->options.days;
+      a->options.progress = [&progress, days](double day) {
+        char line[96];
+        std::snprintf(line, sizeof line, "day %.1f of %g (%.0f%%)", day, days,
+                      100 * day / days);
+        progress.Show(line);
+      };
+    }
     auto result = sim::RunSimulation(model, a->options);
+    progress.Clear();
     if (!result.ok()) {
       std::fprintf(stderr, "freshd sim: %s\n",
                    result.status().message().c_str());

@@ -23,6 +23,11 @@ void AddAllocateCommand(CLI::App& app, int* exit_code);  // allocate
 void AddTestwebCommand(CLI::App& app, int* exit_code);   // testweb
 void AddStoreCommands(CLI::App& app, int* exit_code);    // store check|repair
 
+// The whole command line: the description, --version and every subcommand
+// above, in --help order. main() parses with it; the man page generator
+// (man/mangen.cc) walks it, so freshd(8) cannot drift from --help.
+void BuildApp(CLI::App& app, int* exit_code);
+
 }  // namespace freshd::cli
 
 #endif  // FRESHD_CLI_COMMANDS_H_

@@ -7,22 +7,9 @@
 #include "cli/commands.h"
 
 int main(int argc, char** argv) {
-  CLI::App app{
-      "freshd — a crawler that keeps a web copy fresh on a fixed budget"};
-  app.set_version_flag("--version", FRESHD_VERSION);
-  app.require_subcommand(1, 1);
-  app.fallthrough(false);
-
+  CLI::App app;
   int exit_code = 0;
-  freshd::cli::AddRunCommands(app, &exit_code);
-  freshd::cli::AddCheckConfigCommand(app, &exit_code);
-  freshd::cli::AddRobotsSitemapCommands(app, &exit_code);
-  freshd::cli::AddFingerprintCommands(app, &exit_code);
-  freshd::cli::AddFetchCommand(app, &exit_code);
-  freshd::cli::AddSimCommand(app, &exit_code);
-  freshd::cli::AddAllocateCommand(app, &exit_code);
-  freshd::cli::AddTestwebCommand(app, &exit_code);
-  freshd::cli::AddStoreCommands(app, &exit_code);
+  freshd::cli::BuildApp(app, &exit_code);
 
   try {
     app.parse(argc, argv);

@@ -80,7 +80,10 @@ nlohmann::json CrawlLoop::StatusJson() const {
        recent.size() / std::clamp(now - started_unix_, 1.0, 60.0)},
       {"hosts", book_->hosts().size()},
       {"estimated_freshness", summary.estimated_freshness},
-      {"queue", {{"due", summary.overdue}, {"new", summary.unfetched}}},
+      {"queue",
+       {{"due", summary.overdue},
+        {"new", summary.unfetched},
+        {"failed", summary.failed}}},
       {"errors", errors},
       {"robots_denied_total", robots_denied_total_},
       {"signals_total", signals_total_},
@@ -162,8 +165,10 @@ std::string CrawlLoop::MetricsText() const {
          s["host_rate_weight"].get<double>());
   metric("freshd_queue_due", "gauge", "Pages past their max_interval floor.",
          s["queue"]["due"].get<double>());
-  metric("freshd_queue_new", "gauge", "Pages never fetched.",
+  metric("freshd_queue_new", "gauge", "Pages never attempted.",
          s["queue"]["new"].get<double>());
+  metric("freshd_queue_failed", "gauge", "Pages whose latest fetch failed.",
+         s["queue"]["failed"].get<double>());
   metric("freshd_robots_denied_total", "counter", "URLs refused by robots.txt.",
          s["robots_denied_total"].get<double>());
   metric("freshd_signals_total", "counter",

@@ -290,8 +290,9 @@ Scheduler::Summary Scheduler::Summarize(double now) const {
   for (PageId id = 0; id < pages_.size(); ++id) {
     const PageState& s = pages_[id];
     weight += s.importance;
+    if (s.failures > 0) ++out.failed;
     if (!s.fetched()) {
-      ++out.unfetched;
+      if (s.failures == 0) ++out.unfetched;
       continue;
     }
     fresh += s.importance * FreshProbability(id, now);

@@ -202,11 +202,15 @@ class Scheduler {
   // estimated_freshness = Σμ·FreshProbability / Σμ over every page (a
   // never-fetched page counts as stale), overdue = pages past their deadline
   // (the max_interval floor or a policy clamp: PriorityOf().overdue),
-  // unfetched = pages never fetched.
+  // unfetched = pages never fetched nor failed (never attempted, or the first
+  // attempt in flight), failed = pages whose latest attempt failed (a 404, a
+  // robots.txt denial, a timeout...; retried after a back-off), fetched
+  // before or not.
   struct Summary {
     double estimated_freshness = 0;
     uint64_t overdue = 0;
     uint64_t unfetched = 0;
+    uint64_t failed = 0;
   };
   Summary Summarize(double now) const;
 

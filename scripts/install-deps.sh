@@ -19,6 +19,9 @@ packages=(
   python3-doc  # a real HTML corpus for parse tests and benchmarks
   nginx-light  # HTTP/2 + TLS server for fetch tests (started by the test)
   openssl      # the CLI makes the fetch tests' throwaway CA
+  ca-certificates            # the system CA store freshd verifies TLS with
+  man-db groff-base bsdextrautils  # man -l, groff, col: the man page test
+  dpkg-dev                   # dpkg-shlibdeps for the .deb (cpack -G DEB)
 )
 if [[ "${1:-}" == "--bench" ]]; then
   packages+=(wrk

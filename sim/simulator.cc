@@ -276,10 +276,16 @@ Result<SimResult> Run::Go() {
   }
   double now = 0, wake = 0;
   uint64_t selections = 0, evaluations = 0;
+  const double progress_step = end_ / 100;
+  double next_progress = o_.progress ? progress_step : kInf;
   while (true) {
     double t_try = std::max(sched_.NextTokenTime(now), wake);
     double t_ev = queue_.empty() ? kInf : queue_.top().t;
     if (std::min(t_ev, t_try) > end_) break;
+    if (now >= next_progress) {
+      o_.progress(now / kDay);
+      next_progress = now + progress_step;
+    }
     if (t_ev <= t_try) {
       Event e = queue_.top();
       queue_.pop();

@@ -13,6 +13,7 @@
 #define FRESHD_SIM_SIMULATOR_H_
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -66,6 +67,9 @@ struct SimOptions {
   // page's fetch are dropped (sched::SchedulerOptions::signal_window); days.
   double signal_window_days = 0;
   std::vector<RateChange> rate_changes;  // e.g. R -> 2R -> R
+  // Called with the simulated day reached, about every 1% of `days`, on the
+  // simulating thread (a command line's progress line); empty: none.
+  std::function<void(double day)> progress;
 };
 
 // The Δ an oracle run with distortion (slope, noise) shows page `page`

@@ -78,10 +78,10 @@ TEST(FetchCliTest, PrintsOneObjectPerUrlInOrderWithHtmlFingerprint) {
   TestServer server(Site);
   std::string config = LoopbackConfig();
   auto r = RunFreshd({"fetch", "--config", config, server.Url("/moved"),
-                      server.Url("/missing"), "mailto:x@example.com"});
+                      server.Url("/missing")});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   auto lines = JsonLines(r.out);
-  ASSERT_EQ(lines.size(), 3u) << r.out;
+  ASSERT_EQ(lines.size(), 2u) << r.out;
   const auto& page = lines[0];
   EXPECT_EQ(page["url"], server.Url("/moved"));
   EXPECT_EQ(page["final_url"], server.Url("/page.html"));
@@ -96,7 +96,26 @@ TEST(FetchCliTest, PrintsOneObjectPerUrlInOrderWithHtmlFingerprint) {
   EXPECT_EQ(lines[1]["outcome"], "4xx");
   EXPECT_EQ(lines[1]["status"], 404);
   EXPECT_FALSE(lines[1].contains("text_hash"));
-  EXPECT_EQ(lines[2]["outcome"], "bad-url");
+  std::remove(config.c_str());
+}
+
+// README: exit 2 for bad input. A URL that is not an absolute http(s) URL is
+// named on stderr and nothing is fetched, not even the good URLs beside it.
+TEST(FetchCliTest, BadUrlExits2AndFetchesNothing) {
+  for (const char* bad : {"not-a-url", "ftp://x/", "mailto:x@example.com"}) {
+    auto r = RunFreshd({"fetch", bad});
+    EXPECT_EQ(r.exit_code, 2) << bad;
+    EXPECT_TRUE(r.out.empty()) << r.out;
+    EXPECT_NE(r.err.find(bad), std::string::npos) << r.err;
+  }
+  TestServer server(Site);
+  std::string config = LoopbackConfig();
+  auto r = RunFreshd(
+      {"fetch", "--config", config, server.Url("/page.html"), "ftp://x/"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(r.out.empty()) << r.out;
+  EXPECT_NE(r.err.find("unsupported scheme 'ftp'"), std::string::npos) << r.err;
+  EXPECT_EQ(server.request_count(), 0u);
   std::remove(config.c_str());
 }
 

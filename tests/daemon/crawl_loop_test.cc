@@ -305,6 +305,25 @@ TEST_F(CrawlLoopTest, CrawlsTheWebWithinBudgetAndServesStatus) {
 // DESIGN.md: parsing runs on a worker pool, so a parse that takes long
 // (here: held until the status reply arrives) does not stall the io thread
 // that serves /status; the held page completes once released.
+// A page that answers 404 leaves queue.new for queue.failed, so new == 0
+// says the frontier has been covered (issue #27).
+TEST_F(CrawlLoopTest, AFailedPageIsCountedAsFailedNotNew) {
+  asio::io_context io;
+  auto loop = CrawlLoop::Create(io, config_);
+  ASSERT_TRUE(loop.ok()) << loop.status().ToString();
+  ASSERT_TRUE(loop.value()->AddSeed(Seed(0) + "no-such-page", 1).ok());
+  RunUntil(io, *loop.value(), 0, 10, [&] {
+    return loop.value()->StatusJson()["queue"]["failed"].get<int>() >= 1;
+  });
+  nlohmann::json s = loop.value()->StatusJson();
+  EXPECT_EQ(s["queue"]["failed"], 1) << s.dump();
+  EXPECT_GE(s["errors"]["4xx"].get<int>(), 1) << s.dump();
+  // Every other page exists: it is new, in flight or fetched, never failed.
+  EXPECT_LE(s["queue"]["new"].get<int>() + 1, s["pages_known"].get<int>());
+  const std::string metrics = loop.value()->MetricsText();
+  EXPECT_EQ(MetricValue(metrics, "freshd_queue_failed"), 1.0) << metrics;
+}
+
 TEST_F(CrawlLoopTest, StatusAnswersWhileAParseIsHeld) {
   asio::io_context io;
   auto loop = CrawlLoop::Create(io, config_);

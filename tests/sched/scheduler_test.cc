@@ -134,12 +134,13 @@ int RunExactness(const std::string& policy, bool oracle, uint32_t seed,
     // The one-pass summary (/status) is its definition over every page.
     Scheduler::Summary summary = sched->Summarize(now);
     double weight = 0, fresh = 0;
-    uint64_t overdue = 0, unfetched = 0;
+    uint64_t overdue = 0, unfetched = 0, failed = 0;
     for (PageId p = 0; p < n; ++p) {
       weight += sched->page(p).importance;
       fresh += sched->page(p).importance * sched->FreshProbability(p, now);
+      if (sched->page(p).failures > 0) ++failed;
       if (!sched->page(p).fetched()) {
-        ++unfetched;
+        if (sched->page(p).failures == 0) ++unfetched;
       } else if (sched->PriorityOf(p, now).overdue) {
         ++overdue;
       }
@@ -147,6 +148,7 @@ int RunExactness(const std::string& policy, bool oracle, uint32_t seed,
     EXPECT_NEAR(summary.estimated_freshness, fresh / weight, 1e-12);
     EXPECT_EQ(summary.overdue, overdue) << "step " << step;
     EXPECT_EQ(summary.unfetched, unfetched) << "step " << step;
+    EXPECT_EQ(summary.failed, failed) << "step " << step;
     if (overdue > 0) ++*steps_with_overdue;
     // A random gate closes some hosts.
     std::vector<bool> open(kHosts);
