@@ -19,6 +19,8 @@ packages=(
   python3-doc  # a real HTML corpus for parse tests and benchmarks
   nginx-light  # HTTP/2 + TLS server for fetch tests (started by the test)
   openssl      # the CLI makes the fetch tests' throwaway CA
+  chromium     # headless, opens the status page in its test
+  prometheus   # promtool checks /metrics in the operator test
 )
 if [[ "${1:-}" == "--bench" ]]; then
   packages+=(wrk
