@@ -3,18 +3,19 @@
 // [log] level (spdlog; one line per fetch at debug); stops
 // cleanly on SIGTERM/SIGINT (fetches in flight get 10 s, the store is
 // synced); SIGHUP reloads the config file: [budget] rate applies at once,
-// other changes are reported as needing a restart. Tells systemd READY=1
-// (sd_notify protocol) once serving. Exit 0 after a clean stop, 1 on a
-// runtime failure (store locked, port busy), 2 on a bad config or seeds.
+// other changes are reported as needing a restart. Talks to systemd
+// (daemon/sd_notify.h): EXTEND_TIMEOUT_USEC while the store is recovered,
+// READY=1 once serving, RELOADING=1 … READY=1 around a SIGHUP, STATUS=
+// every 10 s, WATCHDOG=1 from the network thread, STOPPING=1. Exit 0 after a
+// clean stop, 1 on a runtime failure (store locked, port busy), 2 on a bad
+// config or seeds.
 //
 // freshd demo: the main job on an embedded default — an embedded synthetic
 // web served on loopback in compressed time (sim/test_web.h), crawled by
 // the real daemon loop for --seconds, printing its status every few
 // seconds beside the true freshness known from the web's ground truth.
 
-#include <sys/socket.h>
-#include <sys/un.h>
-#include <unistd.h>
+#include <time.h>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
@@ -34,29 +35,25 @@
 #include "conf/config.h"
 #include "daemon/crawl_loop.h"
 #include "daemon/http_server.h"
+#include "daemon/operator_log.h"
+#include "daemon/sd_notify.h"
 #include "daemon/seeds.h"
 #include "daemon/status_service.h"
-#include "spdlog/sinks/stdout_sinks.h"
 #include "spdlog/spdlog.h"
 
 namespace freshd::cli {
 namespace {
 
-// sd_notify(3)'s protocol: one datagram to $NOTIFY_SOCKET, if set.
-void NotifySystemd(const char* state) {
-  const char* path = std::getenv("NOTIFY_SOCKET");
-  if (path == nullptr || path[0] == '\0') return;
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  size_t len = std::strlen(path);
-  if (len >= sizeof addr.sun_path) return;
-  std::memcpy(addr.sun_path, path, len);
-  if (addr.sun_path[0] == '@') addr.sun_path[0] = '\0';  // abstract socket
-  int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return;
-  sendto(fd, state, std::strlen(state), 0, reinterpret_cast<sockaddr*>(&addr),
-         static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + len));
-  close(fd);
+// How often systemd is asked to extend the start timeout during recovery.
+constexpr double kExtendTimeoutS = 10;
+
+// RELOADING=1 with the monotonic time, as Type=notify-reload wants.
+std::string ReloadingState() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return "RELOADING=1\nMONOTONIC_USEC=" +
+         std::to_string(static_cast<uint64_t>(ts.tv_sec) * 1000000 +
+                        static_cast<uint64_t>(ts.tv_nsec) / 1000);
 }
 
 int RunDaemon(const std::string& config_path, const std::string& seeds_arg) {
@@ -66,10 +63,7 @@ int RunDaemon(const std::string& config_path, const std::string& seeds_arg) {
     return 2;
   }
   // Logs go to stderr (the journal under systemd) at [log] level.
-  auto logger = spdlog::stderr_logger_mt("freshd");
-  logger->set_pattern("%Y-%m-%dT%H:%M:%S.%e %l %v");
-  logger->set_level(spdlog::level::from_str(config.value().log.level));
-  spdlog::set_default_logger(logger);
+  daemon::InstallLogger(config.value().log.level, daemon::StderrIsJournal());
   std::string seeds_path =
       seeds_arg.empty() ? config.value().crawler.seeds : seeds_arg;
   std::vector<daemon::Seed> seeds;
@@ -96,7 +90,11 @@ int RunDaemon(const std::string& config_path, const std::string& seeds_arg) {
     return 2;
   }
   boost::asio::io_context io;
+  // Recovery of a big store may outlast TimeoutStartSec=: systemd is told
+  // to wait on while it runs.
+  auto extender = std::make_unique<daemon::TimeoutExtender>(kExtendTimeoutS);
   auto loop = daemon::CrawlLoop::Create(io, config.value());
+  extender.reset();
   if (!loop.ok()) {
     spdlog::error("{}", loop.status().ToString());
     return 1;
@@ -146,6 +144,7 @@ int RunDaemon(const std::string& config_path, const std::string& seeds_arg) {
     signals.async_wait([&](boost::system::error_code ec, int signal) {
       if (ec) return;
       if (signal == SIGHUP) {
+        daemon::SdNotify(ReloadingState());
         Result<Config> fresh = LoadConfigFile(config_path);
         if (!fresh.ok()) {
           spdlog::error("SIGHUP: config not reloaded: {}",
@@ -161,11 +160,12 @@ int RunDaemon(const std::string& config_path, const std::string& seeds_arg) {
               fresh.value().budget.rate, fresh.value().log.level,
               applied == fresh.value() ? "" : "; other changes need a restart");
         }
+        daemon::SdNotify("READY=1");
         wait_signal();
         return;
       }
       spdlog::info("signal {}: stopping", signal);
-      NotifySystemd("STOPPING=1");
+      daemon::SdNotify("STOPPING=1");
       crawl.Stop(10, [&](Status s) {
         if (!s.ok()) {
           spdlog::error("stop: {}", s.ToString());
@@ -178,7 +178,7 @@ int RunDaemon(const std::string& config_path, const std::string& seeds_arg) {
   };
   wait_signal();
   crawl.Start();
-  NotifySystemd("READY=1");
+  daemon::SdNotify("READY=1");
   io.run();
   return exit_code;
 }

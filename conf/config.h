@@ -148,6 +148,7 @@ struct StatusConfig {
 
 struct LogConfig {
   std::string level = "info";  // trace, debug, info, warn, error, off
+  double progress_s = 60;      // info progress line period; 0: none
 
   bool operator==(const LogConfig&) const = default;
 };

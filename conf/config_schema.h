@@ -122,6 +122,7 @@ void VisitConfig(C& c, Visitor& v) {
 
   v.Section("log");
   v.String("level", &c.log.level, KnownLogLevels());
+  v.Duration("progress", &c.log.progress_s, 0, 86400);
 }
 
 }  // namespace freshd

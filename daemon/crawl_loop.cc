@@ -118,7 +118,15 @@ CrawlLoop::CrawlLoop(boost::asio::io_context& io, const Config& config)
       wake_(io),
       housekeeping_(io),
       lag_probe_(io),
-      slots_(config.politeness.max_in_flight_per_host) {}
+      slots_(config.politeness.max_in_flight_per_host) {
+  // Every outcome class is counted from zero, so /metrics shows each from
+  // the start (a rate() over a series that appears late misses its first).
+  for (int c = 0; c <= static_cast<int>(fetch::OutcomeClass::kProtocol); ++c) {
+    outcomes_.emplace(
+        std::string(fetch::OutcomeName(static_cast<fetch::OutcomeClass>(c))),
+        0);
+  }
+}
 
 CrawlLoop::~CrawlLoop() {
   *alive_ = false;
@@ -524,6 +532,7 @@ void CrawlLoop::Complete(sched::PageId page, fetch::FetchResult r,
     slots_.Finish(f.host, NetworkStage::Now());
   }
   CountOutcome(fetch::OutcomeName(r.outcome));
+  NoteFetch(page, r, now);
   spdlog::debug("fetch {} -> {} {} {} bytes {:.0f} ms{}{}", book_->url(page),
                 fetch::OutcomeName(r.outcome), r.status, r.bytes,
                 r.total_elapsed_s * 1000, r.detail.empty() ? "" : ": ",
@@ -647,6 +656,7 @@ void CrawlLoop::Housekeeping() {
     SaveFetchState({});
   }
   PublishSnapshot();
+  OperatorTick(now);
   housekeeping_.expires_after(
       std::chrono::milliseconds(static_cast<int>(kHousekeepingS * 1000)));
   housekeeping_.async_wait(

@@ -47,11 +47,13 @@
 #include "base/status.h"
 #include "conf/config.h"
 #include "daemon/cost_bounded_cache.h"
+#include "daemon/fetch_metrics.h"
 #include "daemon/host_slots.h"
 #include "daemon/loop_lag_probe.h"
 #include "daemon/network_stage.h"
 #include "daemon/page_book.h"
 #include "daemon/recovery.h"
+#include "daemon/status_history.h"
 #include "daemon/store_writer.h"
 #include "daemon/url_scope.h"
 #include "parse/html_fingerprint.h"
@@ -116,6 +118,16 @@ class CrawlLoop {
   std::string MetricsText() const;
   // NotFound for a URL the crawler does not know.
   Result<nlohmann::json> PageJson(std::string_view url) const;
+  // The status page's views (daemon/status_page.h; crawl_loop_operator.cc).
+  // GET /hosts: hosts sorted by `sort` ("pages", "fetches", "errors",
+  // "bytes": descending; "host": by name), `limit` (≤ kMaxHostsPage) from
+  // `offset`, with the total.
+  nlohmann::json HostsJson(size_t offset, size_t limit,
+                           std::string_view sort) const;
+  // GET /history: the plots' points (daemon/status_history.h).
+  nlohmann::json HistoryJson() const;
+  // GET /overview: errors by class, the pages due next, the recent fetches.
+  nlohmann::json OverviewJson() const;
   // POST /signal: a change hint per known URL, claiming the change time
   // `changed_at` (UTC seconds; −∞: none); unknown in-scope URLs are added as
   // new pages. Returns {"signals": n, "stale": n, "added": n, "ignored": n},
@@ -230,6 +242,16 @@ class CrawlLoop {
   void NoteLimit(Limit limit, double now);
   const sched::Scheduler::Summary& CopySummary(double now) const;
   void PublishSnapshot() const;
+  // Housekeeping for the operator (crawl_loop_operator.cc): a history point
+  // every kHistoryStepS, the progress line every [log] progress, systemd's
+  // STATUS=, the store's and WARC directory's disk use.
+  void OperatorTick(double now);
+  // A fetch's completion as the operator sees it: metrics, and the log's
+  // first error of each class per host.
+  void NoteFetch(sched::PageId page, const fetch::FetchResult& r, double now);
+  // The families beyond the status JSON's: fetch metrics, hosts in
+  // back-off, disk use, process_*, build info.
+  void AppendOperatorMetrics(PrometheusText& out) const;
 
   boost::asio::io_context& io_;
   Config config_;
@@ -284,6 +306,17 @@ class CrawlLoop {
   uint64_t dispatched_total_ = 0;
   std::map<std::string, uint64_t, std::less<>> outcomes_;
   mutable std::vector<double> recent_fetches_;  // completions, last 60 s
+  FetchMetrics fetch_metrics_;
+  StatusHistory history_;
+  double last_progress_ = 0;  // Unix seconds of the last progress line
+  struct DiskUse {
+    double bytes = 0;
+    double files = 0;
+  };
+  DiskUse store_disk_, warc_disk_;  // rescanned with each history point
+  // The pages due next: (value, page), highest first (OverviewJson).
+  mutable CostBoundedCache<std::vector<std::pair<double, sched::PageId>>>
+      due_cache_{kSummaryMinCostS, kSummaryCostFactor};
   // Seconds spent limited by each Limit (decayed: a half-life of ~10 s).
   double limit_seconds_[kLimits] = {};
   Limit last_limit_ = Limit::kNone;

@@ -55,7 +55,9 @@ nlohmann::json CrawlLoop::StatusJson() const {
   const StoreWriter::Stats writer = writer_->stats();
   nlohmann::json errors = nlohmann::json::object();
   for (const auto& [name, count] : outcomes_) {
-    if (name != "ok" && name != "not-modified") errors[name] = count;
+    if (name != "ok" && name != "not-modified" && count > 0) {
+      errors[name] = count;
+    }
   }
   // The stage that held the rate back most over the last ~10 s.
   nlohmann::json limits = nlohmann::json::object();
@@ -207,7 +209,9 @@ std::string CrawlLoop::MetricsText() const {
     out += "freshd_fetch_outcomes_total{class=\"" + name + "\"} " +
            std::to_string(count) + "\n";
   }
-  return out;
+  PrometheusText more;
+  AppendOperatorMetrics(more);
+  return out + more.Take();
 }
 
 Result<nlohmann::json> CrawlLoop::PageJson(std::string_view raw_url) const {

@@ -46,6 +46,10 @@ class HostSlots {
     return host < hosts_.size() ? hosts_[host].in_flight : 0;
   }
   uint64_t total_in_flight() const { return total_in_flight_; }
+  // When `host` may next be contacted, as last reported (0: never).
+  double next_allowed(sched::HostId host) const {
+    return host < hosts_.size() ? hosts_[host].next_allowed : 0;
+  }
 
  private:
   struct Host {

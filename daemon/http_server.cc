@@ -461,21 +461,24 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
       in.body = req.body();
       HttpReply out = server_->handler_(in);
       bool keep_alive = req.keep_alive();
-      Write(out.status, out.content_type, std::move(out.body), keep_alive);
+      Write(out.status, out.content_type, std::move(out.body), keep_alive,
+            out.headers);
     }
 
     void WriteError(int status, const std::string& message) {
       Write(status, "application/json", ErrorBody(message), false);
     }
 
-    void Write(int status, const std::string& type, std::string body,
-               bool keep_alive) {
+    void Write(
+        int status, const std::string& type, std::string body, bool keep_alive,
+        const std::vector<std::pair<std::string, std::string>>& headers = {}) {
       res_ = {};
       res_.version(11);
       res_.result(static_cast<unsigned>(status));
       res_.set(http::field::server, "freshd");
       res_.set(http::field::content_type, type);
       if (status == 401) res_.set(http::field::www_authenticate, "Bearer");
+      for (const auto& [name, value] : headers) res_.set(name, value);
       res_.body() = std::move(body);
       res_.prepare_payload();
       res_.keep_alive(keep_alive);

@@ -34,6 +34,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/status.h"
@@ -50,6 +51,8 @@ struct HttpReply {
   int status = 200;
   std::string content_type = "application/json";
   std::string body;
+  // Further response headers (name, value), e.g. Content-Security-Policy.
+  std::vector<std::pair<std::string, std::string>> headers = {};
 };
 
 struct HttpServerOptions {

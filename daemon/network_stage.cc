@@ -4,11 +4,13 @@
 #include <chrono>
 #include <utility>
 
+#include "daemon/sd_notify.h"
 #include "parse/url.h"
 
 namespace freshd::daemon {
 
-NetworkStage::NetworkStage() : work_(io_.get_executor()), lag_probe_(io_) {}
+NetworkStage::NetworkStage()
+    : work_(io_.get_executor()), lag_probe_(io_), watchdog_(io_) {}
 
 NetworkStage::~NetworkStage() { Stop(); }
 
@@ -39,12 +41,21 @@ void NetworkStage::Start() {
   if (started_) return;
   started_ = true;
   boost::asio::post(io_, [this] { lag_probe_.Start(); });
+  // The watchdog is fed from this thread: a network thread stuck in a
+  // callback stops feeding it, and systemd restarts the daemon.
+  const double period = WatchdogPeriodS();
+  if (period > 0) {
+    boost::asio::post(io_, [this, period] { FeedWatchdog(period / 2); });
+  }
   thread_ = std::thread([this] { io_.run(); });
 }
 
 void NetworkStage::Stop() {
   if (thread_.joinable()) {
-    boost::asio::post(io_, [this] { lag_probe_.Stop(); });
+    boost::asio::post(io_, [this] {
+      lag_probe_.Stop();
+      watchdog_.cancel();
+    });
     work_.reset();
     io_.stop();
     thread_.join();
@@ -52,6 +63,15 @@ void NetworkStage::Stop() {
   // The crawler goes with the thread that used it (its callbacks are
   // dropped); the io_context outlives it (declared first).
   crawler_.reset();
+}
+
+void NetworkStage::FeedWatchdog(double every_s) {
+  SdNotify("WATCHDOG=1");
+  watchdog_.expires_after(std::chrono::duration_cast<std::chrono::nanoseconds>(
+      std::chrono::duration<double>(every_s)));
+  watchdog_.async_wait([this, every_s](boost::system::error_code ec) {
+    if (!ec) FeedWatchdog(every_s);
+  });
 }
 
 double NetworkStage::Now() {

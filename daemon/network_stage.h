@@ -7,7 +7,8 @@
 // Every method is safe from any thread: it posts to the network thread
 // (ImportState and set_sitemap_handler before Start only). Callbacks run on
 // the network thread. Stop() joins the thread; pending callbacks are
-// dropped, never called.
+// dropped, never called. When systemd asks for a watchdog (WatchdogSec=),
+// this thread sends WATCHDOG=1 every half period (daemon/sd_notify.h).
 
 #ifndef FRESHD_DAEMON_NETWORK_STAGE_H_
 #define FRESHD_DAEMON_NETWORK_STAGE_H_
@@ -15,6 +16,7 @@
 #include <atomic>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -65,11 +67,13 @@ class NetworkStage {
 
  private:
   NetworkStage();
+  void FeedWatchdog(double every_s);  // network thread
 
   boost::asio::io_context io_;
   boost::asio::executor_work_guard<boost::asio::io_context::executor_type>
       work_;
   LoopLagProbe lag_probe_;
+  boost::asio::steady_timer watchdog_;       // network thread
   std::unique_ptr<fetch::Crawler> crawler_;  // used on the network thread
   std::unordered_set<std::string> touched_;  // origins; network thread
   std::atomic<uint64_t> pending_{0};

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "base/clock.h"
+#include "daemon/status_page.h"
 #include "parse/w3c_datetime.h"
 
 namespace freshd::daemon {
@@ -43,7 +44,8 @@ std::string PercentDecode(std::string_view in) {
   return out;
 }
 
-// The value of `name` in a query string, or nullopt.
+}  // namespace
+
 std::optional<std::string> QueryParam(std::string_view query,
                                       std::string_view name) {
   while (!query.empty()) {
@@ -59,6 +61,8 @@ std::optional<std::string> QueryParam(std::string_view query,
   }
   return std::nullopt;
 }
+
+namespace {
 
 HttpReply PostSignal(CrawlLoop& loop, const std::string& body) {
   nlohmann::json j = nlohmann::json::parse(body, nullptr, false);
@@ -108,6 +112,7 @@ HttpReply RouteStatusRequest(CrawlLoop& loop, const HttpRequest& request) {
   std::string_view path = target.substr(0, target.find('?'));
   std::string_view query;
   if (path.size() < target.size()) query = target.substr(path.size() + 1);
+  if (auto page = RouteStatusPage(loop, request, path, query)) return *page;
   bool get = request.method == "GET" || request.method == "HEAD";
   if (path == "/status") {
     return get ? Json(200, loop.StatusJson()) : Error(405, "use GET");
@@ -132,7 +137,9 @@ HttpReply RouteStatusRequest(CrawlLoop& loop, const HttpRequest& request) {
     return request.method == "POST" ? PostSignal(loop, request.body)
                                     : Error(405, "use POST");
   }
-  return Error(404, "no such endpoint (/status, /metrics, /page, /signal)");
+  return Error(404,
+               "no such endpoint (/, /status, /metrics, /page, /signal, "
+               "/hosts, /history, /overview)");
 }
 
 }  // namespace freshd::daemon

@@ -2,6 +2,7 @@
 //   GET  /status         JSON summary
 //   GET  /metrics        Prometheus text exposition 0.0.4
 //   GET  /page?url=URL   one page's state (URL percent-encoded)
+//   GET  /, /hosts, /history, /overview   the status page (status_page.h)
 //   POST /signal         {"url": U} or {"urls": [U, ...]} (at most 10,000),
 //                        optionally "lastmod": W3C datetime of the change,
 //                        at most a day ahead of the clock (else 400):
@@ -16,6 +17,10 @@
 #ifndef FRESHD_DAEMON_STATUS_ROUTES_H_
 #define FRESHD_DAEMON_STATUS_ROUTES_H_
 
+#include <optional>
+#include <string>
+#include <string_view>
+
 #include "daemon/crawl_loop.h"
 #include "daemon/http_server.h"
 
@@ -25,6 +30,11 @@ inline constexpr size_t kMaxSignalUrls = 10000;
 inline constexpr double kMaxLastmodAheadS = 86400;
 
 HttpReply RouteStatusRequest(CrawlLoop& loop, const HttpRequest& request);
+
+// The value of `name` in a query string (application/x-www-form-urlencoded,
+// percent-decoded), "" when it has no '=', or nullopt when absent.
+std::optional<std::string> QueryParam(std::string_view query,
+                                      std::string_view name);
 
 }  // namespace freshd::daemon
 

@@ -22,6 +22,8 @@ packages=(
   ca-certificates            # the system CA store freshd verifies TLS with
   man-db groff-base bsdextrautils  # man -l, groff, col: the man page test
   dpkg-dev                   # dpkg-shlibdeps for the .deb (cpack -G DEB)
+  chromium     # headless, opens the status page in its test
+  prometheus   # promtool checks /metrics in the operator test
 )
 if [[ "${1:-}" == "--bench" ]]; then
   packages+=(wrk

@@ -20,93 +20,25 @@
 #include <string>
 #include <thread>
 
+#include "tests/cli/daemon_child.h"
 #include "tests/cli/run_command.h"
 
 namespace freshd {
 namespace {
 
+using testing::Child;
 using testing::FreePort;
-
-struct Child {
-  pid_t pid = -1;
-  FILE* out = nullptr;
-  std::string err_path;
-};
-
-// Starts FRESHD_BINARY with `args`, stdout on a pipe, stderr to a file.
-Child Spawn(const std::vector<std::string>& args, const std::string& err) {
-  int fds[2];
-  if (pipe(fds) != 0) return {};
-  pid_t pid = fork();
-  if (pid == 0) {
-    dup2(fds[1], 1);
-    FILE* e = std::fopen(err.c_str(), "w");
-    if (e != nullptr) dup2(fileno(e), 2);
-    close(fds[0]);
-    std::vector<char*> argv{const_cast<char*>(FRESHD_BINARY)};
-    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    execv(FRESHD_BINARY, argv.data());
-    _exit(127);
-  }
-  close(fds[1]);
-  return Child{pid, fdopen(fds[0], "r"), err};
-}
-
-int Wait(Child& c) {
-  int status = 0;
-  waitpid(c.pid, &status, 0);
-  if (c.out != nullptr) std::fclose(c.out);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
-std::string HttpGet(uint16_t port, const std::string& path) {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(port);
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  std::string out;
-  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) {
-    std::string req = "GET " + path + " HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
-    if (write(fd, req.data(), req.size()) == static_cast<ssize_t>(req.size())) {
-      char buf[4096];
-      ssize_t n;
-      while ((n = read(fd, buf, sizeof buf)) > 0) out.append(buf, n);
-    }
-  }
-  close(fd);
-  size_t body = out.find("\r\n\r\n");
-  return body == std::string::npos ? "" : out.substr(body + 4);
-}
+using testing::HttpGet;
+using testing::Spawn;
+using testing::Wait;
 
 std::string Slurp(const std::string& path) {
   std::ifstream in(path);
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
-class RunCliTest : public ::testing::Test {
+class RunCliTest : public testing::TestWebFixture {
  protected:
-  void SetUp() override {
-    dir_ = std::filesystem::path(::testing::TempDir()) /
-           ("run_cli_test_" + std::to_string(getpid()));
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
-    web_ = Spawn({"testweb", "--web", FRESHD_SOURCE_DIR "/sim/webs/noisy.toml",
-                  "--listen", "127.0.0.1:0", "--day-seconds", "20"},
-                 (dir_ / "testweb.err").string());
-    char line[1024] = {};
-    ASSERT_NE(std::fgets(line, sizeof line, web_.out), nullptr);
-    web_port_ = nlohmann::json::parse(line)["port"].get<uint16_t>();
-  }
-  void TearDown() override {
-    if (web_.pid > 0) {
-      kill(web_.pid, SIGTERM);
-      Wait(web_);
-    }
-    std::filesystem::remove_all(dir_);
-  }
-
   // Writes the config and seeds; keeps the status port once chosen.
   std::string WriteConfig(double rate, bool allow_private,
                           const std::string& store_extra = "") {
@@ -130,27 +62,6 @@ class RunCliTest : public ::testing::Test {
           << "http://h1.test:" << web_port_ << "/\n";
     return path;
   }
-
-  nlohmann::json StatusWhen(
-      const std::function<bool(const nlohmann::json&)>& ok, double timeout_s) {
-    auto deadline = std::chrono::steady_clock::now() +
-                    std::chrono::milliseconds(int(timeout_s * 1000));
-    nlohmann::json last;
-    while (std::chrono::steady_clock::now() < deadline) {
-      std::string body = HttpGet(status_port_, "/status");
-      if (!body.empty()) {
-        last = nlohmann::json::parse(body, nullptr, false);
-        if (!last.is_discarded() && ok(last)) return last;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-    return last;
-  }
-
-  std::filesystem::path dir_;
-  Child web_;
-  uint16_t web_port_ = 0;
-  uint16_t status_port_ = 0;
 };
 
 TEST_F(RunCliTest, CrawlsReloadsStopsAndRestartsFromItsStore) {

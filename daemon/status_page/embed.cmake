@@ -1,0 +1,22 @@
+# Writes OUT, a C++ header holding the status page's assets as string
+# constants, so the binary serves them with no file on disk (run at build
+# time: cmake -DOUT=... -DHTML=... -DJS=... -DCSS=... -P embed.cmake).
+set(_text "// Generated from daemon/status_page/ by embed.cmake: do not edit.\n")
+string(APPEND _text "#ifndef FRESHD_DAEMON_STATUS_PAGE_ASSETS_H_\n")
+string(APPEND _text "#define FRESHD_DAEMON_STATUS_PAGE_ASSETS_H_\n")
+string(APPEND _text "#include <string_view>\n")
+string(APPEND _text "namespace freshd::daemon::assets {\n")
+foreach(_pair "kIndexHtml=${HTML}" "kStatusJs=${JS}" "kStatusCss=${CSS}")
+  string(FIND "${_pair}" "=" _eq)
+  string(SUBSTRING "${_pair}" 0 ${_eq} _name)
+  math(EXPR _from "${_eq} + 1")
+  string(SUBSTRING "${_pair}" ${_from} -1 _file)
+  file(READ "${_file}" _content)
+  string(FIND "${_content}" ")FRESHD_ASSET" _clash)
+  if(NOT _clash EQUAL -1)
+    message(FATAL_ERROR "${_file} contains the raw string delimiter")
+  endif()
+  string(APPEND _text "inline constexpr std::string_view ${_name} = R\"FRESHD_ASSET(${_content})FRESHD_ASSET\";\n")
+endforeach()
+string(APPEND _text "}  // namespace freshd::daemon::assets\n#endif\n")
+file(WRITE "${OUT}" "${_text}")
