@@ -67,6 +67,7 @@ class Crawler::Impl {
     double start = 0;
     bool is_robots = false;
     std::string robots_origin;  // robots job: whose robots.txt this is
+    bool sent = false;  // this hop's request went on the wire (gate OnSent)
   };
   using JobPtr = std::shared_ptr<Job>;
   struct Host {
@@ -191,6 +192,7 @@ void Crawler::Impl::Pump(const std::string& host) {
     JobPtr job = h.queue.front();
     h.queue.pop_front();
     gate_.OnStart(host, now);
+    gate_.AwaitSent(host);
     Start(job);
   }
   if (h.queue.empty()) {
@@ -256,6 +258,12 @@ void Crawler::Impl::Start(const JobPtr& job) {
     fr.defer_decoding = job->req.defer_decoding;
   }
   std::weak_ptr<char> alive = alive_;
+  job->sent = false;
+  fr.on_request_sent = [this, alive, job] {
+    if (alive.expired() || job->sent) return;
+    job->sent = true;
+    gate_.OnSent(parse::UrlAuthority(job->current), Now());
+  };
   fetcher_->Fetch(std::move(fr), [this, alive, job](FetchResult r) {
     if (!alive.expired()) OnFetched(job, std::move(r));
   });
@@ -263,6 +271,10 @@ void Crawler::Impl::Start(const JobPtr& job) {
 
 void Crawler::Impl::OnFetched(const JobPtr& job, FetchResult r) {
   std::string host(parse::UrlAuthority(job->current));
+  if (!job->sent) {  // failed before the wire (connect, SSRF guard, ...)
+    job->sent = true;
+    gate_.OnSent(host, Now());
+  }
   gate_.OnFinish(host, Now(), r.outcome, r.status, r.elapsed_s,
                  r.retry_after_s);
   PumpSameAddress(host, gate_.Address(host));

@@ -91,6 +91,10 @@ bool SetUpEasy(Transfer* t, const TargetParts& target) {
   curl_easy_setopt(e, CURLOPT_HEADERDATA, t);
   curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, &WriteCb);
   curl_easy_setopt(e, CURLOPT_WRITEDATA, t);
+  if (t->req.on_request_sent) {
+    curl_easy_setopt(e, CURLOPT_PREREQFUNCTION, &PrereqCb);
+    curl_easy_setopt(e, CURLOPT_PREREQDATA, t);
+  }
   curl_easy_setopt(e, CURLOPT_OPENSOCKETFUNCTION, &OpenSocketCb);
   curl_easy_setopt(e, CURLOPT_OPENSOCKETDATA, t);
   if (t->req.keep_raw) {

@@ -57,6 +57,9 @@ struct FetchRequest {
   // wire bytes (max_body_bytes still applies) and content_encoding names
   // the coding, so that the caller decodes on another thread.
   bool defer_decoding = false;
+  // Called once, on the event-loop thread, when the connection is up and
+  // the request is about to go on the wire (CURLOPT_PREREQFUNCTION).
+  std::function<void()> on_request_sent;
 };
 
 class HttpFetcher {

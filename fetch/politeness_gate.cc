@@ -50,6 +50,8 @@ bool PolitenessGate::AtInFlightLimit(std::string_view host) const {
 }
 
 bool PolitenessGate::MayStart(std::string_view host, double now) const {
+  const Host* h = Find(host);
+  if (h != nullptr && h->unsent > 0) return false;
   return !AtInFlightLimit(host) && NextAllowed(host, now) <= now;
 }
 
@@ -60,6 +62,18 @@ void PolitenessGate::OnStart(std::string_view host, double now) {
   if (!h.ip.empty()) {
     Ip& ip = ips_[h.ip];
     ++ip.in_flight;
+    ip.next_allowed = std::max(ip.next_allowed, now + Spacing(h));
+  }
+}
+
+void PolitenessGate::AwaitSent(std::string_view host) { ++Get(host).unsent; }
+
+void PolitenessGate::OnSent(std::string_view host, double now) {
+  Host& h = Get(host);
+  if (h.unsent > 0) --h.unsent;
+  h.next_allowed = std::max(h.next_allowed, now + Spacing(h));
+  if (!h.ip.empty()) {
+    Ip& ip = ips_[h.ip];
     ip.next_allowed = std::max(ip.next_allowed, now + Spacing(h));
   }
 }

@@ -70,6 +70,16 @@ class PolitenessGate {
   // callers that must bypass the gate, e.g. benchmarks, may call it anyway).
   void OnStart(std::string_view host, double now);
 
+  // For a caller that can tell when a request reaches the wire: the request
+  // just started (OnStart) will report OnSent; until it does, no other
+  // request to `host` may start. OnSent then makes the next start wait the
+  // spacing delay from the moment it was sent, so the delay between two
+  // requests holds at the server even when the first reached the wire late
+  // (a busy thread, a slow connect, SIGSTOP). One OnSent per AwaitSent,
+  // before the request's OnFinish.
+  void AwaitSent(std::string_view host);
+  void OnSent(std::string_view host, double now);
+
   // Records the end of a request started with OnStart. `response_time_s` is
   // the request's duration; `retry_after_s` the parsed Retry-After, if any.
   void OnFinish(std::string_view host, double now, OutcomeClass outcome,
@@ -117,6 +127,7 @@ class PolitenessGate {
  private:
   struct Host {
     int in_flight = 0;
+    int unsent = 0;           // started, not yet on the wire (OnSent)
     double next_allowed = 0;  // earliest next start
     double last_response_s = 0;
     int errors = 0;  // consecutive host errors

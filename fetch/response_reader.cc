@@ -202,6 +202,17 @@ bool DecodeMore(Transfer& t) {
   return Decode(t, {});
 }
 
+int PrereqCb(void* clientp, char* /*primary_ip*/, char* /*local_ip*/,
+             int /*primary_port*/, int /*local_port*/) {
+  auto* t = static_cast<Transfer*>(clientp);
+  if (t->req.on_request_sent) {
+    std::function<void()> sent = std::move(t->req.on_request_sent);
+    t->req.on_request_sent = nullptr;
+    sent();
+  }
+  return CURL_PREREQFUNC_OK;
+}
+
 int DebugCb(CURL* /*easy*/, curl_infotype type, char* data, size_t size,
             void* userp) {
   if (type != CURLINFO_HEADER_OUT) return 0;

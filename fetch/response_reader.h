@@ -31,6 +31,10 @@ size_t WriteCb(char* data, size_t size, size_t n, void* userp);
 // One decode turn for `t` (posted by schedule_decode): decodes up to
 // kDecodeSliceBytes more. False when the body must be refused (t.abort set).
 bool DecodeMore(Transfer& t);
+// CURLOPT_PREREQFUNCTION (clientp: Transfer*): the connection is up and the
+// request goes out now: calls req.on_request_sent, once.
+int PrereqCb(void* clientp, char* primary_ip, char* local_ip, int primary_port,
+             int local_port);
 // CURLOPT_DEBUGFUNCTION (userp: Transfer*): keeps CURLINFO_HEADER_OUT in
 // result.raw_request (the last complete head if curl re-sends).
 int DebugCb(CURL* easy, curl_infotype type, char* data, size_t size,

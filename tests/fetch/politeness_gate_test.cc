@@ -45,6 +45,22 @@ TEST(PolitenessGateTest, HoldAllClosesEveryHostUntilItPasses) {
   EXPECT_FALSE(gate.MayStart(kHost, 100.9));
 }
 
+// A request that reached the wire late (handed over at 100, sent at 103):
+// the next start waits for the send and then the spacing delay from it.
+TEST(PolitenessGateTest, SpacingCountsFromTheWireWhenTheCallerReportsIt) {
+  PolitenessConfig c = Cfg();
+  c.max_in_flight_per_host = 2;
+  PolitenessGate gate(c);
+  gate.OnStart(kHost, 100.0);
+  gate.AwaitSent(kHost);
+  EXPECT_FALSE(gate.MayStart(kHost, 101.5));  // not on the wire yet
+  gate.OnSent(kHost, 103.0);
+  EXPECT_FALSE(gate.MayStart(kHost, 103.5));
+  EXPECT_TRUE(gate.MayStart(kHost, 104.0));  // in flight 1 of 2
+  gate.OnFinish(kHost, 104.0, OutcomeClass::kOk, 200, 1.0, std::nullopt);
+  EXPECT_DOUBLE_EQ(gate.NextAllowed(kHost, 104.0), 105.0);
+}
+
 TEST(PolitenessGateTest, SpacesRequestsByMinDelayAfterCompletion) {
   PolitenessGate gate(Cfg());
   gate.OnStart(kHost, 100.0);
