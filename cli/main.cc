@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
   freshd::cli::AddAllocateCommand(app, &exit_code);
   freshd::cli::AddTestwebCommand(app, &exit_code);
   freshd::cli::AddStoreCommands(app, &exit_code);
+  freshd::cli::AddChangesCommand(app, &exit_code);
 
   try {
     app.parse(argc, argv);

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "base/clock.h"
+#include "base/sketch.h"
 #include "daemon/fetch_state.h"
 #include "parse/html_fingerprint.h"
 #include "parse/http_date.h"
@@ -19,6 +20,11 @@
 
 namespace freshd::daemon {
 namespace {
+
+// A fetch that says the page is no longer there (the change feed's "gone").
+bool IsGone(int32_t status, const std::string& outcome) {
+  return outcome == "4xx" && (status == 404 || status == 410);
+}
 
 constexpr int kMaxSitemapDepth = 1;  // an index, then its children
 // Dispatches per turn of the scheduler's thread before it yields to the
@@ -196,8 +202,8 @@ Status CrawlLoop::Init() {
     if (!w.ok()) return w.status();
     warc_ = std::move(w).value();
   }
-  writer_ = std::make_unique<StoreWriter>(store_.get(), warc_.get(),
-                                          config_.store.sync_interval_s);
+  writer_ = std::make_unique<StoreWriter>(
+      store_.get(), warc_.get(), config_.store.sync_interval_s, config_.feed);
   return Status::OK();
 }
 
@@ -499,6 +505,21 @@ void CrawlLoop::Complete(sched::PageId page, fetch::FetchResult r,
                 r.total_elapsed_s * 1000, r.detail.empty() ? "" : ": ",
                 r.detail);
   PageMeta& meta = book_->meta(page);
+  // The change feed's view, before this fetch updates the page.
+  const bool was_gone = IsGone(meta.last_status, meta.last_outcome);
+  const bool had_content =
+      meta.last_fetch_time != 0 && !was_gone &&
+      (meta.last_outcome == "ok" || meta.last_outcome == "not-modified");
+  const bool after_signal = sched_->page(page).signals > 0;
+  std::optional<FeedItem> event;
+  auto feed = [&](const char* kind) {
+    event.emplace();
+    event->event.url = book_->url(page);
+    event->event.time = now;
+    event->event.kind = kind;
+    event->event.status = r.status;
+    event->url_key = parse::UrlKey(event->event.url);
+  };
   meta.last_status = r.status;
   meta.last_outcome = std::string(fetch::OutcomeName(r.outcome));
   book_->MarkPage(page);
@@ -515,6 +536,17 @@ void CrawlLoop::Complete(sched::PageId page, fetch::FetchResult r,
       obs.sketch = fingerprint->text.sketch;
     }
     obs.changed = !first && hash != meta.content_hash;
+    if (first || was_gone || obs.changed) {
+      feed(first || was_gone ? "new" : "changed");
+      event->event.text_hash = hash;
+      if (fingerprint != nullptr) {
+        event->sketch = EncodeSketch(fingerprint->text.sketch);
+      }
+    } else if (after_signal) {
+      feed("unchanged");
+      event->event.text_hash = hash;
+      event->event.staleness = 0;
+    }
     obs.last_modified = HttpDateOrMinus1(r.last_modified);
     obs.previous_last_modified = HttpDateOrMinus1(meta.last_modified);
     meta.content_hash = hash;
@@ -535,8 +567,17 @@ void CrawlLoop::Complete(sched::PageId page, fetch::FetchResult r,
     if (!r.etag.empty()) meta.etag = r.etag;
     if (!r.last_modified.empty()) meta.last_modified = r.last_modified;
     meta.last_fetch_time = now;
+    if (after_signal && !was_gone) {
+      feed("unchanged");
+      event->event.text_hash = meta.content_hash;
+      event->event.staleness = 0;
+    }
     Observe({page, now, sched::NotModifiedObs{}});
   } else {
+    if (had_content && IsGone(r.status, meta.last_outcome)) {
+      feed("gone");
+      event->event.text_hash = meta.content_hash;
+    }
     if (r.outcome == fetch::OutcomeClass::kRobotsDenied) ++robots_denied_total_;
     Observe({page, now, sched::FailedObs{ToFailure(r)}});
   }
@@ -545,8 +586,10 @@ void CrawlLoop::Complete(sched::PageId page, fetch::FetchResult r,
     pending_warc_bytes_ += r.raw_body.size() + r.raw_headers.size();
     r.body.clear();  // the writer needs the raw bytes only
     r.body.shrink_to_fit();
+    if (event) event->warc_item = static_cast<int>(pending_warc_.size());
     pending_warc_.push_back(WarcItem{std::move(r), f.started_unix});
   }
+  if (event && config_.feed.enabled) pending_feed_.push_back(std::move(*event));
   RequestCommit();
   TryDispatch();
 }
@@ -581,6 +624,8 @@ void CrawlLoop::Flush() {
   }
   job.warc = std::move(pending_warc_);
   pending_warc_.clear();
+  job.feed = std::move(pending_feed_);
+  pending_feed_.clear();
   pending_warc_bytes_ = 0;
   commit_running_ = true;
   job.done = [this, alive = alive_,
