@@ -43,14 +43,14 @@ uint64_t DirBytes(const std::string& dir) {
   return n;
 }
 
-struct Result {
+struct Measured {
   double cpu_us_per_fetch = 0;
   double wall_us_per_fetch = 0;
   uint64_t store_bytes = 0;
   uint64_t events = 0;
 };
 
-Result RunOnce(const Args& a, bool feed, const std::string& base) {
+Measured RunOnce(const Args& a, bool feed, const std::string& base) {
   const std::string dir = base + (feed ? "/on" : "/off");
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir + "/warc");
@@ -119,7 +119,7 @@ Result RunOnce(const Args& a, bool feed, const std::string& base) {
   const double wall =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
-  Result res;
+  Measured res;
   res.cpu_us_per_fetch = 1e6 * writer.stats().busy_s / a.fetches;
   res.wall_us_per_fetch = 1e6 * wall / a.fetches;
   res.events = writer.stats().feed_events;
@@ -144,10 +144,10 @@ int main(int argc, char** argv) {
   char tmpl[] = "/tmp/freshd-feed-bench-XXXXXX";
   const std::string base = mkdtemp(tmpl);
   // Interleaved, best of 3 each: the machine may be shared.
-  freshd::Result best[2];
+  freshd::Measured best[2];
   for (int rep = 0; rep < 3; ++rep) {
     for (int feed = 0; feed < 2; ++feed) {
-      freshd::Result r = freshd::RunOnce(a, feed == 1, base);
+      freshd::Measured r = freshd::RunOnce(a, feed == 1, base);
       if (rep == 0 || r.cpu_us_per_fetch < best[feed].cpu_us_per_fetch) {
         best[feed] = r;
       }
