@@ -198,6 +198,8 @@ Status CrawlLoop::Init() {
     wo.dir = config_.store.warc_dir;
     wo.rotate_bytes = config_.store.warc_rotate_bytes;
     wo.software = std::string("freshd/") + FRESHD_VERSION;
+    wo.user_agent = UserAgentHeader(config_.crawler);
+    wo.operator_contact = config_.crawler.contact_url;
     auto w = store::WarcWriter::Open(wo);
     if (!w.ok()) return w.status();
     warc_ = std::move(w).value();

@@ -138,6 +138,9 @@ Status WarcWriter::StartFile(double date) {
                      "\r\nformat: WARC File Format 1.1\r\n"
                      "conformsTo: http://iipc.github.io/warc-specifications/"
                      "specifications/warc-format/warc-1.1/\r\n";
+  char host[256] = {};
+  if (gethostname(host, sizeof(host) - 1) == 0 && host[0] != '\0')
+    info += "hostname: " + WithoutLineBreaks(host) + "\r\n";
   if (!options_.operator_contact.empty())
     info +=
         "operator: " + WithoutLineBreaks(options_.operator_contact) + "\r\n";
