@@ -21,6 +21,7 @@ void BuildApp(CLI::App& app, int* exit_code) {
   AddAllocateCommand(app, exit_code);
   AddTestwebCommand(app, exit_code);
   AddStoreCommands(app, exit_code);
+  AddChangesCommand(app, exit_code);
 }
 
 }  // namespace freshd::cli

@@ -133,6 +133,18 @@ struct EngineConfig {
   bool operator==(const EngineConfig&) const = default;
 };
 
+// The change feed (daemon/change_feed.h): one event per fetch that finds a
+// page new, changed, gone, or unchanged after a change signal, kept in the
+// store in the commit of the page's record; the oldest are dropped past
+// max_events or max_age.
+struct FeedConfig {
+  bool enabled = true;
+  uint64_t max_events = 1000000;
+  double max_age_s = 7 * 86400.0;
+
+  bool operator==(const FeedConfig&) const = default;
+};
+
 struct StatusConfig {
   std::string listen = "127.0.0.1:8931";
   // Host names accepted in the Host and Origin headers besides loopback
@@ -161,6 +173,7 @@ struct Config {
   SchedConfig sched;
   StoreConfig store;
   EngineConfig engine;
+  FeedConfig feed;
   StatusConfig status;
   LogConfig log;
 

@@ -115,6 +115,11 @@ void VisitConfig(C& c, Visitor& v) {
   v.Int("parse_threads", &c.engine.parse_threads, 0, 256);
   v.Size("queue_bytes", &c.engine.queue_bytes, 1 << 20, kMaxBytes);
 
+  v.Section("feed");
+  v.Bool("enabled", &c.feed.enabled);
+  v.Int("max_events", &c.feed.max_events, 1, 1000000000);
+  v.Duration("max_age", &c.feed.max_age_s, 60, 3650 * 86400.0);
+
   v.Section("status");
   v.String("listen", &c.status.listen, any);
   v.StringList("allowed_hosts", &c.status.allowed_hosts);

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "base/clock.h"
+#include "base/sketch.h"
 #include "daemon/fetch_state.h"
 #include "fetch/deferred_body.h"
 #include "parse/html_fingerprint.h"
@@ -32,6 +33,11 @@ void DecodeThen(boost::asio::thread_pool& pool,
       pool, [&pool, job = std::move(job), then = std::move(then)]() mutable {
         DecodeThen(pool, std::move(job), std::move(then));
       });
+}
+
+// A fetch that says the page is no longer there (the change feed's "gone").
+bool IsGone(int32_t status, const std::string& outcome) {
+  return outcome == "4xx" && (status == 404 || status == 410);
 }
 
 constexpr int kMaxSitemapDepth = 1;  // an index, then its children
@@ -219,12 +225,14 @@ Status CrawlLoop::Init() {
     wo.dir = config_.store.warc_dir;
     wo.rotate_bytes = config_.store.warc_rotate_bytes;
     wo.software = std::string("freshd/") + FRESHD_VERSION;
+    wo.user_agent = UserAgentHeader(config_.crawler);
+    wo.operator_contact = config_.crawler.contact_url;
     auto w = store::WarcWriter::Open(wo);
     if (!w.ok()) return w.status();
     warc_ = std::move(w).value();
   }
-  writer_ = std::make_unique<StoreWriter>(store_.get(), warc_.get(),
-                                          config_.store.sync_interval_s);
+  writer_ = std::make_unique<StoreWriter>(
+      store_.get(), warc_.get(), config_.store.sync_interval_s, config_.feed);
   return Status::OK();
 }
 
@@ -538,6 +546,21 @@ void CrawlLoop::Complete(sched::PageId page, fetch::FetchResult r,
                 r.total_elapsed_s * 1000, r.detail.empty() ? "" : ": ",
                 r.detail);
   PageMeta& meta = book_->meta(page);
+  // The change feed's view, before this fetch updates the page.
+  const bool was_gone = IsGone(meta.last_status, meta.last_outcome);
+  const bool had_content =
+      meta.last_fetch_time != 0 && !was_gone &&
+      (meta.last_outcome == "ok" || meta.last_outcome == "not-modified");
+  const bool after_signal = sched_->page(page).signals > 0;
+  std::optional<FeedItem> event;
+  auto feed = [&](const char* kind) {
+    event.emplace();
+    event->event.url = book_->url(page);
+    event->event.time = now;
+    event->event.kind = kind;
+    event->event.status = r.status;
+    event->url_key = parse::UrlKey(event->event.url);
+  };
   meta.last_status = r.status;
   meta.last_outcome = std::string(fetch::OutcomeName(r.outcome));
   book_->MarkPage(page);
@@ -554,6 +577,17 @@ void CrawlLoop::Complete(sched::PageId page, fetch::FetchResult r,
       obs.sketch = fingerprint->text.sketch;
     }
     obs.changed = !first && hash != meta.content_hash;
+    if (first || was_gone || obs.changed) {
+      feed(first || was_gone ? "new" : "changed");
+      event->event.text_hash = hash;
+      if (fingerprint != nullptr) {
+        event->sketch = EncodeSketch(fingerprint->text.sketch);
+      }
+    } else if (after_signal) {
+      feed("unchanged");
+      event->event.text_hash = hash;
+      event->event.staleness = 0;
+    }
     obs.last_modified = HttpDateOrMinus1(r.last_modified);
     obs.previous_last_modified = HttpDateOrMinus1(meta.last_modified);
     meta.content_hash = hash;
@@ -574,8 +608,17 @@ void CrawlLoop::Complete(sched::PageId page, fetch::FetchResult r,
     if (!r.etag.empty()) meta.etag = r.etag;
     if (!r.last_modified.empty()) meta.last_modified = r.last_modified;
     meta.last_fetch_time = now;
+    if (after_signal && !was_gone) {
+      feed("unchanged");
+      event->event.text_hash = meta.content_hash;
+      event->event.staleness = 0;
+    }
     Observe({page, now, sched::NotModifiedObs{}});
   } else {
+    if (had_content && IsGone(r.status, meta.last_outcome)) {
+      feed("gone");
+      event->event.text_hash = meta.content_hash;
+    }
     if (r.outcome == fetch::OutcomeClass::kRobotsDenied) ++robots_denied_total_;
     Observe({page, now, sched::FailedObs{ToFailure(r)}});
   }
@@ -584,8 +627,10 @@ void CrawlLoop::Complete(sched::PageId page, fetch::FetchResult r,
     pending_warc_bytes_ += r.raw_body.size() + r.raw_headers.size();
     r.body.clear();  // the writer needs the raw bytes only
     r.body.shrink_to_fit();
+    if (event) event->warc_item = static_cast<int>(pending_warc_.size());
     pending_warc_.push_back(WarcItem{std::move(r), f.started_unix});
   }
+  if (event && config_.feed.enabled) pending_feed_.push_back(std::move(*event));
   RequestCommit();
   TryDispatch();
 }
@@ -620,6 +665,8 @@ void CrawlLoop::Flush() {
   }
   job.warc = std::move(pending_warc_);
   pending_warc_.clear();
+  job.feed = std::move(pending_feed_);
+  pending_feed_.clear();
   pending_warc_bytes_ = 0;
   commit_running_ = true;
   job.done = [this, alive = alive_,

@@ -166,6 +166,9 @@ class CrawlLoop {
   const std::vector<std::string>& urls() const { return book_->urls(); }
   const sched::Scheduler& scheduler() const { return *sched_; }
   boost::asio::io_context& io() { return io_; }
+  // The store, for readers on other threads (PageStore is thread-safe;
+  // the change feed reads it from the status thread). Null before Start.
+  store::PageStore* store() const { return store_.get(); }
 
   // Tests: runs on the parse worker at the start of each HTML parse (set it
   // before Start). Lets a test hold a parse and watch the loop go on.
@@ -282,6 +285,7 @@ class CrawlLoop {
   bool commit_running_ = false;
   bool commit_posted_ = false;
   std::vector<WarcItem> pending_warc_;
+  std::vector<FeedItem> pending_feed_;  // warc_item indexes pending_warc_
   uint64_t pending_warc_bytes_ = 0;
   std::vector<std::function<void(Status)>> commit_waiters_;
 

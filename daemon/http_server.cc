@@ -144,10 +144,12 @@ Result<std::string> ReadTokenFile(const std::string& path) {
 
 class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
  public:
-  Impl(asio::io_context& io, Handler handler, HttpServerOptions options)
+  Impl(asio::io_context& io, Handler handler, HttpServerOptions options,
+       AsyncHandler async)
       : acceptor_(io),
         retry_timer_(io),
         handler_(std::move(handler)),
+        async_(std::move(async)),
         options_(std::move(options)) {
     for (std::string& h : options_.allowed_hosts) h = Lower(h);
   }
@@ -459,8 +461,18 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
       in.method = std::string(req.method_string());
       in.target = std::string(req.target());
       in.body = req.body();
-      HttpReply out = server_->handler_(in);
       bool keep_alive = req.keep_alive();
+      if (server_->async_) {
+        auto respond = [self = shared_from_this(), keep_alive](HttpReply r) {
+          asio::post(self->stream_.get_executor(),
+                     [self, keep_alive, r = std::move(r)]() mutable {
+                       self->Write(r.status, r.content_type, std::move(r.body),
+                                   keep_alive, r.headers);
+                     });
+        };
+        if (server_->async_(in, std::move(respond))) return;
+      }
+      HttpReply out = server_->handler_(in);
       Write(out.status, out.content_type, std::move(out.body), keep_alive,
             out.headers);
     }
@@ -533,6 +545,7 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
   tcp::acceptor acceptor_;
   asio::steady_timer retry_timer_;
   Handler handler_;
+  AsyncHandler async_;
   HttpServerOptions options_;
   asio::ip::address listen_ip_;
   bool loopback_ = true;
@@ -544,9 +557,9 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
 
 Result<std::unique_ptr<HttpServer>> HttpServer::Listen(
     boost::asio::io_context& io, const std::string& listen, Handler handler,
-    HttpServerOptions options) {
-  auto impl =
-      std::make_shared<Impl>(io, std::move(handler), std::move(options));
+    HttpServerOptions options, AsyncHandler async) {
+  auto impl = std::make_shared<Impl>(io, std::move(handler), std::move(options),
+                                     std::move(async));
   Status s = impl->Open(listen);
   if (!s.ok()) return s;
   impl->Accept();

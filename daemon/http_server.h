@@ -84,13 +84,21 @@ Result<std::string> ReadTokenFile(const std::string& path);
 class HttpServer {
  public:
   using Handler = std::function<HttpReply(const HttpRequest&)>;
+  // Consulted before `Handler` for every request that passed the checks:
+  // returns false to leave the request to the Handler, or true having taken
+  // it, and then calls `respond` exactly once, later, from any thread (the
+  // reply is written on the io_context's thread; a connection closed
+  // meanwhile drops it). For replies that wait (long polls) without
+  // holding the io_context's thread.
+  using AsyncHandler = std::function<bool(
+      const HttpRequest&, std::function<void(HttpReply)> respond)>;
 
   // Listens on "ADDRESS:PORT" (port 0: ephemeral). InvalidArgument for a
   // malformed address, bad options, or a non-loopback address without a
   // token; IOError when it cannot bind.
   static Result<std::unique_ptr<HttpServer>> Listen(
       boost::asio::io_context& io, const std::string& listen, Handler handler,
-      HttpServerOptions options = {});
+      HttpServerOptions options = {}, AsyncHandler async = {});
   ~HttpServer();  // closes the listener; open connections end on their own
 
   uint16_t port() const;

@@ -9,6 +9,8 @@
 //                        change hints, like sitemap lastmod signals (one
 //                        not after the page's last fetch is stale, dropped).
 //                        More than kMaxSignalUrls URLs: 413, nothing taken.
+//   GET  /changes?since=C&limit=N&wait=S   the change feed: served by the
+//                        StatusService on its own thread (daemon/change_feed.h)
 // Access rules (Host, Origin, Content-Type, bearer token) and HTTP-level
 // errors are the HttpServer's (daemon/http_server.h).
 // Anything else: 404, or 405 for a known path with the wrong method.

@@ -3,9 +3,11 @@
 #include <boost/asio/post.hpp>
 #include <chrono>
 #include <future>
+#include <string_view>
 #include <utility>
 
 #include "base/clock.h"
+#include "daemon/change_feed.h"
 #include "daemon/status_routes.h"
 
 namespace freshd::daemon {
@@ -23,10 +25,29 @@ Result<std::unique_ptr<StatusService>> StatusService::Start(
     CrawlLoop& loop, const std::string& listen, HttpServerOptions options) {
   std::unique_ptr<StatusService> service(new StatusService());
   StatusService* self = service.get();
+  // GET /changes is served here, on the status thread, from the store: a
+  // long poll waits on this thread's timers, never on the loop's.
+  auto changes = [self, &loop](const HttpRequest& r,
+                               std::function<void(HttpReply)> respond) {
+    const size_t q = r.target.find('?');
+    if (std::string_view(r.target).substr(0, q) != "/changes") return false;
+    if (r.method != "GET" && r.method != "HEAD") {
+      respond(HttpReply{405, "application/json",
+                        R"({"error": "use GET"})"
+                        "\n"});
+      return true;
+    }
+    ServeChanges(self->io_, loop.store(),
+                 q == std::string::npos
+                     ? std::string_view()
+                     : std::string_view(r.target).substr(q + 1),
+                 std::move(respond));
+    return true;
+  };
   auto server = HttpServer::Listen(
       service->io_, listen,
       [self, &loop](const HttpRequest& r) { return self->Handle(loop, r); },
-      std::move(options));
+      std::move(options), std::move(changes));
   if (!server.ok()) return server.status();
   service->server_ = std::move(server).value();
   service->port_ = service->server_->port();

@@ -4,7 +4,8 @@
 // the state lives, without locks); a GET /status that gets no answer within
 // kFreshWaitS is answered from the loop's last snapshot (at most about a
 // second old, marked "snapshot_age_s"); other requests wait up to
-// kSlowWaitS, then get 503.
+// kSlowWaitS, then get 503. GET /changes (daemon/change_feed.h) is served
+// on this thread from the store, its long polls on this thread's timers.
 // Thread-safety: create and destroy on one thread; the loop must outlive
 // the service (destroy the service first).
 

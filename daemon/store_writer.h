@@ -7,6 +7,11 @@
 // [store] sync_interval, then reports each job's Status through its
 // callback. A job's records are durable against a process crash (SIGKILL)
 // once its callback ran; against power loss after the next sync.
+// Change feed: a job's feed events are written in the same LevelDB batch as
+// its records, after its WARC records (so an event names the file and
+// offset of its capture), and the staleness of a changed page is computed
+// here from the page's previous sketch (one point read). Retention is
+// enforced after commits (every 1,000 events or 60 s).
 // The queue is bounded by the caller (queued() is how far behind the writer
 // is); Submit never blocks.
 // Thread-safety: Submit, queued() and stats() are safe from any thread; the
@@ -26,6 +31,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "conf/config.h"
 #include "fetch/outcome.h"
 #include "store/page_store.h"
 #include "store/warc_writer.h"
@@ -38,9 +44,21 @@ struct WarcItem {
   double started_unix = 0;
 };
 
+// One change-feed event to append (daemon/change_feed.h).
+struct FeedItem {
+  store::FeedEvent event;  // seq, staleness and warc_* are set by the writer
+  uint64_t url_key = 0;    // parse::UrlKey(event.url)
+  // The new version's sketch (base/sketch.h encoding) for "new"/"changed"
+  // events: kept in the store as the page's sketch, and the staleness is
+  // the divergence from the previous one. Empty: none (staleness unknown).
+  std::string sketch;
+  int warc_item = -1;  // index in WriterJob::warc of its capture; -1: none
+};
+
 struct WriterJob {
   store::StoreBatch batch;
   std::vector<WarcItem> warc;
+  std::vector<FeedItem> feed;
   // Runs on the writer thread after the commit (and the WARC writes) with
   // the first error, if any. May be empty.
   std::function<void(Status)> done;
@@ -53,6 +71,8 @@ class StoreWriter {
     uint64_t commits = 0;       // LevelDB batches written (group commits)
     uint64_t records = 0;       // operations committed
     uint64_t warc_records = 0;  // fetches archived
+    uint64_t feed_events = 0;   // change-feed events committed
+    uint64_t feed_pruned = 0;   // and dropped by retention
     uint64_t errors = 0;        // failed commits or WARC writes
     uint64_t queued = 0;        // jobs waiting now
     uint64_t queued_bytes = 0;  // their WARC payload bytes
@@ -62,7 +82,7 @@ class StoreWriter {
   // `store` must outlive the writer; `warc` may be null (no WARC output).
   // `sync_interval_s` as [store] sync_interval.
   StoreWriter(store::PageStore* store, store::WarcWriter* warc,
-              double sync_interval_s);
+              double sync_interval_s, FeedConfig feed = {});
   ~StoreWriter();  // Stop()s
   StoreWriter(const StoreWriter&) = delete;
   StoreWriter& operator=(const StoreWriter&) = delete;
@@ -82,10 +102,19 @@ class StoreWriter {
   // Writes `jobs` (WARC, then one commit); the writer thread, or the caller
   // after Stop.
   void Write(std::vector<WriterJob>& jobs);
+  // Adds the jobs' feed events (and sketches) to `batch`.
+  void AddFeed(std::vector<WriterJob>& jobs,
+               const std::vector<std::vector<store::WarcWritten>>& written,
+               store::StoreBatch* batch);
+  void MaybePruneFeed(double now);
 
   store::PageStore* const store_;
   store::WarcWriter* const warc_;
   const double sync_interval_s_;
+  const FeedConfig feed_;
+  // Writer thread only.
+  uint64_t events_since_prune_ = 0;
+  double last_prune_ = 0;
 
   mutable std::mutex mu_;
   std::condition_variable wake_;

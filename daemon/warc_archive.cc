@@ -43,7 +43,13 @@ std::string RequestHead(const fetch::FetchResult& r) {
 }  // namespace
 
 Status ArchiveFetch(store::WarcWriter& warc, const fetch::FetchResult& r,
-                    double started_unix) {
+                    double started_unix, store::WarcWritten* written) {
+  if (written != nullptr) *written = {};
+  auto keep = [written](Result<store::WarcWritten> w) {
+    if (!w.ok()) return w.status();
+    if (written != nullptr) *written = std::move(w).value();
+    return Status::OK();
+  };
   std::string status_line;
   std::vector<std::pair<std::string, std::string>> fields;
   SplitHead(r.raw_headers, &status_line, &fields);
@@ -58,8 +64,7 @@ Status ArchiveFetch(store::WarcWriter& warc, const fetch::FetchResult& r,
     ex.request_head = RequestHead(r);
     ex.response_head = head;
     ex.body = r.raw_body;
-    auto w = warc.WriteExchange(ex);
-    return w.ok() ? Status::OK() : w.status();
+    return keep(warc.WriteExchange(ex));
   }
   if (r.outcome == fetch::OutcomeClass::kNotModified) {
     store::WarcRevisit rv;
@@ -69,8 +74,7 @@ Status ArchiveFetch(store::WarcWriter& warc, const fetch::FetchResult& r,
     rv.ip_address = r.remote_ip;
     rv.request_head = RequestHead(r);
     rv.response_head = head;
-    auto w = warc.WriteRevisit(rv);
-    return w.ok() ? Status::OK() : w.status();
+    return keep(warc.WriteRevisit(rv));
   }
   return Status::OK();
 }

@@ -15,9 +15,10 @@
 namespace freshd::daemon {
 
 // Archives `result` (fetched with keep_raw) as fetched at `started_unix`.
-// OK when nothing needed writing; the writer's error otherwise.
+// OK when nothing needed writing; the writer's error otherwise. *written
+// (if given) tells what was written (its `file` empty: nothing).
 Status ArchiveFetch(store::WarcWriter& warc, const fetch::FetchResult& result,
-                    double started_unix);
+                    double started_unix, store::WarcWritten* written = nullptr);
 
 }  // namespace freshd::daemon
 

@@ -28,6 +28,18 @@ std::string SignalKey(int64_t time_us, uint64_t seq) {
   return key;
 }
 
+std::string FeedKey(uint64_t seq) {
+  std::string key(1, kFeedPrefix);
+  PutBigEndian64(&key, seq);
+  return key;
+}
+
+std::string SketchKey(uint64_t url_key, std::string_view url) {
+  std::string key = PageKey(url_key, url);
+  key[0] = kSketchPrefix;
+  return key;
+}
+
 bool ParsePageKey(std::string_view key, uint64_t* url_key, std::string* url) {
   if (key.size() < 9 || key[0] != kPagePrefix) return false;
   *url_key = DecodeBigEndian64(key.data() + 1);

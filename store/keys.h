@@ -9,6 +9,9 @@
 //   'P' be64(url_key) url                page record
 //   'H' host                             host record
 //   'S' be64(time_us) be64(seq)          signal log entry
+//   'F'                                  next change-feed sequence number
+//   'E' be64(seq)                        change-feed event
+//   'G' be64(url_key) url                a page's newest text sketch (feed)
 // Big-endian integers make key order numeric order.
 // Thread-safety: pure functions.
 
@@ -30,10 +33,15 @@ inline constexpr char kDamageNoteKey[] = "D";
 inline constexpr char kPagePrefix = 'P';
 inline constexpr char kHostPrefix = 'H';
 inline constexpr char kSignalPrefix = 'S';
+inline constexpr char kFeedSeqKey[] = "F";
+inline constexpr char kFeedPrefix = 'E';
+inline constexpr char kSketchPrefix = 'G';
 
 std::string PageKey(uint64_t url_key, std::string_view url);
 std::string HostKey(std::string_view host);
 std::string SignalKey(int64_t time_us, uint64_t seq);
+std::string FeedKey(uint64_t seq);
+std::string SketchKey(uint64_t url_key, std::string_view url);
 
 // Splits a page key; false if `key` is not a well-formed page key.
 bool ParsePageKey(std::string_view key, uint64_t* url_key, std::string* url);

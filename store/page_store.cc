@@ -207,6 +207,28 @@ Status StoreBatch::AddSignal(const SignalEntry& signal) {
   return Status::OK();
 }
 
+Status StoreBatch::AddFeedEvent(const FeedEvent& event) {
+  Op op{Op::Kind::kFeed, {}, {}, 0};
+  if (Status s = EncodeFeedValue(event, &op.value); !s.ok()) return s;
+  ops_.push_back(std::move(op));
+  return Status::OK();
+}
+
+Status StoreBatch::PutSketch(uint64_t url_key, std::string_view url,
+                             std::string_view sketch) {
+  if (url.size() > kMaxUrlBytes)
+    return Status::InvalidArgument("sketch: url over the limit");
+  if (sketch.size() > kMaxBlobBytes)
+    return Status::InvalidArgument("sketch over 1 MiB");
+  if (sketch.empty()) {
+    ops_.push_back({Op::Kind::kDelete, SketchKey(url_key, url), {}, 0});
+  } else {
+    ops_.push_back(
+        {Op::Kind::kPut, SketchKey(url_key, url), std::string(sketch), 0});
+  }
+  return Status::OK();
+}
+
 void StoreBatch::DeletePage(uint64_t url_key, std::string_view url) {
   ops_.push_back({Op::Kind::kDelete, PageKey(url_key, url), {}, 0});
 }
@@ -253,6 +275,7 @@ Result<std::unique_ptr<PageStore>> PageStore::Open(const StoreConfig& config) {
   store->db_.reset(db);
   if (Status c = store->CheckSchema(); !c.ok()) return c;
   if (Status c = store->LoadCounters(); !c.ok()) return c;
+  if (Status c = store->LoadFeedBounds(); !c.ok()) return c;
   std::string marker = config.path + "/" + kSyncMarkerFile;
   store->marker_fd_ =
       ::open(marker.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
@@ -264,6 +287,123 @@ Result<std::unique_ptr<PageStore>> PageStore::Open(const StoreConfig& config) {
 
 // Reads the page count and commit sequence (counting the pages of a store
 // written before the count existed) and compares them with the sync marker.
+Status PageStore::LoadFeedBounds() {
+  std::string value;
+  leveldb::Status s = db_->Get(leveldb::ReadOptions(), kFeedSeqKey, &value);
+  if (s.ok()) {
+    Decoder d(value);
+    if (!d.GetVarint64(&next_feed_seq_) || !d.done() || next_feed_seq_ == 0)
+      return Status::Corruption("feed sequence key is malformed");
+  } else if (!s.IsNotFound()) {
+    return FromLevelDb(s, "read feed sequence");
+  }
+  oldest_feed_seq_ = next_feed_seq_;
+  std::unique_ptr<leveldb::Iterator> it(
+      db_->NewIterator(leveldb::ReadOptions()));
+  it->Seek(std::string(1, kFeedPrefix));
+  if (it->Valid() && it->key().size() == 9 && it->key()[0] == kFeedPrefix) {
+    const uint64_t first = DecodeBigEndian64(it->key().data() + 1);
+    if (first < next_feed_seq_) oldest_feed_seq_ = first;
+  }
+  if (!it->status().ok()) return FromLevelDb(it->status(), "feed scan");
+  return Status::OK();
+}
+
+PageStore::FeedBounds PageStore::feed_bounds() const {
+  std::shared_lock lock(mu_);
+  return FeedBounds{oldest_feed_seq_, next_feed_seq_ - 1};
+}
+
+Status PageStore::ForEachFeedEvent(
+    uint64_t after, size_t limit,
+    const std::function<bool(const FeedEvent&)>& fn) const {
+  std::shared_lock lock(mu_);
+  if (closed_) return Status::Unavailable("store is closed");
+  leveldb::ReadOptions ro;
+  ro.verify_checksums = true;
+  std::unique_ptr<leveldb::Iterator> it(db_->NewIterator(ro));
+  size_t n = 0;
+  const uint64_t from = std::max(after + 1, oldest_feed_seq_);
+  for (it->Seek(FeedKey(from)); it->Valid() && n < limit; it->Next()) {
+    leveldb::Slice k = it->key();
+    if (k.size() != 9 || k[0] != kFeedPrefix) break;
+    FeedEvent e;
+    e.seq = DecodeBigEndian64(k.data() + 1);
+    if (e.seq >= next_feed_seq_) break;  // not possible; defensive
+    leveldb::Slice v = it->value();
+    if (Status d = DecodeFeedValue(std::string_view(v.data(), v.size()), &e);
+        !d.ok()) {
+      return Status::Corruption("feed event " + std::to_string(e.seq) + ": " +
+                                d.message());
+    }
+    ++n;
+    if (!fn(e)) break;
+  }
+  if (!it->status().ok()) return FromLevelDb(it->status(), "feed scan");
+  return Status::OK();
+}
+
+Result<uint64_t> PageStore::PruneFeed(uint64_t max_events, double before,
+                                      double now) {
+  constexpr uint64_t kChunk = 10000;
+  uint64_t deleted = 0;
+  for (;;) {
+    StoreBatch batch;
+    uint64_t new_oldest = 0;
+    {
+      std::shared_lock lock(mu_);
+      if (closed_) return Status::Unavailable("store is closed");
+      const uint64_t kept = next_feed_seq_ - oldest_feed_seq_;
+      // Over the count: these go whatever their age.
+      uint64_t by_count = kept > max_events ? kept - max_events : 0;
+      std::unique_ptr<leveldb::Iterator> it(
+          db_->NewIterator(leveldb::ReadOptions()));
+      uint64_t seq = oldest_feed_seq_;
+      for (it->Seek(FeedKey(oldest_feed_seq_));
+           it->Valid() && batch.operations() < kChunk; it->Next()) {
+        leveldb::Slice k = it->key();
+        if (k.size() != 9 || k[0] != kFeedPrefix) break;
+        seq = DecodeBigEndian64(k.data() + 1);
+        if (by_count == 0) {
+          FeedEvent e;
+          leveldb::Slice v = it->value();
+          // An event that does not decode is dropped as if too old.
+          if (DecodeFeedValue(std::string_view(v.data(), v.size()), &e).ok() &&
+              e.time >= before) {
+            break;
+          }
+        } else {
+          --by_count;
+        }
+        batch.ops_.push_back(
+            {StoreBatch::Op::Kind::kDelete, k.ToString(), {}, 0});
+        new_oldest = seq + 1;
+      }
+      if (!it->status().ok()) return FromLevelDb(it->status(), "feed prune");
+    }
+    if (batch.empty()) return deleted;
+    const size_t n = batch.operations();
+    if (Status s = Commit(batch, now); !s.ok()) return s;
+    {
+      std::unique_lock lock(mu_);
+      oldest_feed_seq_ = std::max(oldest_feed_seq_, new_oldest);
+    }
+    deleted += n;
+    if (n < kChunk) return deleted;
+  }
+}
+
+Result<std::string> PageStore::GetSketch(uint64_t url_key,
+                                         std::string_view url) const {
+  std::shared_lock lock(mu_);
+  if (closed_) return Status::Unavailable("store is closed");
+  std::string value;
+  leveldb::Status s =
+      db_->Get(leveldb::ReadOptions(), SketchKey(url_key, url), &value);
+  if (!s.ok()) return FromLevelDb(s, "sketch " + std::string(url));
+  return value;
+}
+
 Status PageStore::LoadCounters() {
   auto read = [&](const char* key, uint64_t* out, bool* found) -> Status {
     std::string value;
@@ -448,6 +588,7 @@ Status PageStore::Commit(StoreBatch& batch, double now, bool* synced) {
   if (closed_) return Status::Unavailable("store is closed");
   leveldb::WriteBatch wb;
   uint64_t seq = next_signal_seq_;
+  uint64_t feed_seq = next_feed_seq_;
   // Page keys this batch writes: whether each exists after the ops so far.
   std::unordered_map<std::string_view, bool> pages;
   int64_t page_delta = 0;
@@ -479,7 +620,15 @@ Status PageStore::Commit(StoreBatch& batch, double now, bool* synced) {
       case StoreBatch::Op::Kind::kSignal:
         wb.Put(SignalKey(op.signal_time_us, seq++), op.value);
         break;
+      case StoreBatch::Op::Kind::kFeed:
+        wb.Put(FeedKey(feed_seq++), op.value);
+        break;
     }
+  }
+  if (feed_seq != next_feed_seq_) {
+    std::string v;
+    PutVarint64(&v, feed_seq);
+    wb.Put(kFeedSeqKey, v);
   }
   if (seq != next_signal_seq_) {
     std::string v;
@@ -505,6 +654,7 @@ Status PageStore::Commit(StoreBatch& batch, double now, bool* synced) {
   leveldb::Status s = db_->Write(wo, &wb);
   if (!s.ok()) return FromLevelDb(s, "commit");
   next_signal_seq_ = seq;
+  next_feed_seq_ = feed_seq;
   page_count_ = count;
   ++commit_seq_;
   batch.Clear();

@@ -48,6 +48,13 @@ class StoreBatch {
   Status PutPage(const PageRecord& page);
   Status PutHost(const HostRecord& host);
   Status AddSignal(const SignalEntry& signal);
+  // A change-feed event; Commit gives it the next feed sequence number (its
+  // seq field is ignored), in the batch's order.
+  Status AddFeedEvent(const FeedEvent& event);
+  // A page's newest text sketch (base/sketch.h encoding, at most 1 MiB),
+  // kept for the feed's staleness; the empty string deletes it.
+  Status PutSketch(uint64_t url_key, std::string_view url,
+                   std::string_view sketch);
   void DeletePage(uint64_t url_key, std::string_view url);
   void DeleteHost(std::string_view host);
 
@@ -61,8 +68,8 @@ class StoreBatch {
  private:
   friend class PageStore;
   struct Op {
-    enum class Kind { kPut, kDelete, kSignal } kind;
-    std::string key;  // kSignal: empty (the store assigns it at commit)
+    enum class Kind { kPut, kDelete, kSignal, kFeed } kind;
+    std::string key;  // kSignal, kFeed: empty (assigned at commit)
     std::string value;
     int64_t signal_time_us = 0;
   };
@@ -179,6 +186,29 @@ class PageStore {
                        ScanStats* stats = nullptr,
                        bool skip_corrupt = false) const;
 
+  // The change feed: sequence numbers of the oldest event kept and of the
+  // newest committed (oldest = newest + 1 when none is kept; 0, 0 on a store
+  // that never had one). Seqs are contiguous: events go only from the head.
+  struct FeedBounds {
+    uint64_t oldest = 1;
+    uint64_t newest = 0;
+  };
+  FeedBounds feed_bounds() const;
+
+  // Calls `fn` for events with seq > after, oldest first, at most `limit`.
+  // Corruption on an event that does not decode (naming its key).
+  Status ForEachFeedEvent(
+      uint64_t after, size_t limit,
+      const std::function<bool(const FeedEvent&)>& fn) const;
+
+  // Deletes the oldest feed events while more than `max_events` are kept or
+  // the oldest is older than `before` (Unix s), committing with `now`, at
+  // most 10,000 per commit. Returns how many went.
+  Result<uint64_t> PruneFeed(uint64_t max_events, double before, double now);
+
+  // A page's sketch as PutSketch left it; NotFound if none.
+  Result<std::string> GetSketch(uint64_t url_key, std::string_view url) const;
+
   // Deletes signal entries older than `before`, in batches of 10,000
   // committed with `now`; returns how many.
   Result<uint64_t> PruneSignals(double before, double now);
@@ -194,6 +224,7 @@ class PageStore {
   Status CheckSchema();
   Status LoadHashSecret();
   Status LoadCounters();
+  Status LoadFeedBounds();
   Status WriteSyncMarker();      // REQUIRES: mu_ held exclusively, after a sync
   Status AfterSync(double now);  // REQUIRES: mu_ held exclusively
 
@@ -215,6 +246,8 @@ class PageStore {
   double last_sync_time_ = 0.0;
   uint64_t unsynced_commits_ = 0;
   uint64_t next_signal_seq_ = 0;
+  uint64_t next_feed_seq_ = 1;    // the next event's seq
+  uint64_t oldest_feed_seq_ = 1;  // the oldest event kept (= next if none)
   uint64_t page_count_ = 0;
   uint64_t commit_seq_ = 0;
   uint64_t pages_before_damage_ = 0;  // constant after Open

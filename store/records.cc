@@ -10,6 +10,7 @@ namespace {
 constexpr uint8_t kPageVersion = 2;  // 2 adds last_signal_lastmod
 constexpr uint8_t kHostVersion = 2;  // 2 adds fetch_state
 constexpr uint8_t kSignalVersion = 1;
+constexpr uint8_t kFeedVersion = 1;
 
 Status TooLong(std::string_view field, size_t size, size_t limit) {
   return Status::InvalidArgument(std::string(field) + " is " +
@@ -164,6 +165,49 @@ Status DecodeSignalValue(std::string_view in, SignalEntry* out) {
   if (!d.GetDouble(&e.time)) return Bad(kWhat, "time");
   if (!d.GetLengthPrefixed(&e.source, kMaxSmallFieldBytes))
     return Bad(kWhat, "source");
+  if (!d.done()) return Bad(kWhat, "length (trailing bytes)");
+  *out = std::move(e);
+  return Status::OK();
+}
+
+Status EncodeFeedValue(const FeedEvent& e, std::string* out) {
+  if (e.url.size() > kMaxUrlBytes)
+    return TooLong("url", e.url.size(), kMaxUrlBytes);
+  if (e.kind.size() > kMaxSmallFieldBytes)
+    return TooLong("kind", e.kind.size(), kMaxSmallFieldBytes);
+  if (e.warc_file.size() > kMaxSmallFieldBytes)
+    return TooLong("warc_file", e.warc_file.size(), kMaxSmallFieldBytes);
+  out->clear();
+  out->push_back(static_cast<char>(kFeedVersion));
+  PutLengthPrefixed(out, e.url);
+  PutDouble(out, e.time);
+  PutLengthPrefixed(out, e.kind);
+  PutVarint64(out, static_cast<uint32_t>(e.status));
+  PutDouble(out, e.staleness);
+  PutFixed64(out, e.text_hash);
+  PutLengthPrefixed(out, e.warc_file);
+  PutVarint64(out, e.warc_offset);
+  return Status::OK();
+}
+
+Status DecodeFeedValue(std::string_view in, FeedEvent* out) {
+  Decoder d(in);
+  constexpr std::string_view kWhat = "feed event";
+  if (Status s = ReadVersion(d, kWhat, kFeedVersion); !s.ok()) return s;
+  FeedEvent e;
+  e.seq = out->seq;  // from the key, kept
+  uint32_t status = 0;
+  if (!d.GetLengthPrefixed(&e.url, kMaxUrlBytes)) return Bad(kWhat, "url");
+  if (!d.GetDouble(&e.time)) return Bad(kWhat, "time");
+  if (!d.GetLengthPrefixed(&e.kind, kMaxSmallFieldBytes))
+    return Bad(kWhat, "kind");
+  if (!d.GetVarint32(&status)) return Bad(kWhat, "status");
+  e.status = static_cast<int32_t>(status);
+  if (!d.GetDouble(&e.staleness)) return Bad(kWhat, "staleness");
+  if (!d.GetFixed64(&e.text_hash)) return Bad(kWhat, "text_hash");
+  if (!d.GetLengthPrefixed(&e.warc_file, kMaxSmallFieldBytes))
+    return Bad(kWhat, "warc_file");
+  if (!d.GetVarint64(&e.warc_offset)) return Bad(kWhat, "warc_offset");
   if (!d.done()) return Bad(kWhat, "length (trailing bytes)");
   *out = std::move(e);
   return Status::OK();

@@ -85,11 +85,31 @@ struct SignalEntry {
   bool operator==(const SignalEntry&) const = default;
 };
 
+// One change-feed event (daemon/change_feed.h; key 'E' + be64(seq)).
+struct FeedEvent {
+  uint64_t seq = 0;  // from the key: the cursor, 1, 2, 3, ... store-wide
+  std::string url;
+  double time = 0.0;  // Unix seconds the fetch completed
+  // "new" (first content, or content again after "gone"), "changed",
+  // "gone" (404/410 after content), "unchanged" (the first fetch after a
+  // change signal found the same text).
+  std::string kind;
+  int32_t status = 0;        // HTTP status of the fetch
+  double staleness = -1;     // fragment staleness vs the previous version,
+                             // [0, 1]; < 0: unknown
+  uint64_t text_hash = 0;    // of the visible text (0: none)
+  std::string warc_file;     // file name (no directory); "": not archived
+  uint64_t warc_offset = 0;  // of the response/revisit record's gzip member
+
+  bool operator==(const FeedEvent&) const = default;
+};
+
 // Current value encodings. Encode returns InvalidArgument if a field is
 // over its limit; url/host are not part of the value (they are in the key).
 Status EncodePageValue(const PageRecord& page, std::string* out);
 Status EncodeHostValue(const HostRecord& host, std::string* out);
 Status EncodeSignalValue(const SignalEntry& signal, std::string* out);
+Status EncodeFeedValue(const FeedEvent& event, std::string* out);
 
 // Decode a value written by any supported version. On success fills every
 // value field of *out (key-derived fields are left to the caller). Any
@@ -97,6 +117,8 @@ Status EncodeSignalValue(const SignalEntry& signal, std::string* out);
 Status DecodePageValue(std::string_view in, PageRecord* out);
 Status DecodeHostValue(std::string_view in, HostRecord* out);
 Status DecodeSignalValue(std::string_view in, SignalEntry* out);
+// Fills every field but seq.
+Status DecodeFeedValue(std::string_view in, FeedEvent* out);
 
 }  // namespace freshd::store
 

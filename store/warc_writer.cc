@@ -138,6 +138,9 @@ Status WarcWriter::StartFile(double date) {
                      "\r\nformat: WARC File Format 1.1\r\n"
                      "conformsTo: http://iipc.github.io/warc-specifications/"
                      "specifications/warc-format/warc-1.1/\r\n";
+  char host[256] = {};
+  if (gethostname(host, sizeof(host) - 1) == 0 && host[0] != '\0')
+    info += "hostname: " + WithoutLineBreaks(host) + "\r\n";
   if (!options_.operator_contact.empty())
     info +=
         "operator: " + WithoutLineBreaks(options_.operator_contact) + "\r\n";
@@ -154,11 +157,14 @@ Status WarcWriter::StartFile(double date) {
   return AppendMembers({FrameWarcRecord(fields, info)});
 }
 
-Status WarcWriter::AppendMembers(const std::vector<std::string>& records) {
+Status WarcWriter::AppendMembers(const std::vector<std::string>& records,
+                                 std::vector<uint64_t>* offsets) {
   std::string bytes;
+  if (offsets != nullptr) offsets->clear();
   for (const std::string& record : records) {
     Result<std::string> member = GzipMember(record);
     if (!member.ok()) return member.status();
+    if (offsets != nullptr) offsets->push_back(file_bytes_ + bytes.size());
     bytes += *member;
   }
   size_t done = 0;
@@ -200,8 +206,9 @@ Status WarcWriter::FinishFile() {
   return result;
 }
 
-Status WarcWriter::WriteLocked(const std::vector<std::string>& records) {
-  if (Status s = AppendMembers(records); !s.ok()) return s;
+Status WarcWriter::WriteLocked(const std::vector<std::string>& records,
+                               std::vector<uint64_t>* offsets) {
+  if (Status s = AppendMembers(records, offsets); !s.ok()) return s;
   if (file_bytes_ >= options_.rotate_bytes) return FinishFile();
   return Status::OK();
 }
@@ -264,7 +271,9 @@ Result<WarcWritten> WarcWriter::WriteExchange(const WarcExchange& ex) {
   f.push_back({"WARC-Payload-Digest", out.payload_digest});
   f.push_back({"WARC-Block-Digest", WarcSha1Digest(block)});
   records.push_back(FrameWarcRecord(f, block));
-  if (Status s = WriteLocked(records); !s.ok()) return s;
+  std::vector<uint64_t> offsets;
+  if (Status s = WriteLocked(records, &offsets); !s.ok()) return s;
+  out.offset = offsets.back();
   if (options_.dedup_entries > 0 && original == nullptr && !ex.body.empty()) {
     lru_.emplace_front(out.payload_digest,
                        Original{out.response_id, ex.target_uri, ex.date});
@@ -332,7 +341,9 @@ Result<WarcWritten> WarcWriter::WriteRevisit(const WarcRevisit& rv) {
     f.push_back({"WARC-Payload-Digest", rv.payload_digest});
   f.push_back({"WARC-Block-Digest", WarcSha1Digest(rv.response_head)});
   records.push_back(FrameWarcRecord(f, rv.response_head));
-  if (Status s = WriteLocked(records); !s.ok()) return s;
+  std::vector<uint64_t> offsets;
+  if (Status s = WriteLocked(records, &offsets); !s.ok()) return s;
+  out.offset = offsets.back();
   out.file = final_path_;
   return out;
 }

@@ -78,6 +78,9 @@ struct WarcWritten {
   bool revisit = false;        // dedup turned a response into a revisit
   std::string payload_digest;  // "sha1:..." ("" for a 304 revisit w/o one)
   std::string file;            // final (not .open) name of the file
+  // Byte offset in `file` of the response (or revisit) record's gzip
+  // member: where a reader seeks to read it.
+  uint64_t offset = 0;
 };
 
 class WarcWriter {
@@ -112,8 +115,11 @@ class WarcWriter {
   explicit WarcWriter(WarcWriterOptions options);
   // All REQUIRE mu_ held.
   Status StartFile(double date);  // opens a new .open file + warcinfo
-  Status AppendMembers(const std::vector<std::string>& records);
-  Status WriteLocked(const std::vector<std::string>& records);  // +rotate
+  // *offsets (if given): each record's member offset in the file.
+  Status AppendMembers(const std::vector<std::string>& records,
+                       std::vector<uint64_t>* offsets = nullptr);
+  Status WriteLocked(const std::vector<std::string>& records,
+                     std::vector<uint64_t>* offsets = nullptr);  // +rotate
   Status FinishFile();  // fsync, close, rename; no-op without a file
 
   const WarcWriterOptions options_;

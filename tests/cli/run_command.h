@@ -17,6 +17,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace freshd::testing {
@@ -79,6 +80,30 @@ inline uint16_t FreePort() {
   getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
   close(fd);
   return ntohs(addr.sin_port);
+}
+
+// GET `target` from 127.0.0.1:`port` (HTTP/1.0): the status code (0: no
+// reply) and the body.
+inline std::pair<int, std::string> HttpGetStatus(uint16_t port,
+                                                 const std::string& target) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(port);
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  std::string out;
+  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) {
+    std::string req = "GET " + target + " HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
+    if (write(fd, req.data(), req.size()) == static_cast<ssize_t>(req.size())) {
+      char buf[4096];
+      ssize_t n;
+      while ((n = read(fd, buf, sizeof buf)) > 0) out.append(buf, n);
+    }
+  }
+  close(fd);
+  size_t body = out.find("\r\n\r\n");
+  if (out.size() < 12 || body == std::string::npos) return {0, ""};
+  return {std::stoi(out.substr(9, 3)), out.substr(body + 4)};
 }
 
 }  // namespace freshd::testing

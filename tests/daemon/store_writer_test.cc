@@ -5,13 +5,17 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <fstream>
 #include <future>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "base/clock.h"
+#include "base/sketch.h"
 #include "daemon/page_book.h"
 #include "parse/url.h"
 #include "store/page_store.h"
@@ -92,6 +96,106 @@ TEST_F(StoreWriterTest, ASubmitAfterStopIsWrittenOnTheCallersThread) {
   writer.Submit(std::move(job));
   EXPECT_TRUE(called);
   EXPECT_TRUE(store_->GetPage(Page(7).url_key, Page(7).url).ok());
+}
+
+BottomSketch SketchOf(uint64_t from, uint64_t n) {
+  std::vector<uint64_t> hashes;
+  for (uint64_t i = 0; i < n; ++i) {  // splitmix64 of the shingle number
+    uint64_t x = from + i + 0x9e3779b97f4a7c15ULL;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    hashes.push_back(x ^ (x >> 31));
+  }
+  std::sort(hashes.begin(), hashes.end());
+  return Sketch(hashes, 64);
+}
+
+fetch::FetchResult Fetched(const std::string& url, const std::string& body) {
+  fetch::FetchResult r;
+  r.url = r.final_url = url;
+  r.outcome = fetch::OutcomeClass::kOk;
+  r.status = 200;
+  r.raw_headers = "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n";
+  r.raw_body = body;
+  r.raw_request = "GET / HTTP/1.1\r\nHost: h.test\r\n\r\n";
+  return r;
+}
+
+// A fetch's feed event is committed with the page's record, names the WARC
+// file and offset of its response record, and a changed page's staleness is
+// the divergence from the sketch the store kept from its previous version
+// (also when both versions are in one group commit).
+TEST_F(StoreWriterTest, FeedEventsCarryWarcPlaceAndStaleness) {
+  store::WarcWriterOptions wo;
+  wo.dir = dir_.path();
+  auto warc = store::WarcWriter::Open(wo);
+  ASSERT_TRUE(warc.ok());
+  StoreWriter writer(store_.get(), warc.value().get(), 1.0);
+  const store::PageRecord page = Page(1);
+  auto job = [&](const char* kind, const BottomSketch& sketch,
+                 const std::string& body) {
+    WriterJob j;
+    EXPECT_TRUE(j.batch.PutPage(page).ok());
+    j.warc.push_back(WarcItem{Fetched(page.url, body), UnixNow()});
+    FeedItem f;
+    f.event.url = page.url;
+    f.event.time = UnixNow();  // an old one would be pruned by max_age
+    f.event.kind = kind;
+    f.event.status = 200;
+    f.url_key = page.url_key;
+    f.sketch = EncodeSketch(sketch);
+    f.warc_item = 0;
+    j.feed.push_back(std::move(f));
+    return j;
+  };
+  writer.Submit(job("new", SketchOf(0, 200), "<p>one</p>"));  // not started:
+  // written on this thread, alone
+  writer.Start();
+  // Two versions in one group: the second's staleness is against the first.
+  std::promise<void> entered, release;
+  std::shared_future<void> released = release.get_future().share();
+  WriterJob hold = job("changed", SketchOf(100, 200), "<p>two</p>");
+  hold.done = [&](Status) {
+    entered.set_value();
+    released.wait();
+  };
+  writer.Submit(std::move(hold));
+  entered.get_future().wait();
+  writer.Submit(job("changed", SketchOf(100, 200), "<p>three</p>"));
+  writer.Submit(job("changed", SketchOf(150, 200), "<p>four</p>"));
+  release.set_value();
+  ASSERT_TRUE(writer.Stop().ok());
+  ASSERT_TRUE(warc.value()->Close().ok());
+  std::vector<store::FeedEvent> events;
+  ASSERT_TRUE(store_
+                  ->ForEachFeedEvent(0, 100,
+                                     [&](const store::FeedEvent& e) {
+                                       events.push_back(e);
+                                       return true;
+                                     })
+                  .ok());
+  ASSERT_EQ(events.size(), 4u);
+  EXPECT_EQ(writer.stats().feed_events, 4u);
+  EXPECT_LT(events[0].staleness, 0);            // no previous version
+  EXPECT_NEAR(events[1].staleness, 0.67, 0.2);  // 1/3 of the shingles shared
+  EXPECT_EQ(events[2].staleness, 0);            // same sketch as in-group one
+  EXPECT_NEAR(events[3].staleness, 0.4, 0.2);
+  uint64_t last_offset = 0;
+  for (size_t i = 0; i < events.size(); ++i) {
+    EXPECT_EQ(events[i].seq, i + 1);
+    ASSERT_FALSE(events[i].warc_file.empty());
+    EXPECT_EQ(events[i].warc_file.find('/'), std::string::npos);
+    EXPECT_TRUE(i == 0 || events[i].warc_offset > last_offset);
+    last_offset = events[i].warc_offset;
+    // The offset starts the gzip member of the response record.
+    std::ifstream in(dir_.path() + "/" + events[i].warc_file, std::ios::binary);
+    ASSERT_TRUE(in.good()) << events[i].warc_file;
+    in.seekg(static_cast<std::streamoff>(events[i].warc_offset));
+    unsigned char magic[2] = {};
+    in.read(reinterpret_cast<char*>(magic), 2);
+    EXPECT_EQ(magic[0], 0x1f);
+    EXPECT_EQ(magic[1], 0x8b);
+  }
 }
 
 TEST(PageBookTest, AMarkedRecordIsWrittenOnceAndCarriesItsMeta) {
