@@ -341,6 +341,19 @@ def free_port():
         return s.getsockname()[1]
 
 
+def page_status(port, url, tries=5):
+    """The HTTP status of `/page?url=URL`; a request that times out (a
+    daemon starved of CPU, still recovering) is asked again, `tries` times
+    in all, before the timeout is raised."""
+    q = "/page?url=" + urllib.parse.quote(url, safe="")
+    for attempt in range(tries):
+        try:
+            return http_json(port, "GET", q)[0]
+        except TimeoutError:
+            if attempt == tries - 1:
+                raise
+
+
 def http_json(port, method, target, body=None, timeout=5.0):
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
     try:
@@ -656,9 +669,7 @@ def main():
                     # Every acknowledged write is there.
                     missing = 0
                     for u in acked:
-                        q = "/page?url=" + urllib.parse.quote(u, safe="")
-                        st, _ = http_json(d.status_port, "GET", q)
-                        if st != 200:
+                        if page_status(d.status_port, u) != 200:
                             missing += 1
                     ack_checks.append((time.time(), len(acked), missing))
                     events.append((now, "SIGKILL",
@@ -698,9 +709,7 @@ def main():
         # A last check of every acknowledged write, then a clean stop.
         missing = 0
         for u in acked:
-            q = "/page?url=" + urllib.parse.quote(u, safe="")
-            st, _ = http_json(d.status_port, "GET", q)
-            missing += st != 200
+            missing += page_status(d.status_port, u) != 200
         ack_checks.append((time.time(), len(acked), missing))
         try:
             st, final_status = http_json(d.status_port, "GET", "/status")
