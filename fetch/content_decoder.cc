@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <utility>
 
 namespace freshd::fetch {
 namespace {
@@ -31,6 +32,16 @@ std::string_view Trim(std::string_view s) {
 }
 
 }  // namespace
+
+std::string JoinParts(std::vector<std::string> parts) {
+  if (parts.size() == 1) return std::move(parts.front());
+  size_t size = 0;
+  for (const std::string& part : parts) size += part.size();
+  std::string out;
+  out.reserve(size);
+  for (const std::string& part : parts) out.append(part);
+  return out;
+}
 
 std::optional<ContentEncoding> ParseContentEncoding(std::string_view value) {
   std::string v = Lower(Trim(value));

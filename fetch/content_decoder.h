@@ -17,6 +17,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace freshd::fetch {
 
@@ -31,6 +32,11 @@ std::optional<ContentEncoding> ParseContentEncoding(std::string_view value);
 // of inflate) when it decodes in slices: the fetcher for one transfer per
 // event-loop turn, DeferredBodyDecoder::Step for one pool turn.
 inline constexpr uint64_t kDecodeSliceBytes = 512 * 1024;
+
+// A body decoded in parts (kept apart so that no single string is grown
+// to a bomb's size in one turn), as one string: the part itself when there
+// is one, else one copy.
+std::string JoinParts(std::vector<std::string> parts);
 
 // The Accept-Encoding header value matching what ContentDecoder handles.
 inline constexpr std::string_view kAcceptEncoding = "gzip, deflate, br";

@@ -56,15 +56,7 @@ bool DeferredBodyDecoder::Finish(ContentDecoder::State state) {
   input_ = {};
   switch (state) {
     case ContentDecoder::State::kOk:
-      if (parts_.size() == 1) {
-        result_.body = std::move(parts_.front());
-      } else {
-        size_t size = 0;
-        for (const std::string& part : parts_) size += part.size();
-        result_.body.reserve(size);
-        for (const std::string& part : parts_) result_.body.append(part);
-      }
-      parts_.clear();
+      result_.body = JoinParts(std::exchange(parts_, {}));
       return true;
     case ContentDecoder::State::kTooLarge:
       result_.outcome = OutcomeClass::kTooLarge;

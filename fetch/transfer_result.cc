@@ -181,13 +181,8 @@ FetchResult TakeResult(Transfer* t, CURLcode code) {
   }
   if (r.outcome != OutcomeClass::kOk) {
     r.body.clear();
-  } else if (t->body_parts.size() == 1) {
-    r.body = std::move(t->body_parts.front());
   } else {
-    size_t size = 0;
-    for (const std::string& part : t->body_parts) size += part.size();
-    r.body.reserve(size);
-    for (const std::string& part : t->body_parts) r.body.append(part);
+    r.body = JoinParts(std::move(t->body_parts));
   }
   t->body_parts.clear();
   return r;

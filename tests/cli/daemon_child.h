@@ -27,6 +27,8 @@
 #include <utility>
 #include <vector>
 
+#include "tests/cli/run_command.h"
+
 namespace freshd::testing {
 
 struct Child {
@@ -76,27 +78,6 @@ inline int Wait(Child& c) {
   waitpid(c.pid, &status, 0);
   if (c.out != nullptr) std::fclose(c.out);
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
-// GET `path` from 127.0.0.1:`port` (HTTP/1.0): the whole response, head
-// and body; "" when nothing answered.
-inline std::string HttpGetResponse(uint16_t port, const std::string& path) {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(port);
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  std::string out;
-  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) {
-    std::string req = "GET " + path + " HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
-    if (write(fd, req.data(), req.size()) == static_cast<ssize_t>(req.size())) {
-      char buf[4096];
-      ssize_t n;
-      while ((n = read(fd, buf, sizeof buf)) > 0) out.append(buf, n);
-    }
-  }
-  close(fd);
-  return out;
 }
 
 // The body of GET `path`; "" when nothing answered.

@@ -82,10 +82,9 @@ inline uint16_t FreePort() {
   return ntohs(addr.sin_port);
 }
 
-// GET `target` from 127.0.0.1:`port` (HTTP/1.0): the status code (0: no
-// reply) and the body.
-inline std::pair<int, std::string> HttpGetStatus(uint16_t port,
-                                                 const std::string& target) {
+// GET `path` from 127.0.0.1:`port` (HTTP/1.0): the whole response, head
+// and body; "" when nothing answered.
+inline std::string HttpGetResponse(uint16_t port, const std::string& path) {
   int fd = socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
@@ -93,7 +92,7 @@ inline std::pair<int, std::string> HttpGetStatus(uint16_t port,
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   std::string out;
   if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) {
-    std::string req = "GET " + target + " HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
+    std::string req = "GET " + path + " HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
     if (write(fd, req.data(), req.size()) == static_cast<ssize_t>(req.size())) {
       char buf[4096];
       ssize_t n;
@@ -101,6 +100,13 @@ inline std::pair<int, std::string> HttpGetStatus(uint16_t port,
     }
   }
   close(fd);
+  return out;
+}
+
+// The status code (0: no reply) and the body of GET `target`.
+inline std::pair<int, std::string> HttpGetStatus(uint16_t port,
+                                                 const std::string& target) {
+  std::string out = HttpGetResponse(port, target);
   size_t body = out.find("\r\n\r\n");
   if (out.size() < 12 || body == std::string::npos) return {0, ""};
   return {std::stoi(out.substr(9, 3)), out.substr(body + 4)};
