@@ -231,6 +231,7 @@ Status StoreBatch::PutSketch(uint64_t url_key, std::string_view url,
 
 void StoreBatch::DeletePage(uint64_t url_key, std::string_view url) {
   ops_.push_back({Op::Kind::kDelete, PageKey(url_key, url), {}, 0});
+  ops_.push_back({Op::Kind::kDelete, SketchKey(url_key, url), {}, 0});
 }
 
 void StoreBatch::DeleteHost(std::string_view host) {

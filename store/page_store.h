@@ -55,6 +55,7 @@ class StoreBatch {
   // kept for the feed's staleness; the empty string deletes it.
   Status PutSketch(uint64_t url_key, std::string_view url,
                    std::string_view sketch);
+  // Deletes the page's record and its sketch.
   void DeletePage(uint64_t url_key, std::string_view url);
   void DeleteHost(std::string_view host);
 

@@ -334,7 +334,9 @@ TEST_F(PageStoreTest, DeletesAreAtomicWithPuts) {
   HostRecord host;
   host.host = "h";
   ASSERT_TRUE(batch.PutHost(host).ok());
+  ASSERT_TRUE(batch.PutSketch(Page(1).url_key, Page(1).url, "sketch").ok());
   ASSERT_TRUE(store->Commit(batch, 1.0).ok());
+  ASSERT_TRUE(store->GetSketch(Page(1).url_key, Page(1).url).ok());
   batch.DeletePage(Page(1).url_key, Page(1).url);
   batch.DeleteHost("h");
   ASSERT_TRUE(batch.PutPage(Page(2)).ok());
@@ -342,6 +344,9 @@ TEST_F(PageStoreTest, DeletesAreAtomicWithPuts) {
   EXPECT_FALSE(*store->ContainsPage(Page(1).url_key, Page(1).url));
   EXPECT_TRUE(*store->ContainsPage(Page(2).url_key, Page(2).url));
   EXPECT_EQ(store->GetHost("h").status().code(), Status::Code::kNotFound);
+  // The page's sketch goes with it.
+  EXPECT_EQ(store->GetSketch(Page(1).url_key, Page(1).url).status().code(),
+            Status::Code::kNotFound);
 }
 
 TEST_F(PageStoreTest, OversizedRecordIsRejectedAndNotAdded) {
