@@ -5,9 +5,12 @@
 // redirects, detail (why, for non-ok outcomes), content_type, and for HTML
 // text_hash (hex, as `freshd fingerprint`), shingles and links (counts).
 // http_version ("1.1", "2") once a response came.
-// With --warc DIR, ok responses are archived as WARC response records and
+// With --warc DIR, ok responses, each redirect hop and (with [store]
+// warc_errors) 4xx/5xx responses are archived as WARC response records and
 // 304s as revisits, each after a request record holding the request head
-// exactly as sent (WARC-Concurrent-To links the two; store/warc_writer.h).
+// exactly as sent (WARC-Concurrent-To links the two; store/warc_writer.h);
+// with [store] warc_dedup, a payload repeated within the run is written as
+// an identical-payload-digest revisit of its first response.
 // The config is --config or the defaults, so loopback/private URLs are
 // refused unless [fetch] allow_private_networks = true.
 // Exit: 0 when every URL got an outcome (even an error outcome), 1 if the
@@ -15,6 +18,7 @@
 // that is not an absolute http(s) URL (each named on stderr; nothing is
 // fetched).
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -111,6 +115,13 @@ void RunFetch(const FetchOptions& o, int* exit_code) {
     wo.user_agent = UserAgentHeader(config.crawler);
     wo.operator_contact = config.crawler.contact_url;
     wo.rotate_bytes = config.store.warc_rotate_bytes;
+    wo.software = std::string("freshd/") + FRESHD_VERSION;
+    // One run's repeated payloads become identical-payload revisits (the
+    // writer's memory; the daemon's index lives in its store).
+    if (config.store.warc_dedup) {
+      wo.dedup_entries = static_cast<size_t>(
+          std::min<uint64_t>(config.store.warc_dedup_entries, 100000));
+    }
     auto w = store::WarcWriter::Open(wo);
     if (!w.ok()) {
       std::fprintf(stderr, "freshd fetch: --warc %s: %s\n", o.warc_dir.c_str(),
@@ -132,7 +143,10 @@ void RunFetch(const FetchOptions& o, int* exit_code) {
   for (const fetch::OneShotResult& r : *results) {
     std::printf("%s\n", ToJson(r, config).dump().c_str());
     if (warc) {
-      Status s = daemon::ArchiveFetch(*warc, r.fetch, r.started_unix);
+      daemon::ArchiveContext context;
+      context.errors = config.store.warc_errors;
+      Status s = daemon::ArchiveFetch(*warc, r.fetch, r.started_unix, nullptr,
+                                      context);
       if (!s.ok()) {
         std::fprintf(stderr, "freshd fetch: WARC: %s\n", s.ToString().c_str());
         *exit_code = 1;

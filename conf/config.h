@@ -119,6 +119,13 @@ struct StoreConfig {
   uint64_t block_cache_bytes = 64ull << 20;
   std::string warc_dir;  // empty: no WARC output
   uint64_t warc_rotate_bytes = 1ull << 30;
+  // Identical-payload-digest dedup of WARC responses, from a digest index in
+  // the store holding at most this many payloads (the oldest go first).
+  bool warc_dedup = true;
+  uint64_t warc_dedup_entries = 1000000;
+  // 4xx/5xx responses archived too (redirects, robots.txt and sitemaps are
+  // always archived).
+  bool warc_errors = true;
 
   bool operator==(const StoreConfig&) const = default;
 };

@@ -110,6 +110,9 @@ void VisitConfig(C& c, Visitor& v) {
   v.Size("block_cache", &c.store.block_cache_bytes, 0, kMaxBytes);
   v.String("warc_dir", &c.store.warc_dir, any);
   v.Size("warc_rotate", &c.store.warc_rotate_bytes, 1 << 20, kMaxBytes);
+  v.Bool("warc_dedup", &c.store.warc_dedup);
+  v.Int("warc_dedup_entries", &c.store.warc_dedup_entries, 1, 1000000000);
+  v.Bool("warc_errors", &c.store.warc_errors);
 
   v.Section("engine");
   v.Int("parse_threads", &c.engine.parse_threads, 0, 256);

@@ -18,6 +18,7 @@
 #include "parse/sitemap.h"
 #include "parse/url.h"
 #include "spdlog/spdlog.h"
+#include "store/cdxj.h"
 
 namespace freshd::daemon {
 namespace {
@@ -221,6 +222,26 @@ Status CrawlLoop::Init() {
       });
 
   if (!config_.store.warc_dir.empty()) {
+    // robots.txt exchanges are archived too (network thread: post them).
+    net_->set_archive_handler([this, alive = alive_](fetch::FetchResult r) {
+      const double started = UnixNow() - r.elapsed_s;
+      boost::asio::post(io_,
+                        [this, alive, started, r = std::move(r)]() mutable {
+                          if (*alive) ArchiveOnly(std::move(r), started);
+                        });
+    });
+    // Files a killed daemon left open: finished and indexed first.
+    auto recovered =
+        store::RecoverOpenWarcFiles(config_.store.warc_dir, "freshd");
+    if (!recovered.ok()) {
+      spdlog::error("warc: finishing files left open: {}",
+                    recovered.status().ToString());
+    } else {
+      for (const std::string& f : *recovered) {
+        spdlog::warn("warc: {} was left open (a crash); finished and indexed",
+                     f);
+      }
+    }
     store::WarcWriterOptions wo;
     wo.dir = config_.store.warc_dir;
     wo.rotate_bytes = config_.store.warc_rotate_bytes;
@@ -232,7 +253,10 @@ Status CrawlLoop::Init() {
     warc_ = std::move(w).value();
   }
   writer_ = std::make_unique<StoreWriter>(
-      store_.get(), warc_.get(), config_.store.sync_interval_s, config_.feed);
+      store_.get(), warc_.get(), config_.store.sync_interval_s, config_.feed,
+      ArchivePolicy{
+          config_.store.warc_dedup ? config_.store.warc_dedup_entries : 0,
+          config_.store.warc_errors});
   return Status::OK();
 }
 
@@ -622,9 +646,11 @@ void CrawlLoop::Complete(sched::PageId page, fetch::FetchResult r,
     if (r.outcome == fetch::OutcomeClass::kRobotsDenied) ++robots_denied_total_;
     Observe({page, now, sched::FailedObs{ToFailure(r)}});
   }
-  if (warc_ && (r.outcome == fetch::OutcomeClass::kOk ||
-                r.outcome == fetch::OutcomeClass::kNotModified)) {
+  if (warc_ && (!r.raw_headers.empty() || !r.redirect_hops.empty())) {
     pending_warc_bytes_ += r.raw_body.size() + r.raw_headers.size();
+    for (const fetch::RawHop& h : r.redirect_hops) {
+      pending_warc_bytes_ += h.raw_body.size() + h.raw_headers.size();
+    }
     r.body.clear();  // the writer needs the raw bytes only
     r.body.shrink_to_fit();
     if (event) event->warc_item = static_cast<int>(pending_warc_.size());
@@ -633,6 +659,17 @@ void CrawlLoop::Complete(sched::PageId page, fetch::FetchResult r,
   if (event && config_.feed.enabled) pending_feed_.push_back(std::move(*event));
   RequestCommit();
   TryDispatch();
+}
+
+void CrawlLoop::ArchiveOnly(fetch::FetchResult r, double started_unix) {
+  if (!warc_ || stopping_) return;
+  pending_warc_bytes_ += r.raw_body.size() + r.raw_headers.size();
+  for (const fetch::RawHop& h : r.redirect_hops) {
+    pending_warc_bytes_ += h.raw_body.size() + h.raw_headers.size();
+  }
+  r.body.clear();
+  pending_warc_.push_back(WarcItem{std::move(r), started_unix});
+  RequestCommit();
 }
 
 // ---- group commit ----
@@ -748,11 +785,31 @@ void CrawlLoop::FetchSitemap(const std::string& url, int depth) {
   fetch::CrawlRequest req;
   req.url = normalized.value();
   req.defer_decoding = true;  // decoded on the parse pool
+  req.keep_raw = warc_ != nullptr;
   net_->Fetch(std::move(req), [this, depth, alive = alive_](
                                   fetch::FetchResult r, double) {
     // Network thread: parse on the pool (up to 50,000 entries: tens of
     // ms), then count and apply on the scheduler's thread.
     if (!*alive) return;
+    if (!r.raw_headers.empty() || !r.redirect_hops.empty()) {
+      // The raw exchange goes to the WARC writer (the parse needs r.body).
+      fetch::FetchResult raw;
+      raw.url = r.url;
+      raw.final_url = r.final_url;
+      raw.outcome = r.outcome;
+      raw.status = r.status;
+      raw.truncated = r.truncated;
+      raw.raw_request = std::move(r.raw_request);
+      raw.raw_headers = std::move(r.raw_headers);
+      raw.raw_body = std::move(r.raw_body);
+      raw.remote_ip = r.remote_ip;
+      raw.redirect_hops = std::move(r.redirect_hops);
+      const double started = UnixNow() - r.total_elapsed_s;
+      boost::asio::post(io_,
+                        [this, alive, started, raw = std::move(raw)]() mutable {
+                          if (*alive) ArchiveOnly(std::move(raw), started);
+                        });
+    }
     if (r.outcome != fetch::OutcomeClass::kOk) {
       boost::asio::post(io_, [this, alive] {
         if (*alive) TryDispatch();

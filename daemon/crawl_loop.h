@@ -206,6 +206,9 @@ class CrawlLoop {
   // Scheduler thread: the host slot is free again.
   void ReleaseSlot(sched::PageId page, double next_allowed);
   void Complete(sched::PageId page, fetch::FetchResult result, Parsed parsed);
+  // Queues the WARC records of a fetch that is no page's (robots.txt, a
+  // sitemap) for the next commit; scheduler's thread.
+  void ArchiveOnly(fetch::FetchResult raw, double started_unix);
   void Housekeeping();
   void RefreshRobots(double now);
   void NoteOrigin(sched::PageId page);

@@ -37,6 +37,10 @@ void NetworkStage::set_sitemap_handler(fetch::Crawler::SitemapHandler handler) {
       });
 }
 
+void NetworkStage::set_archive_handler(fetch::Crawler::Callback handler) {
+  crawler_->set_archive_handler(std::move(handler));
+}
+
 void NetworkStage::Start() {
   if (started_) return;
   started_ = true;

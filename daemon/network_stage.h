@@ -5,7 +5,8 @@
 // fetch is handed on through the caller's callback, which must only post it
 // elsewhere (to the parse pool or the scheduler's thread).
 // Every method is safe from any thread: it posts to the network thread
-// (ImportState and set_sitemap_handler before Start only). Callbacks run on
+// (ImportState, set_sitemap_handler and set_archive_handler before Start
+// only). Callbacks run on
 // the network thread. Stop() joins the thread; pending callbacks are
 // dropped, never called. When systemd asks for a watchdog (WatchdogSec=),
 // this thread sends WATCHDOG=1 every half period (daemon/sd_notify.h).
@@ -47,6 +48,9 @@ class NetworkStage {
   // handler of robots.txt sitemap lines (runs on the network thread).
   void ImportState(const fetch::CrawlerState& state);
   void set_sitemap_handler(fetch::Crawler::SitemapHandler handler);
+  // Before Start: handler of robots.txt exchanges to archive (network
+  // thread; fetch::Crawler::set_archive_handler).
+  void set_archive_handler(fetch::Crawler::Callback handler);
 
   void Start();
   // Stops the io_context and joins the thread. Idempotent.

@@ -2,6 +2,7 @@
 
 #include <time.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <string>
@@ -11,6 +12,7 @@
 #include "base/clock.h"
 #include "base/sketch.h"
 #include "daemon/warc_archive.h"
+#include "parse/url.h"
 #include "spdlog/spdlog.h"
 
 namespace freshd::daemon {
@@ -34,11 +36,13 @@ uint64_t WarcBytes(const WriterJob& job) {
 }  // namespace
 
 StoreWriter::StoreWriter(store::PageStore* store, store::WarcWriter* warc,
-                         double sync_interval_s, FeedConfig feed)
+                         double sync_interval_s, FeedConfig feed,
+                         ArchivePolicy archive)
     : store_(store),
       warc_(warc),
       sync_interval_s_(sync_interval_s),
-      feed_(feed) {}
+      feed_(feed),
+      archive_(archive) {}
 
 StoreWriter::~StoreWriter() { (void)Stop(); }
 
@@ -122,26 +126,13 @@ void StoreWriter::Run() {
 void StoreWriter::Write(std::vector<WriterJob>& jobs) {
   const double cpu0 = ThreadCpuNow();
   Status first_error;
-  uint64_t warc_records = 0, errors = 0, feed_events = 0;
+  uint64_t warc_records = 0, warc_deduped = 0, errors = 0, feed_events = 0;
   store::StoreBatch batch;
   // What each job's WARC items left: where the feed events point.
   std::vector<std::vector<store::WarcWritten>> written(jobs.size());
-  for (size_t j = 0; j < jobs.size(); ++j) {
-    WriterJob& job = jobs[j];
-    written[j].resize(job.warc.size());
-    if (warc_ != nullptr) {
-      for (size_t i = 0; i < job.warc.size(); ++i) {
-        const WarcItem& item = job.warc[i];
-        Status s = ArchiveFetch(*warc_, item.result, item.started_unix,
-                                &written[j][i]);
-        ++warc_records;
-        if (!s.ok()) {
-          ++errors;
-          spdlog::error("warc: {}: {}", item.result.url, s.ToString());
-          if (first_error.ok()) first_error = s;
-        }
-      }
-    }
+  Archive(jobs, &written, &batch, &first_error, &warc_records, &warc_deduped,
+          &errors);
+  for (WriterJob& job : jobs) {
     batch.Append(std::move(job.batch));
     feed_events += job.feed.size();
   }
@@ -163,6 +154,8 @@ void StoreWriter::Write(std::vector<WriterJob>& jobs) {
   if (!feed_.enabled) feed_events = 0;
   events_since_prune_ += feed_events;
   if (feed_.enabled) MaybePruneFeed(UnixNow());
+  if (warc_ != nullptr && archive_.dedup_entries > 0)
+    MaybePruneDigests(UnixNow());
   {
     std::lock_guard<std::mutex> lock(mu_);
     stats_.feed_events += feed_events;
@@ -170,11 +163,107 @@ void StoreWriter::Write(std::vector<WriterJob>& jobs) {
     stats_.commits += records > 0 ? 1 : 0;
     stats_.records += records;
     stats_.warc_records += warc_records;
+    stats_.warc_deduped += warc_deduped;
     stats_.errors += errors;
     stats_.busy_s += ThreadCpuNow() - cpu0;
   }
   for (WriterJob& job : jobs) {
     if (job.done) job.done(first_error);
+  }
+}
+
+void StoreWriter::Archive(std::vector<WriterJob>& jobs,
+                          std::vector<std::vector<store::WarcWritten>>* written,
+                          store::StoreBatch* batch, Status* first_error,
+                          uint64_t* records, uint64_t* deduped,
+                          uint64_t* errors) {
+  // Captures written earlier in this group (the store does not hold them
+  // yet): by payload digest, and by page.
+  std::unordered_map<std::string, store::WarcCapture> group_digests;
+  std::unordered_map<std::string, store::WarcCapture> group_last;
+  const bool dedup = archive_.dedup_entries > 0;
+  for (size_t j = 0; j < jobs.size(); ++j) {
+    (*written)[j].resize(jobs[j].warc.size());
+    if (warc_ == nullptr) continue;
+    for (size_t i = 0; i < jobs[j].warc.size(); ++i) {
+      const WarcItem& item = jobs[j].warc[i];
+      const fetch::FetchResult& r = item.result;
+      const bool ok = r.outcome == fetch::OutcomeClass::kOk;
+      ArchiveContext refs;
+      refs.errors = archive_.errors;
+      store::WarcCapture original, previous;
+      if (ok) {
+        refs.payload_digest = store::WarcSha1Digest(r.raw_body);
+        if (dedup && !r.raw_body.empty()) {
+          if (auto g = group_digests.find(refs.payload_digest);
+              g != group_digests.end()) {
+            original = g->second;
+            refs.original = &original;
+          } else if (auto c = store_->GetDigestCapture(refs.payload_digest);
+                     c.ok()) {
+            original = std::move(c).value();
+            refs.original = &original;
+          }
+        }
+      } else if (r.outcome == fetch::OutcomeClass::kNotModified) {
+        if (auto g = group_last.find(r.final_url); g != group_last.end()) {
+          previous = g->second;
+          refs.previous = &previous;
+        } else if (auto c = store_->GetLastCapture(parse::UrlKey(r.final_url),
+                                                   r.final_url);
+                   c.ok()) {
+          previous = std::move(c).value();
+          refs.previous = &previous;
+        }
+      }
+      store::WarcWritten& w = (*written)[j][i];
+      Status s = ArchiveFetch(*warc_, r, item.started_unix, &w, refs);
+      ++*records;
+      if (!s.ok()) {
+        ++*errors;
+        spdlog::error("warc: {}: {}", r.url, s.ToString());
+        if (first_error->ok()) *first_error = s;
+        continue;
+      }
+      if (!ok || w.file.empty()) continue;
+      // The capture that holds this page's payload now.
+      store::WarcCapture capture;
+      if (refs.original != nullptr) {
+        ++*deduped;
+        capture = original;
+      } else {
+        capture.record_id = w.response_id;
+        capture.target_uri = r.final_url;
+        capture.date = item.started_unix;
+        capture.payload_digest = w.payload_digest;
+        if (dedup && !r.raw_body.empty()) {
+          if (Status p = batch->PutDigestCapture(capture); !p.ok()) {
+            spdlog::error("warc: digest index: {}: {}", r.final_url,
+                          p.ToString());
+          } else {
+            group_digests[capture.payload_digest] = capture;
+          }
+        }
+      }
+      if (Status p = batch->PutLastCapture(parse::UrlKey(r.final_url),
+                                           r.final_url, capture);
+          !p.ok()) {
+        spdlog::error("warc: last capture: {}: {}", r.final_url, p.ToString());
+      } else {
+        group_last[r.final_url] = std::move(capture);
+      }
+    }
+  }
+}
+
+void StoreWriter::MaybePruneDigests(double now) {
+  const uint64_t slack = std::max<uint64_t>(archive_.dedup_entries / 100, 1);
+  if (store_->digest_entries() <= archive_.dedup_entries + slack) return;
+  auto pruned = store_->PruneDigests(archive_.dedup_entries, now);
+  if (!pruned.ok()) {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++stats_.errors;
+    spdlog::error("warc: digest index prune: {}", pruned.status().ToString());
   }
 }
 

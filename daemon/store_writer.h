@@ -12,6 +12,14 @@
 // offset of its capture), and the staleness of a changed page is computed
 // here from the page's previous sketch (one point read). Retention is
 // enforced after commits (every 1,000 events or 60 s).
+// WARC revisits: the writer keeps, in the same LevelDB batch as the jobs'
+// records, each page's last capture with a payload (store key 'L') and,
+// with dedup on (ArchivePolicy), the digest index (keys 'W'/'X': the first
+// response record of each payload digest; the oldest go past
+// dedup_entries + 1 %). An ok response whose payload is in the index (or
+// earlier in the same group) is written as an identical-payload-digest
+// revisit of it; a 304's server-not-modified revisit names the page's last
+// capture. Each costs one point read (bloom-filtered on a miss).
 // The queue is bounded by the caller (queued() is how far behind the writer
 // is); Submit never blocks.
 // Thread-safety: Submit, queued() and stats() are safe from any thread; the
@@ -55,6 +63,12 @@ struct FeedItem {
   int warc_item = -1;  // index in WriterJob::warc of its capture; -1: none
 };
 
+// What the writer archives beyond ok/304 responses, and its dedup bound.
+struct ArchivePolicy {
+  uint64_t dedup_entries = 0;  // digest index bound; 0: no dedup
+  bool errors = true;          // archive 4xx/5xx responses
+};
+
 struct WriterJob {
   store::StoreBatch batch;
   std::vector<WarcItem> warc;
@@ -71,6 +85,7 @@ class StoreWriter {
     uint64_t commits = 0;       // LevelDB batches written (group commits)
     uint64_t records = 0;       // operations committed
     uint64_t warc_records = 0;  // fetches archived
+    uint64_t warc_deduped = 0;  // ok responses written as revisits
     uint64_t feed_events = 0;   // change-feed events committed
     uint64_t feed_pruned = 0;   // and dropped by retention
     uint64_t errors = 0;        // failed commits or WARC writes
@@ -82,7 +97,8 @@ class StoreWriter {
   // `store` must outlive the writer; `warc` may be null (no WARC output).
   // `sync_interval_s` as [store] sync_interval.
   StoreWriter(store::PageStore* store, store::WarcWriter* warc,
-              double sync_interval_s, FeedConfig feed = {});
+              double sync_interval_s, FeedConfig feed = {},
+              ArchivePolicy archive = {});
   ~StoreWriter();  // Stop()s
   StoreWriter(const StoreWriter&) = delete;
   StoreWriter& operator=(const StoreWriter&) = delete;
@@ -107,11 +123,18 @@ class StoreWriter {
                const std::vector<std::vector<store::WarcWritten>>& written,
                store::StoreBatch* batch);
   void MaybePruneFeed(double now);
+  // Archives the jobs' fetches, adding the capture index to `batch`.
+  void Archive(std::vector<WriterJob>& jobs,
+               std::vector<std::vector<store::WarcWritten>>* written,
+               store::StoreBatch* batch, Status* first_error, uint64_t* records,
+               uint64_t* deduped, uint64_t* errors);
+  void MaybePruneDigests(double now);
 
   store::PageStore* const store_;
   store::WarcWriter* const warc_;
   const double sync_interval_s_;
   const FeedConfig feed_;
+  const ArchivePolicy archive_;
   // Writer thread only.
   uint64_t events_since_prune_ = 0;
   double last_prune_ = 0;

@@ -53,6 +53,7 @@ class Crawler::Impl {
   PolitenessGate gate_;
   RobotsCache robots_;
   SitemapHandler sitemap_handler_;
+  Callback archive_handler_;  // robots.txt exchanges (WARC), optional
   size_t pending_ = 0;
   uint64_t finished_ = 0;
   static constexpr uint64_t kPruneEvery = 1024;
@@ -68,6 +69,7 @@ class Crawler::Impl {
     bool is_robots = false;
     std::string robots_origin;  // robots job: whose robots.txt this is
     bool sent = false;  // this hop's request went on the wire (gate OnSent)
+    std::vector<RawHop> raw_hops;  // keep_raw: redirect responses followed
   };
   using JobPtr = std::shared_ptr<Job>;
   struct Host {
@@ -249,6 +251,7 @@ void Crawler::Impl::Start(const JobPtr& job) {
     fr.any_content_type = true;
     fr.max_body_bytes = parse::kMaxRobotsBytes;
     fr.truncate_ok = true;  // RFC 9309 §2.5: parse the first 500 KiB
+    fr.keep_raw = static_cast<bool>(archive_handler_);
   } else {
     if (job->hops == 0) {
       fr.etag = job->req.etag;
@@ -293,6 +296,11 @@ void Crawler::Impl::OnFetched(const JobPtr& job, FetchResult r) {
       r.outcome = OutcomeClass::kRedirectLoop;
       r.detail = "redirect loop back to " + *target;
     } else {
+      if (job->req.keep_raw || (job->is_robots && archive_handler_)) {
+        job->raw_hops.push_back(RawHop{
+            job->current, std::move(r.raw_request), std::move(r.raw_headers),
+            std::move(r.raw_body), std::move(r.remote_ip)});
+      }
       ++job->hops;
       job->current = *target;
       Step(job);
@@ -317,6 +325,12 @@ void Crawler::Impl::OnRobots(const JobPtr& job, FetchResult r) {
   if (r.outcome == OutcomeClass::kOk && sitemap_handler_) {
     std::vector<std::string> maps = robots_.Sitemaps(origin);
     if (!maps.empty()) sitemap_handler_(origin, maps);
+  }
+  if (archive_handler_) {
+    FetchResult copy = r;
+    copy.url = origin + "/robots.txt";
+    copy.redirect_hops = std::move(job->raw_hops);
+    archive_handler_(std::move(copy));
   }
   std::vector<JobPtr> waiters = std::move(robots_waiters_[origin]);
   robots_waiters_.erase(origin);
@@ -372,6 +386,7 @@ void Crawler::Impl::Finish(const JobPtr& job, FetchResult r) {
   r.url = job->req.url;
   r.final_url = job->current.empty() ? job->req.url : job->current;
   r.redirects = job->hops;
+  r.redirect_hops = std::move(job->raw_hops);
   r.total_elapsed_s = Now() - job->start;
   if (pending_ > 0) --pending_;
   if (++finished_ % kPruneEvery == 0) {
@@ -407,6 +422,10 @@ void Crawler::RefreshRobots(const std::string& origin) {
 
 void Crawler::set_sitemap_handler(SitemapHandler handler) {
   impl_->sitemap_handler_ = std::move(handler);
+}
+
+void Crawler::set_archive_handler(Callback handler) {
+  impl_->archive_handler_ = std::move(handler);
 }
 
 const PolitenessGate& Crawler::gate() const { return impl_->gate_; }

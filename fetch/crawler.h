@@ -89,6 +89,10 @@ class Crawler {
   void RefreshRobots(const std::string& origin);
 
   void set_sitemap_handler(SitemapHandler handler);
+  // Set before fetching: robots.txt fetches keep their raw exchange and
+  // each is handed here (on the io thread) with its redirect hops, for
+  // archiving; url is the robots.txt URL, final_url where it ended.
+  void set_archive_handler(Callback handler);
 
   const PolitenessGate& gate() const;
   const RobotsCache& robots() const;

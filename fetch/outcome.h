@@ -52,6 +52,13 @@ std::string_view OutcomeName(OutcomeClass c);
 // network, dns, tls, timeout, protocol.
 bool IsHostError(OutcomeClass c, int http_status);
 
+// A response of a redirect chain that was followed (not the last), kept
+// with keep_raw so that it can be archived (daemon/warc_archive.h).
+struct RawHop {
+  std::string url;  // the URL this hop requested
+  std::string raw_request, raw_headers, raw_body, remote_ip;
+};
+
 struct FetchResult {
   std::string url;        // as requested
   std::string final_url;  // after redirects (Crawler) or == url
@@ -80,6 +87,9 @@ struct FetchResult {
   std::string remote_ip;     // address actually connected to
   std::string http_version;  // "1.0", "1.1", "2" or "3"; "" if no response
   int new_connections = 0;   // connections this transfer opened (0: reused)
+  // keep_raw (Crawler): the redirect responses followed before this one,
+  // in order, each with its request.
+  std::vector<RawHop> redirect_hops;
 };
 
 }  // namespace freshd::fetch

@@ -25,6 +25,11 @@ packages=(
   chromium     # headless, opens the status page in its test
   prometheus   # promtool checks /metrics in the operator test
 )
+# warcio.js checks the WARC output (tests/warc_js, npm ci): Debian's nodejs
+# and npm, unless a node and an npm are on PATH already (e.g. NodeSource's).
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+  packages+=(nodejs npm)
+fi
 if [[ "${1:-}" == "--bench" ]]; then
   packages+=(wrk
     wget2             # the reference crawler of bench/crawl/

@@ -40,6 +40,24 @@ std::string SketchKey(uint64_t url_key, std::string_view url) {
   return key;
 }
 
+std::string DigestKey(std::string_view payload_digest) {
+  std::string key(1, kDigestPrefix);
+  key.append(payload_digest);
+  return key;
+}
+
+std::string DigestOrderKey(uint64_t seq) {
+  std::string key(1, kDigestOrderPrefix);
+  PutBigEndian64(&key, seq);
+  return key;
+}
+
+std::string LastCaptureKey(uint64_t url_key, std::string_view url) {
+  std::string key = PageKey(url_key, url);
+  key[0] = kLastCapturePrefix;
+  return key;
+}
+
 bool ParsePageKey(std::string_view key, uint64_t* url_key, std::string* url) {
   if (key.size() < 9 || key[0] != kPagePrefix) return false;
   *url_key = DecodeBigEndian64(key.data() + 1);

@@ -12,6 +12,9 @@
 //   'F'                                  next change-feed sequence number
 //   'E' be64(seq)                        change-feed event
 //   'G' be64(url_key) url                a page's newest text sketch (feed)
+//   'W' payload digest                   WARC digest index: first capture
+//   'X' be64(seq)                        digest index eviction order
+//   'L' be64(url_key) url                a page's last WARC capture
 // Big-endian integers make key order numeric order.
 // Thread-safety: pure functions.
 
@@ -36,12 +39,18 @@ inline constexpr char kSignalPrefix = 'S';
 inline constexpr char kFeedSeqKey[] = "F";
 inline constexpr char kFeedPrefix = 'E';
 inline constexpr char kSketchPrefix = 'G';
+inline constexpr char kDigestPrefix = 'W';
+inline constexpr char kDigestOrderPrefix = 'X';
+inline constexpr char kLastCapturePrefix = 'L';
 
 std::string PageKey(uint64_t url_key, std::string_view url);
 std::string HostKey(std::string_view host);
 std::string SignalKey(int64_t time_us, uint64_t seq);
 std::string FeedKey(uint64_t seq);
 std::string SketchKey(uint64_t url_key, std::string_view url);
+std::string DigestKey(std::string_view payload_digest);
+std::string DigestOrderKey(uint64_t seq);
+std::string LastCaptureKey(uint64_t url_key, std::string_view url);
 
 // Splits a page key; false if `key` is not a well-formed page key.
 bool ParsePageKey(std::string_view key, uint64_t* url_key, std::string* url);

@@ -229,9 +229,34 @@ Status StoreBatch::PutSketch(uint64_t url_key, std::string_view url,
   return Status::OK();
 }
 
+Status StoreBatch::PutDigestCapture(const WarcCapture& capture) {
+  if (capture.payload_digest.empty() ||
+      capture.payload_digest.size() > kMaxSmallFieldBytes)
+    return Status::InvalidArgument("digest index: bad payload digest");
+  WarcCapture c = capture;
+  c.seq = 0;  // one byte, replaced at commit
+  Op op{Op::Kind::kDigest, DigestKey(c.payload_digest), {}, 0};
+  if (Status s = EncodeCaptureValue(c, &op.value); !s.ok()) return s;
+  ops_.push_back(std::move(op));
+  return Status::OK();
+}
+
+Status StoreBatch::PutLastCapture(uint64_t url_key, std::string_view url,
+                                  const WarcCapture& capture) {
+  if (url.size() > kMaxUrlBytes)
+    return Status::InvalidArgument("last capture: url over the limit");
+  WarcCapture c = capture;
+  c.seq = 0;
+  Op op{Op::Kind::kPut, LastCaptureKey(url_key, url), {}, 0};
+  if (Status s = EncodeCaptureValue(c, &op.value); !s.ok()) return s;
+  ops_.push_back(std::move(op));
+  return Status::OK();
+}
+
 void StoreBatch::DeletePage(uint64_t url_key, std::string_view url) {
   ops_.push_back({Op::Kind::kDelete, PageKey(url_key, url), {}, 0});
   ops_.push_back({Op::Kind::kDelete, SketchKey(url_key, url), {}, 0});
+  ops_.push_back({Op::Kind::kDelete, LastCaptureKey(url_key, url), {}, 0});
 }
 
 void StoreBatch::DeleteHost(std::string_view host) {
@@ -277,6 +302,7 @@ Result<std::unique_ptr<PageStore>> PageStore::Open(const StoreConfig& config) {
   if (Status c = store->CheckSchema(); !c.ok()) return c;
   if (Status c = store->LoadCounters(); !c.ok()) return c;
   if (Status c = store->LoadFeedBounds(); !c.ok()) return c;
+  if (Status c = store->LoadDigestBounds(); !c.ok()) return c;
   std::string marker = config.path + "/" + kSyncMarkerFile;
   store->marker_fd_ =
       ::open(marker.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
@@ -308,6 +334,110 @@ Status PageStore::LoadFeedBounds() {
   }
   if (!it->status().ok()) return FromLevelDb(it->status(), "feed scan");
   return Status::OK();
+}
+
+// The digest index's eviction order: the first and last 'X' keys.
+Status PageStore::LoadDigestBounds() {
+  std::unique_ptr<leveldb::Iterator> it(
+      db_->NewIterator(leveldb::ReadOptions()));
+  it->Seek(std::string(1, kDigestOrderPrefix));
+  if (it->Valid() && it->key().size() == 9 &&
+      it->key()[0] == kDigestOrderPrefix) {
+    oldest_digest_seq_ = DecodeBigEndian64(it->key().data() + 1);
+    it->Seek(std::string(1, kDigestOrderPrefix + 1));
+    if (it->Valid()) {
+      it->Prev();
+    } else {
+      it->SeekToLast();
+    }
+    if (it->Valid() && it->key().size() == 9 &&
+        it->key()[0] == kDigestOrderPrefix) {
+      next_digest_seq_ = DecodeBigEndian64(it->key().data() + 1) + 1;
+    }
+    if (next_digest_seq_ < oldest_digest_seq_)  // defensive
+      next_digest_seq_ = oldest_digest_seq_;
+  }
+  if (!it->status().ok()) return FromLevelDb(it->status(), "digest scan");
+  return Status::OK();
+}
+
+Result<WarcCapture> PageStore::GetDigestCapture(
+    std::string_view payload_digest) const {
+  std::shared_lock lock(mu_);
+  if (closed_) return Status::Unavailable("store is closed");
+  std::string value;
+  leveldb::Status s =
+      db_->Get(leveldb::ReadOptions(), DigestKey(payload_digest), &value);
+  if (!s.ok()) return FromLevelDb(s, "digest " + std::string(payload_digest));
+  WarcCapture c;
+  if (Status d = DecodeCaptureValue(value, &c); !d.ok()) return d;
+  return c;
+}
+
+Result<WarcCapture> PageStore::GetLastCapture(uint64_t url_key,
+                                              std::string_view url) const {
+  std::shared_lock lock(mu_);
+  if (closed_) return Status::Unavailable("store is closed");
+  std::string value;
+  leveldb::Status s =
+      db_->Get(leveldb::ReadOptions(), LastCaptureKey(url_key, url), &value);
+  if (!s.ok()) return FromLevelDb(s, "last capture " + std::string(url));
+  WarcCapture c;
+  if (Status d = DecodeCaptureValue(value, &c); !d.ok()) return d;
+  return c;
+}
+
+uint64_t PageStore::digest_entries() const {
+  std::shared_lock lock(mu_);
+  return next_digest_seq_ - oldest_digest_seq_;
+}
+
+Result<uint64_t> PageStore::PruneDigests(uint64_t max_entries, double now) {
+  constexpr uint64_t kChunk = 10000;
+  uint64_t deleted = 0;
+  for (;;) {
+    StoreBatch batch;
+    uint64_t new_oldest = 0, entries = 0;
+    {
+      std::shared_lock lock(mu_);
+      if (closed_) return Status::Unavailable("store is closed");
+      const uint64_t kept = next_digest_seq_ - oldest_digest_seq_;
+      uint64_t excess = kept > max_entries ? kept - max_entries : 0;
+      std::unique_ptr<leveldb::Iterator> it(
+          db_->NewIterator(leveldb::ReadOptions()));
+      for (it->Seek(DigestOrderKey(oldest_digest_seq_));
+           it->Valid() && excess > 0 && entries < kChunk; it->Next()) {
+        leveldb::Slice k = it->key();
+        if (k.size() != 9 || k[0] != kDigestOrderPrefix) break;
+        const uint64_t seq = DecodeBigEndian64(k.data() + 1);
+        const std::string digest_key =
+            DigestKey(std::string_view(it->value().data(), it->value().size()));
+        // The index entry goes only if it is still this one (a digest
+        // written again later has a newer order entry).
+        std::string value;
+        WarcCapture c;
+        if (db_->Get(leveldb::ReadOptions(), digest_key, &value).ok() &&
+            (!DecodeCaptureValue(value, &c).ok() || c.seq == seq)) {
+          batch.ops_.push_back(
+              {StoreBatch::Op::Kind::kDelete, digest_key, {}, 0});
+        }
+        batch.ops_.push_back(
+            {StoreBatch::Op::Kind::kDelete, k.ToString(), {}, 0});
+        new_oldest = seq + 1;
+        --excess;
+        ++entries;
+      }
+      if (!it->status().ok()) return FromLevelDb(it->status(), "digest prune");
+    }
+    if (batch.empty()) return deleted;
+    if (Status s = Commit(batch, now); !s.ok()) return s;
+    {
+      std::unique_lock lock(mu_);
+      oldest_digest_seq_ = std::max(oldest_digest_seq_, new_oldest);
+    }
+    deleted += entries;
+    if (entries < kChunk) return deleted;
+  }
 }
 
 PageStore::FeedBounds PageStore::feed_bounds() const {
@@ -590,6 +720,7 @@ Status PageStore::Commit(StoreBatch& batch, double now, bool* synced) {
   leveldb::WriteBatch wb;
   uint64_t seq = next_signal_seq_;
   uint64_t feed_seq = next_feed_seq_;
+  uint64_t digest_seq = next_digest_seq_;
   // Page keys this batch writes: whether each exists after the ops so far.
   std::unordered_map<std::string_view, bool> pages;
   int64_t page_delta = 0;
@@ -624,6 +755,14 @@ Status PageStore::Commit(StoreBatch& batch, double now, bool* synced) {
       case StoreBatch::Op::Kind::kFeed:
         wb.Put(FeedKey(feed_seq++), op.value);
         break;
+      case StoreBatch::Op::Kind::kDigest: {
+        std::string v = op.value;
+        v.pop_back();  // the placeholder seq 0 (one varint byte)
+        PutVarint64(&v, digest_seq);
+        wb.Put(op.key, v);
+        wb.Put(DigestOrderKey(digest_seq++), op.key.substr(1));
+        break;
+      }
     }
   }
   if (feed_seq != next_feed_seq_) {
@@ -656,6 +795,7 @@ Status PageStore::Commit(StoreBatch& batch, double now, bool* synced) {
   if (!s.ok()) return FromLevelDb(s, "commit");
   next_signal_seq_ = seq;
   next_feed_seq_ = feed_seq;
+  next_digest_seq_ = digest_seq;
   page_count_ = count;
   ++commit_seq_;
   batch.Clear();

@@ -55,7 +55,16 @@ class StoreBatch {
   // kept for the feed's staleness; the empty string deletes it.
   Status PutSketch(uint64_t url_key, std::string_view url,
                    std::string_view sketch);
-  // Deletes the page's record and its sketch.
+  // The WARC digest index: `capture` is the first response record holding
+  // payload_digest (key 'W'). Commit gives it the next index sequence
+  // number (its seq field is ignored) and an eviction-order entry 'X', so
+  // PruneDigests drops the oldest first. InvalidArgument over the limits.
+  Status PutDigestCapture(const WarcCapture& capture);
+  // A page's last archived capture with a payload (key 'L'), named by the
+  // revisit of its next 304.
+  Status PutLastCapture(uint64_t url_key, std::string_view url,
+                        const WarcCapture& capture);
+  // Deletes the page's record, its sketch and its last capture.
   void DeletePage(uint64_t url_key, std::string_view url);
   void DeleteHost(std::string_view host);
 
@@ -69,8 +78,10 @@ class StoreBatch {
  private:
   friend class PageStore;
   struct Op {
-    enum class Kind { kPut, kDelete, kSignal, kFeed } kind;
+    enum class Kind { kPut, kDelete, kSignal, kFeed, kDigest } kind;
     std::string key;  // kSignal, kFeed: empty (assigned at commit)
+    // kDigest: key 'W' + digest; value ends in a one-byte seq (0) that
+    // Commit replaces with the assigned one.
     std::string value;
     int64_t signal_time_us = 0;
   };
@@ -207,6 +218,20 @@ class PageStore {
   // most 10,000 per commit. Returns how many went.
   Result<uint64_t> PruneFeed(uint64_t max_events, double before, double now);
 
+  // The WARC digest index: the capture first archived with `payload_digest`
+  // and a page's last capture; NotFound if none, Corruption if it does not
+  // decode.
+  Result<WarcCapture> GetDigestCapture(std::string_view payload_digest) const;
+  Result<WarcCapture> GetLastCapture(uint64_t url_key,
+                                     std::string_view url) const;
+  // Index entries kept (an upper bound: eviction-order entries between the
+  // oldest kept and the newest assigned).
+  uint64_t digest_entries() const;
+  // Deletes the oldest digest index entries while more than `max_entries`
+  // are kept, committing with `now`, at most 10,000 per commit. Returns how
+  // many went.
+  Result<uint64_t> PruneDigests(uint64_t max_entries, double now);
+
   // A page's sketch as PutSketch left it; NotFound if none.
   Result<std::string> GetSketch(uint64_t url_key, std::string_view url) const;
 
@@ -226,6 +251,7 @@ class PageStore {
   Status LoadHashSecret();
   Status LoadCounters();
   Status LoadFeedBounds();
+  Status LoadDigestBounds();
   Status WriteSyncMarker();      // REQUIRES: mu_ held exclusively, after a sync
   Status AfterSync(double now);  // REQUIRES: mu_ held exclusively
 
@@ -247,8 +273,10 @@ class PageStore {
   double last_sync_time_ = 0.0;
   uint64_t unsynced_commits_ = 0;
   uint64_t next_signal_seq_ = 0;
-  uint64_t next_feed_seq_ = 1;    // the next event's seq
-  uint64_t oldest_feed_seq_ = 1;  // the oldest event kept (= next if none)
+  uint64_t next_feed_seq_ = 1;      // the next event's seq
+  uint64_t oldest_feed_seq_ = 1;    // the oldest event kept (= next if none)
+  uint64_t next_digest_seq_ = 1;    // the next digest index entry's seq
+  uint64_t oldest_digest_seq_ = 1;  // the oldest kept (= next if none)
   uint64_t page_count_ = 0;
   uint64_t commit_seq_ = 0;
   uint64_t pages_before_damage_ = 0;  // constant after Open

@@ -11,6 +11,7 @@ constexpr uint8_t kPageVersion = 2;  // 2 adds last_signal_lastmod
 constexpr uint8_t kHostVersion = 2;  // 2 adds fetch_state
 constexpr uint8_t kSignalVersion = 1;
 constexpr uint8_t kFeedVersion = 1;
+constexpr uint8_t kCaptureVersion = 1;
 
 Status TooLong(std::string_view field, size_t size, size_t limit) {
   return Status::InvalidArgument(std::string(field) + " is " +
@@ -210,6 +211,42 @@ Status DecodeFeedValue(std::string_view in, FeedEvent* out) {
   if (!d.GetVarint64(&e.warc_offset)) return Bad(kWhat, "warc_offset");
   if (!d.done()) return Bad(kWhat, "length (trailing bytes)");
   *out = std::move(e);
+  return Status::OK();
+}
+
+Status EncodeCaptureValue(const WarcCapture& c, std::string* out) {
+  if (c.target_uri.size() > kMaxUrlBytes)
+    return TooLong("target_uri", c.target_uri.size(), kMaxUrlBytes);
+  if (c.record_id.size() > kMaxSmallFieldBytes)
+    return TooLong("record_id", c.record_id.size(), kMaxSmallFieldBytes);
+  if (c.payload_digest.size() > kMaxSmallFieldBytes)
+    return TooLong("payload_digest", c.payload_digest.size(),
+                   kMaxSmallFieldBytes);
+  out->clear();
+  out->push_back(static_cast<char>(kCaptureVersion));
+  PutLengthPrefixed(out, c.record_id);
+  PutLengthPrefixed(out, c.target_uri);
+  PutDouble(out, c.date);
+  PutLengthPrefixed(out, c.payload_digest);
+  PutVarint64(out, c.seq);
+  return Status::OK();
+}
+
+Status DecodeCaptureValue(std::string_view in, WarcCapture* out) {
+  Decoder d(in);
+  constexpr std::string_view kWhat = "WARC capture";
+  if (Status s = ReadVersion(d, kWhat, kCaptureVersion); !s.ok()) return s;
+  WarcCapture c;
+  if (!d.GetLengthPrefixed(&c.record_id, kMaxSmallFieldBytes))
+    return Bad(kWhat, "record_id");
+  if (!d.GetLengthPrefixed(&c.target_uri, kMaxUrlBytes))
+    return Bad(kWhat, "target_uri");
+  if (!d.GetDouble(&c.date)) return Bad(kWhat, "date");
+  if (!d.GetLengthPrefixed(&c.payload_digest, kMaxSmallFieldBytes))
+    return Bad(kWhat, "payload_digest");
+  if (!d.GetVarint64(&c.seq)) return Bad(kWhat, "seq");
+  if (!d.done()) return Bad(kWhat, "length (trailing bytes)");
+  *out = std::move(c);
   return Status::OK();
 }
 

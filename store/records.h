@@ -104,12 +104,27 @@ struct FeedEvent {
   bool operator==(const FeedEvent&) const = default;
 };
 
+// One archived capture that holds a payload: a WARC response record (the
+// value of the digest index 'W' and of a page's last capture 'L'). Revisit
+// records name it in WARC-Refers-To, -Target-URI and -Date.
+struct WarcCapture {
+  std::string record_id;       // "<urn:uuid:...>" of the response record
+  std::string target_uri;      // its WARC-Target-URI
+  double date = 0.0;           // its WARC-Date, Unix seconds
+  std::string payload_digest;  // "sha1:" + base32
+  uint64_t seq = 0;            // 'W' only: its place in the eviction order
+
+  bool operator==(const WarcCapture&) const = default;
+};
+
 // Current value encodings. Encode returns InvalidArgument if a field is
 // over its limit; url/host are not part of the value (they are in the key).
 Status EncodePageValue(const PageRecord& page, std::string* out);
 Status EncodeHostValue(const HostRecord& host, std::string* out);
 Status EncodeSignalValue(const SignalEntry& signal, std::string* out);
 Status EncodeFeedValue(const FeedEvent& event, std::string* out);
+// The seq field is last (a varint), so the store can set it at commit.
+Status EncodeCaptureValue(const WarcCapture& capture, std::string* out);
 
 // Decode a value written by any supported version. On success fills every
 // value field of *out (key-derived fields are left to the caller). Any
@@ -119,6 +134,7 @@ Status DecodeHostValue(std::string_view in, HostRecord* out);
 Status DecodeSignalValue(std::string_view in, SignalEntry* out);
 // Fills every field but seq.
 Status DecodeFeedValue(std::string_view in, FeedEvent* out);
+Status DecodeCaptureValue(std::string_view in, WarcCapture* out);
 
 }  // namespace freshd::store
 

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "store/cdxj.h"
 #include "store/warc_format.h"
 
 namespace freshd::store {
@@ -133,6 +134,7 @@ Status WarcWriter::StartFile(double date) {
   }
   if (fd_ < 0) return Status::IOError("no free WARC file name");
   file_bytes_ = 0;
+  cdxj_lines_.clear();  // a file abandoned after a failed write has none
   warcinfo_id_ = WarcRecordId();
   std::string info = "software: " + WithoutLineBreaks(options_.software) +
                      "\r\nformat: WARC File Format 1.1\r\n"
@@ -148,6 +150,8 @@ Status WarcWriter::StartFile(double date) {
     info +=
         "http-header-user-agent: " + WithoutLineBreaks(options_.user_agent) +
         "\r\n";
+  if (!options_.robots_policy.empty())
+    info += "robots: " + WithoutLineBreaks(options_.robots_policy) + "\r\n";
   Fields fields = {{"WARC-Type", "warcinfo"},
                    {"WARC-Record-ID", warcinfo_id_},
                    {"WARC-Date", WarcDate(date)},
@@ -203,12 +207,28 @@ Status WarcWriter::FinishFile() {
     close(dir_fd);
   }
   finished_.push_back(final_path_);
+  if (options_.cdxj) {
+    Status index =
+        WriteCdxjFile(CdxjPathFor(final_path_), std::move(cdxj_lines_));
+    if (result.ok()) result = index;
+  }
+  cdxj_lines_.clear();
   return result;
 }
 
 Status WarcWriter::WriteLocked(const std::vector<std::string>& records,
-                               std::vector<uint64_t>* offsets) {
+                               std::vector<uint64_t>* offsets,
+                               CdxjRecord* index) {
+  std::vector<uint64_t> mine;
+  if (offsets == nullptr) offsets = &mine;
   if (Status s = AppendMembers(records, offsets); !s.ok()) return s;
+  if (index != nullptr && options_.cdxj && !offsets->empty()) {
+    index->offset = offsets->back();
+    index->length = file_bytes_ - offsets->back();
+    const size_t slash = final_path_.rfind('/');
+    index->filename = final_path_.substr(slash + 1);
+    cdxj_lines_.push_back(CdxjLine(*index));
+  }
   if (file_bytes_ >= options_.rotate_bytes) return FinishFile();
   return Status::OK();
 }
@@ -218,13 +238,16 @@ Result<WarcWritten> WarcWriter::WriteExchange(const WarcExchange& ex) {
                              ex.response_head);
       !s.ok())
     return s;
+  if (HasLineBreak(ex.payload_digest))
+    return Status::InvalidArgument("WARC: line break in payload digest");
   std::lock_guard<std::mutex> lock(mu_);
   if (closed_) return Status::Unavailable("WARC writer is closed");
   if (fd_ < 0) {
     if (Status s = StartFile(ex.date); !s.ok()) return s;
   }
   WarcWritten out;
-  out.payload_digest = WarcSha1Digest(ex.body);
+  out.payload_digest =
+      ex.payload_digest.empty() ? WarcSha1Digest(ex.body) : ex.payload_digest;
   out.response_id = WarcRecordId();
   const Original* original = nullptr;
   if (options_.dedup_entries > 0 && !ex.body.empty()) {
@@ -271,8 +294,14 @@ Result<WarcWritten> WarcWriter::WriteExchange(const WarcExchange& ex) {
   f.push_back({"WARC-Payload-Digest", out.payload_digest});
   f.push_back({"WARC-Block-Digest", WarcSha1Digest(block)});
   records.push_back(FrameWarcRecord(f, block));
+  CdxjRecord index;
+  index.url = ex.target_uri;
+  index.warc_date = date;
+  index.warc_type = original != nullptr ? "revisit" : "response";
+  index.payload_digest = out.payload_digest;
+  HttpHeadFacts(ex.response_head, &index.status, &index.mime);
   std::vector<uint64_t> offsets;
-  if (Status s = WriteLocked(records, &offsets); !s.ok()) return s;
+  if (Status s = WriteLocked(records, &offsets, &index); !s.ok()) return s;
   out.offset = offsets.back();
   if (options_.dedup_entries > 0 && original == nullptr && !ex.body.empty()) {
     lru_.emplace_front(out.payload_digest,
@@ -341,8 +370,14 @@ Result<WarcWritten> WarcWriter::WriteRevisit(const WarcRevisit& rv) {
     f.push_back({"WARC-Payload-Digest", rv.payload_digest});
   f.push_back({"WARC-Block-Digest", WarcSha1Digest(rv.response_head)});
   records.push_back(FrameWarcRecord(f, rv.response_head));
+  CdxjRecord index;
+  index.url = rv.target_uri;
+  index.warc_date = date;
+  index.warc_type = "revisit";
+  index.payload_digest = rv.payload_digest;
+  HttpHeadFacts(rv.response_head, &index.status, &index.mime);
   std::vector<uint64_t> offsets;
-  if (Status s = WriteLocked(records, &offsets); !s.ok()) return s;
+  if (Status s = WriteLocked(records, &offsets, &index); !s.ok()) return s;
   out.offset = offsets.back();
   out.file = final_path_;
   return out;

@@ -1,13 +1,17 @@
 // WarcWriter: WARC/1.1 output (ISO 28500:2017) of what the fetcher saw.
 //
-// Writes warcinfo (first record of every file), request, response and
-// revisit records (profiles identical-payload-digest and server-not-modified
-// of WARC 1.1 §6.7). Each record is its own gzip member, so readers can seek
-// to any record. Every record carries WARC-Record-ID (<urn:uuid:v4>),
-// WARC-Date, Content-Length and WARC-Block-Digest; HTTP records also carry
-// WARC-Target-URI and WARC-Payload-Digest, as "sha1:" + RFC 4648 base32.
+// Writes warcinfo (first record of every file: software, format,
+// conformsTo, hostname, operator, user agent, robots policy), request,
+// response and revisit records (profiles identical-payload-digest and
+// server-not-modified of WARC 1.1 §6.7). Each record is its own gzip
+// member, so readers can seek to any record. Every record carries
+// WARC-Record-ID (<urn:uuid:v4>), WARC-Date, Content-Length and
+// WARC-Block-Digest; HTTP records also carry WARC-Target-URI and
+// WARC-Payload-Digest, as "sha1:" + RFC 4648 base32.
 // Files are "<prefix>-<UTC yyyymmddhhmmss>-<serial>-<pid>.warc.gz", written
-// as "<name>.open" and renamed after fsync on rotation (by size) or Close().
+// as "<name>.open" and renamed after fsync on rotation (by size) or
+// Close(), then indexed as "<prefix>-...-<pid>.cdxj" (store/cdxj.h). Files
+// a killed writer left ".open" are finished by store::RecoverOpenWarcFiles.
 // The writer never reads a clock: the caller passes each record's date.
 // Thread-safety: a WarcWriter is safe for concurrent use by several threads.
 
@@ -28,6 +32,8 @@
 
 namespace freshd::store {
 
+struct CdxjRecord;
+
 struct WarcWriterOptions {
   std::string dir;                      // must exist and be writable
   std::string prefix = "freshd";        // file name prefix
@@ -35,6 +41,10 @@ struct WarcWriterOptions {
   std::string software = "freshd/0.1";  // warcinfo "software:"
   std::string operator_contact;         // warcinfo "operator:" (optional)
   std::string user_agent;               // warcinfo "http-header-user-agent:"
+  std::string robots_policy = "obey";   // warcinfo "robots:" ("" = omit)
+  // Write "<name>.cdxj" (store/cdxj.h) beside each file when it is closed;
+  // the lines are kept in memory until then (one short line per record).
+  bool cdxj = true;
   // Keep the last N payload digests and write an identical-payload-digest
   // revisit instead of a response when a payload repeats. 0 = off.
   size_t dedup_entries = 0;
@@ -52,6 +62,9 @@ struct WarcExchange {
   std::string request_head;   // empty: no request record
   std::string response_head;  // "HTTP/1.1 200 OK\r\n...\r\n\r\n"
   std::string_view body;      // must outlive the call
+  // WarcSha1Digest(body) if the caller computed it already; empty: the
+  // writer computes it.
+  std::string payload_digest;
 };
 
 // A revisit of a server-not-modified (304) or identical payload. The block
@@ -118,8 +131,11 @@ class WarcWriter {
   // *offsets (if given): each record's member offset in the file.
   Status AppendMembers(const std::vector<std::string>& records,
                        std::vector<uint64_t>* offsets = nullptr);
+  // Appends, indexes the last record as `index` (if given; its offset,
+  // length and filename are filled in here), then rotates if due.
   Status WriteLocked(const std::vector<std::string>& records,
-                     std::vector<uint64_t>* offsets = nullptr);  // +rotate
+                     std::vector<uint64_t>* offsets = nullptr,
+                     CdxjRecord* index = nullptr);
   Status FinishFile();  // fsync, close, rename; no-op without a file
 
   const WarcWriterOptions options_;
@@ -133,6 +149,7 @@ class WarcWriter {
   uint64_t serial_ = 0;
   bool closed_ = false;
   std::vector<std::string> finished_;
+  std::vector<std::string> cdxj_lines_;  // of the current file
   // Dedup memory: payload digest -> (record id, target uri, date), LRU.
   struct Original {
     std::string record_id, target_uri;

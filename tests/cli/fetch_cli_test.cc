@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cctype>
 #include <filesystem>
 #include <map>
@@ -169,11 +170,17 @@ TEST(FetchCliTest, WarcOutputHoldsRequestAndResponseRecords) {
   auto r = RunFreshd({"fetch", "--config", config, "--warc", dir,
                       server.Url("/page.html"), server.Url("/unchanged")});
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  std::vector<std::string> files;
+  std::vector<std::string> files, indexes;
   for (const auto& e : std::filesystem::directory_iterator(dir)) {
-    files.push_back(e.path().string());
+    (e.path().extension() == ".cdxj" ? indexes : files)
+        .push_back(e.path().string());
   }
   ASSERT_EQ(files.size(), 1u);
+  ASSERT_EQ(indexes.size(), 1u);  // the CDXJ beside it: response, revisit
+  const std::string cdxj = testing::ReadWholeFile(indexes[0]);
+  EXPECT_EQ(std::count(cdxj.begin(), cdxj.end(), '\n'), 2) << cdxj;
+  EXPECT_NE(cdxj.find("\"status\":\"200\",\"digest\":\""), std::string::npos)
+      << cdxj;
   EXPECT_NE(files[0].find(".warc.gz"), std::string::npos);
   EXPECT_EQ(files[0].find(".open"), std::string::npos);
   // An independent reader checks framing and block/payload digests.
@@ -243,6 +250,53 @@ TEST(FetchCliTest, WarcOutputHoldsRequestAndResponseRecords) {
             req304.fields["WARC-Record-ID"]);
   EXPECT_EQ(req304.block.rfind("GET /unchanged HTTP/1.1\r\n", 0), 0u);
   EXPECT_EQ(revisit.block.rfind("HTTP/1.1 304", 0), 0u) << revisit.block;
+  std::filesystem::remove_all(dir);
+  std::remove(config.c_str());
+}
+
+// Each redirect hop is its own request + response pair, then the page; a
+// 404 is archived as a response too ([store] warc_errors, on by default);
+// the CDXJ beside the file names each response, warc_verify.py passes.
+TEST(FetchCliTest, WarcHoldsEachRedirectHopAndErrorResponses) {
+  TestServer server(Site);
+  std::string config = LoopbackConfig();
+  char dir_template[] = "/tmp/freshd-warc-XXXXXX";
+  std::string dir = mkdtemp(dir_template);
+  auto r = RunFreshd({"fetch", "--config", config, "--warc", dir,
+                      server.Url("/moved"), server.Url("/gone")});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  std::string warc, cdxj;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    (e.path().extension() == ".cdxj" ? cdxj : warc) = e.path().string();
+  }
+  ASSERT_FALSE(warc.empty());
+  ASSERT_FALSE(cdxj.empty());
+  std::string verify = "python3 " + std::string(FRESHD_SHARED_DIR) +
+                       "/tools/warc_verify.py " + warc + " > " + dir +
+                       "/verify.txt 2>&1";
+  EXPECT_EQ(std::system(verify.c_str()), 0)
+      << testing::ReadWholeFile(dir + "/verify.txt");
+  std::string text = dir + "/dump.txt";
+  ASSERT_EQ(std::system(("gzip -dc " + warc + " > " + text).c_str()), 0);
+  std::vector<WarcRecord> recs = SplitWarc(testing::ReadWholeFile(text));
+  ASSERT_EQ(recs.size(), 7u);
+  const std::vector<std::pair<std::string, std::string>> want = {
+      {"request", "/moved"},     {"response", "/moved"},
+      {"request", "/page.html"}, {"response", "/page.html"},
+      {"request", "/gone"},      {"response", "/gone"}};
+  for (size_t i = 0; i < want.size(); ++i) {
+    WarcRecord& rec = recs[i + 1];
+    EXPECT_EQ(rec.fields["WARC-Type"], want[i].first) << i;
+    EXPECT_EQ(rec.fields["WARC-Target-URI"], server.Url(want[i].second)) << i;
+  }
+  EXPECT_EQ(recs[2].block.rfind("HTTP/1.1 301", 0), 0u) << recs[2].block;
+  EXPECT_NE(recs[2].block.find("Location: "), std::string::npos);
+  EXPECT_EQ(recs[6].block.rfind("HTTP/1.1 404", 0), 0u) << recs[6].block;
+  EXPECT_NE(recs[6].block.find("\r\n\r\nnope"), std::string::npos);
+  const std::string index = testing::ReadWholeFile(cdxj);
+  EXPECT_EQ(std::count(index.begin(), index.end(), '\n'), 3) << index;
+  EXPECT_NE(index.find("\"status\":\"301\""), std::string::npos) << index;
+  EXPECT_NE(index.find("\"status\":\"404\""), std::string::npos) << index;
   std::filesystem::remove_all(dir);
   std::remove(config.c_str());
 }

@@ -293,13 +293,16 @@ TEST_F(CrawlLoopTest, CrawlsTheWebWithinBudgetAndServesStatus) {
   EXPECT_EQ(replies["bad"].substr(0, 4), "400 ");
   EXPECT_EQ(replies["missing"].substr(0, 4), "404 ");
 
-  // WARC output was written and closed (no .open file left).
-  int warcs = 0;
+  // WARC output was written and closed (no .open file left), each file
+  // with its CDXJ index beside it.
+  int warcs = 0, indexes = 0;
   for (const auto& f : std::filesystem::directory_iterator(dir_ / "warc")) {
-    EXPECT_EQ(f.path().extension(), ".gz") << f.path();
-    ++warcs;
+    const std::string ext = f.path().extension().string();
+    EXPECT_TRUE(ext == ".gz" || ext == ".cdxj") << f.path();
+    (ext == ".gz" ? warcs : indexes) += 1;
   }
   EXPECT_GE(warcs, 1);
+  EXPECT_EQ(indexes, warcs);
 }
 
 // DESIGN.md: parsing runs on a worker pool, so a parse that takes long

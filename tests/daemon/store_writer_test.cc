@@ -20,6 +20,7 @@
 #include "parse/url.h"
 #include "store/page_store.h"
 #include "tests/store/temp_dir.h"
+#include "tests/store/warc_reader.h"
 
 namespace freshd::daemon {
 namespace {
@@ -196,6 +197,143 @@ TEST_F(StoreWriterTest, FeedEventsCarryWarcPlaceAndStaleness) {
     EXPECT_EQ(magic[0], 0x1f);
     EXPECT_EQ(magic[1], 0x8b);
   }
+}
+
+fetch::FetchResult NotModified(const std::string& url) {
+  fetch::FetchResult r = Fetched(url, "");
+  r.outcome = fetch::OutcomeClass::kNotModified;
+  r.status = 304;
+  r.raw_headers = "HTTP/1.1 304 Not Modified\r\nETag: \"e\"\r\n\r\n";
+  return r;
+}
+
+// Identical-payload dedup from the store's digest index: the same payload
+// at two URLs, fetched twice, in one group and after a restart (a new
+// store handle and WARC writer: nothing in memory survives) is archived
+// once; every other capture is a revisit naming it, and a 304's revisit
+// names the page's last capture. With dedup off, every payload is written.
+TEST_F(StoreWriterTest, RevisitsNameTheirOriginalAcrossRestart) {
+  const std::string a = "http://h.test/a", b = "http://h.test/b",
+                    c = "http://h.test/c";
+  const std::string same = "<p>the same payload</p>";
+  auto run = [&](std::vector<WarcItem> items, uint64_t dedup_entries) {
+    store::WarcWriterOptions wo;
+    wo.dir = dir_.path();
+    auto warc = store::WarcWriter::Open(wo);
+    ASSERT_TRUE(warc.ok());
+    StoreWriter writer(store_.get(), warc.value().get(), 1.0, FeedConfig{},
+                       ArchivePolicy{dedup_entries, true});
+    writer.Start();
+    WriterJob job;
+    job.warc = std::move(items);
+    writer.Submit(std::move(job));
+    ASSERT_TRUE(writer.Stop().ok());
+    ASSERT_TRUE(warc.value()->Close().ok());
+  };
+  const double t0 = 1.7e9;
+  run({{Fetched(a, same), t0}, {Fetched(b, same), t0 + 1}}, 1000);
+  // The restart.
+  store_.reset();
+  StoreConfig sc;
+  sc.path = dir_.path() + "/db";
+  auto reopened = store::PageStore::Open(sc);
+  ASSERT_TRUE(reopened.ok());
+  store_ = std::move(reopened).value();
+  run({{Fetched(c, same), t0 + 10},
+       {NotModified(a), t0 + 11},
+       {NotModified(b), t0 + 12},
+       {Fetched(a, "<p>changed</p>"), t0 + 13},
+       {NotModified(a), t0 + 14}},
+      1000);
+
+  std::vector<store::ParsedRecord> records = store::ReadWarcDir(dir_.path());
+  std::string original_id, changed_id;
+  std::vector<store::ParsedRecord> revisits;
+  int responses = 0;
+  for (store::ParsedRecord& r : records) {
+    if (r.fields["warc-type"] == "response") {
+      ++responses;
+      if (r.fields["warc-target-uri"] == a && original_id.empty())
+        original_id = r.fields["warc-record-id"];
+      else if (r.fields["warc-target-uri"] == a)
+        changed_id = r.fields["warc-record-id"];
+    }
+    if (r.fields["warc-type"] == "revisit") revisits.push_back(r);
+    if (r.fields["warc-type"] == "warcinfo") {
+      EXPECT_NE(r.block.find("robots: obey\r\n"), std::string::npos);
+      EXPECT_NE(r.block.find("format: WARC File Format 1.1\r\n"),
+                std::string::npos);
+    }
+  }
+  EXPECT_EQ(responses, 2);  // a's first payload and a's changed one
+  ASSERT_FALSE(original_id.empty());
+  ASSERT_FALSE(changed_id.empty());
+  ASSERT_EQ(revisits.size(), 5u);
+  const std::string t0_date = "2023-11-14T22:13:20Z";  // t0
+  const std::string same_digest = store::WarcSha1Digest(same);
+  // b (same group), c (after the restart): identical payload of a's.
+  for (int i : {0, 1}) {
+    auto& f = revisits[i].fields;
+    EXPECT_EQ(f["warc-target-uri"], i == 0 ? b : c);
+    EXPECT_EQ(f["warc-profile"],
+              "http://netpreserve.org/warc/1.1/revisit/"
+              "identical-payload-digest");
+    EXPECT_EQ(f["warc-refers-to"], original_id);
+    EXPECT_EQ(f["warc-refers-to-target-uri"], a);
+    EXPECT_EQ(f["warc-refers-to-date"], t0_date);
+    EXPECT_EQ(f["warc-payload-digest"], same_digest);
+  }
+  // The 304s of a and b name the capture holding their payload: a's.
+  for (int i : {2, 3}) {
+    auto& f = revisits[i].fields;
+    EXPECT_EQ(f["warc-target-uri"], i == 2 ? a : b);
+    EXPECT_EQ(f["warc-profile"],
+              "http://netpreserve.org/warc/1.1/revisit/server-not-modified");
+    EXPECT_EQ(f["warc-refers-to"], original_id);
+    EXPECT_EQ(f["warc-refers-to-target-uri"], a);
+    EXPECT_EQ(f["warc-refers-to-date"], t0_date);
+    EXPECT_EQ(f["warc-payload-digest"], same_digest);
+  }
+  // After a changed: its 304 names the new capture (same group).
+  EXPECT_EQ(revisits[4].fields["warc-refers-to"], changed_id);
+  EXPECT_EQ(revisits[4].fields["warc-refers-to-date"], "2023-11-14T22:13:33Z");
+  EXPECT_EQ(store_->digest_entries(), 2u);
+
+  // Dedup off: the same payload again is a response (the last-capture
+  // index still serves 304s).
+  run({{Fetched(c, same), t0 + 20}}, 0);
+  int same_responses = 0;
+  for (store::ParsedRecord& r : store::ReadWarcDir(dir_.path())) {
+    if (r.fields["warc-type"] == "response" &&
+        r.fields["warc-payload-digest"] == same_digest)
+      ++same_responses;
+  }
+  EXPECT_EQ(same_responses, 2);
+}
+
+// The digest index stays within its bound (+1 % slack, at least one).
+TEST_F(StoreWriterTest, DigestIndexIsBounded) {
+  store::WarcWriterOptions wo;
+  wo.dir = dir_.path();
+  auto warc = store::WarcWriter::Open(wo);
+  ASSERT_TRUE(warc.ok());
+  StoreWriter writer(store_.get(), warc.value().get(), 1.0, FeedConfig{},
+                     ArchivePolicy{10, true});
+  for (int i = 0; i < 40; ++i) {
+    WriterJob job;  // written on this thread (not started), one by one
+    job.warc.push_back(
+        {Fetched("http://h.test/" + std::to_string(i), std::to_string(i)),
+         1.7e9});
+    writer.Submit(std::move(job));
+    EXPECT_LE(store_->digest_entries(), 11u);
+  }
+  EXPECT_GE(store_->digest_entries(), 10u);
+  // The newest payload is still deduplicated; the oldest is not.
+  WriterJob job;
+  job.warc.push_back({Fetched("http://h.test/x", "39"), 1.7e9});
+  job.warc.push_back({Fetched("http://h.test/y", "0"), 1.7e9});
+  writer.Submit(std::move(job));
+  EXPECT_EQ(writer.stats().warc_deduped, 1u);
 }
 
 TEST(PageBookTest, AMarkedRecordIsWrittenOnceAndCarriesItsMeta) {

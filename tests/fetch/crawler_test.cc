@@ -416,6 +416,49 @@ TEST(CrawlerTest, RedirectsAreFollowedThroughTheGate) {
   EXPECT_EQ(server.CountTarget("/chain0000"), 0u);
 }
 
+// For WARC output: with keep_raw, each redirect response followed is kept
+// (URL, request head, response head, body) in order; robots.txt fetches go
+// to the archive handler with their raw exchange.
+TEST(CrawlerTest, KeepRawKeepsRedirectHopsAndRobotsGoToTheArchiveHandler) {
+  TestServer server([](const ServerRequest& req) {
+    if (req.target == "/robots.txt")
+      return Reply::Status(200, "User-agent: *\n");
+    if (req.target == "/a") return Reply::Redirect(301, "/b");
+    if (req.target == "/b") return Reply::Redirect(302, "/c");
+    return Reply::Html("end " + req.target);
+  });
+  boost::asio::io_context io;
+  auto crawler = Crawler::Create(io, Opts());
+  ASSERT_TRUE(crawler.ok());
+  std::vector<FetchResult> archived;
+  (*crawler)->set_archive_handler(
+      [&](FetchResult r) { archived.push_back(std::move(r)); });
+  FetchResult a, plain;
+  CrawlRequest req;
+  req.url = server.Url("/a");
+  req.keep_raw = true;
+  (*crawler)->Fetch(req, [&](FetchResult r) { a = std::move(r); });
+  req.keep_raw = false;
+  (*crawler)->Fetch(req, [&](FetchResult r) { plain = std::move(r); });
+  io.run();
+  ASSERT_EQ(a.outcome, OutcomeClass::kOk) << a.detail;
+  EXPECT_EQ(a.raw_headers.rfind("HTTP/1.1 200", 0), 0u) << a.raw_headers;
+  ASSERT_EQ(a.redirect_hops.size(), 2u);
+  EXPECT_EQ(a.redirect_hops[0].url, server.Url("/a"));
+  EXPECT_EQ(a.redirect_hops[1].url, server.Url("/b"));
+  EXPECT_EQ(a.redirect_hops[0].raw_headers.rfind("HTTP/1.1 301", 0), 0u);
+  EXPECT_EQ(a.redirect_hops[1].raw_headers.rfind("HTTP/1.1 302", 0), 0u);
+  EXPECT_EQ(a.redirect_hops[0].raw_request.rfind("GET /a HTTP/1.1\r\n", 0), 0u);
+  EXPECT_EQ(a.redirect_hops[1].remote_ip, "127.0.0.1");
+  EXPECT_TRUE(plain.redirect_hops.empty());
+  ASSERT_EQ(archived.size(), 1u);  // robots.txt, fetched once
+  EXPECT_EQ(archived[0].url, server.Url("/robots.txt"));
+  EXPECT_EQ(archived[0].final_url, server.Url("/robots.txt"));
+  EXPECT_EQ(archived[0].raw_body, "User-agent: *\n");
+  EXPECT_EQ(archived[0].raw_request.rfind("GET /robots.txt HTTP/1.1\r\n", 0),
+            0u);
+}
+
 TEST(CrawlerTest, SsrfRedirectToLoopbackIsRefused) {
   // The first server is reachable only through an exact ip:port exemption;
   // private networks stay refused, so its redirect to another loopback

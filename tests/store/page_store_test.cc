@@ -335,8 +335,14 @@ TEST_F(PageStoreTest, DeletesAreAtomicWithPuts) {
   host.host = "h";
   ASSERT_TRUE(batch.PutHost(host).ok());
   ASSERT_TRUE(batch.PutSketch(Page(1).url_key, Page(1).url, "sketch").ok());
+  WarcCapture capture;
+  capture.record_id = "<urn:uuid:1>";
+  capture.target_uri = Page(1).url;
+  capture.payload_digest = "sha1:AAAA";
+  ASSERT_TRUE(batch.PutLastCapture(Page(1).url_key, Page(1).url, capture).ok());
   ASSERT_TRUE(store->Commit(batch, 1.0).ok());
   ASSERT_TRUE(store->GetSketch(Page(1).url_key, Page(1).url).ok());
+  ASSERT_TRUE(store->GetLastCapture(Page(1).url_key, Page(1).url).ok());
   batch.DeletePage(Page(1).url_key, Page(1).url);
   batch.DeleteHost("h");
   ASSERT_TRUE(batch.PutPage(Page(2)).ok());
@@ -344,8 +350,10 @@ TEST_F(PageStoreTest, DeletesAreAtomicWithPuts) {
   EXPECT_FALSE(*store->ContainsPage(Page(1).url_key, Page(1).url));
   EXPECT_TRUE(*store->ContainsPage(Page(2).url_key, Page(2).url));
   EXPECT_EQ(store->GetHost("h").status().code(), Status::Code::kNotFound);
-  // The page's sketch goes with it.
+  // The page's sketch and last capture go with it.
   EXPECT_EQ(store->GetSketch(Page(1).url_key, Page(1).url).status().code(),
+            Status::Code::kNotFound);
+  EXPECT_EQ(store->GetLastCapture(Page(1).url_key, Page(1).url).status().code(),
             Status::Code::kNotFound);
 }
 
