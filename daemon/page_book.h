@@ -48,8 +48,10 @@ class PageBook {
   std::optional<sched::PageId> Find(std::string_view url) const {
     return urls_.Find(url);
   }
-  const std::string& url(sched::PageId page) const { return urls_.url(page); }
-  const std::vector<std::string>& urls() const { return urls_.urls(); }
+  // Valid while the book lives. REQUIRES: page < size().
+  std::string_view url(sched::PageId page) const { return urls_.url(page); }
+  // Valid while the book lives and no page is added.
+  UrlIndex::Urls urls() const { return urls_.urls(); }
   size_t size() const { return urls_.size(); }
   PageMeta& meta(sched::PageId page) { return metas_[page]; }
   const PageMeta& meta(sched::PageId page) const { return metas_[page]; }

@@ -273,9 +273,9 @@ bool Build(const Flags& f, Frontier* fr, Meter* meter) {
     char etag[40];
     std::snprintf(etag, sizeof etag, "\"%08llx-%06x\"",
                   static_cast<unsigned long long>(rng() & 0xffffffffULL), p);
-    m.etag = etag;
-    m.last_modified = HttpDate(second_fetch[p] - 3600);
-    m.last_outcome = "ok";
+    m.set_etag(etag);
+    m.set_last_modified(HttpDate(second_fetch[p] - 3600));
+    m.set_last_outcome("ok");
     m.content_hash = rng() | 1;
     m.last_fetch_time = second_fetch[p];
     m.last_status = 200;
