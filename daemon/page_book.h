@@ -38,6 +38,11 @@ class PageBook {
   // After recovery (daemon/recovery.h): id i is urls[i] with metas[i]
   // (missing metas: never fetched). Nothing is marked.
   void Assign(std::vector<std::string> urls, std::vector<PageMeta> metas);
+  // The same streamed, as recovery reads the store: RestoreUrl for ids 0,
+  // 1, 2, … in order, then FinishRestore with the metas. REQUIRES: the
+  // book was empty before the first RestoreUrl.
+  void RestoreUrl(std::string_view url) { urls_.AddRestored(url); }
+  void FinishRestore(std::vector<PageMeta> metas);
 
   // Adds a page for `url` (normalized) on `host` with `importance` to the
   // scheduler and the book and marks it. ResourceExhausted past

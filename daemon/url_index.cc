@@ -111,6 +111,11 @@ bool UrlIndex::Add(std::string_view url) {
   return true;
 }
 
+void UrlIndex::AddRestored(std::string_view url) {
+  Append(url);
+  Insert(static_cast<sched::PageId>(offsets_.size() - 1));
+}
+
 std::optional<sched::PageId> UrlIndex::Find(std::string_view u) const {
   if (table_.empty()) return std::nullopt;
   for (size_t slot = SlotOf(u);; slot = (slot + 1) & (table_.size() - 1)) {

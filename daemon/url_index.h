@@ -38,6 +38,9 @@ class UrlIndex {
 
   // Appends `url` as id size(). False (and nothing added) when it is known.
   bool Add(std::string_view url);
+  // Appends `url` as id size() even when it is known (recovery, as Assign:
+  // Find keeps the first id).
+  void AddRestored(std::string_view url);
 
   std::optional<sched::PageId> Find(std::string_view url) const;
   // Valid while the index lives (blocks never move). REQUIRES: id < size().

@@ -1,8 +1,9 @@
 // The daemon's frontier at scale (issue 29 items 1 and 4): memory per known
 // page by component, Select+Observe cycles per CPU-second and the longest
 // single step at N pages, and (with --store) the store side: writing every
-// page's record through the page book and the restart (RebuildScheduler +
-// PageBook::Assign, what CrawlLoop::Init runs), timed, with its memory.
+// page's record through the page book and the restart (RebuildScheduler
+// streaming the URLs into the page book, as CrawlLoop::Init does), timed,
+// with its memory.
 //
 // The frontier: N pages (--pages, 1M by default; --ten-million: 10M pages
 // on 100k hosts) over H hosts (--hosts, default N/100), pages of a host
@@ -445,7 +446,7 @@ bool WriteStore(const Flags& f, Frontier& fr, double* seconds,
   return true;
 }
 
-// The restart: CrawlLoop::Init's RebuildScheduler + PageBook::Assign.
+// The restart: CrawlLoop::Init's RebuildScheduler streaming into the book.
 bool Recover(const Flags& f) {
   Meter meter(static_cast<double>(f.pages));
   StoreConfig sc;
@@ -460,18 +461,18 @@ bool Recover(const Flags& f) {
   if (!s.ok()) return false;
   std::unique_ptr<sched::Scheduler> sched = std::move(s).value();
   auto book = std::make_unique<daemon::PageBook>(sched.get());
-  std::vector<std::string> urls;
   const double w0 = WallNow(), c0 = CpuNow();
-  auto report =
-      daemon::RebuildScheduler(**store, sched.get(), &book->hosts(), &urls);
+  auto report = daemon::RebuildScheduler(
+      **store, sched.get(), &book->hosts(),
+      [&book](sched::PageId, std::string_view url) { book->RestoreUrl(url); });
   if (!report.ok()) {
     std::fprintf(stderr, "recovery: %s\n", report.status().ToString().c_str());
     return false;
   }
-  book->Assign(std::move(urls), std::move(report->metas));
+  book->FinishRestore(std::move(report->metas));
   report->metas = {};
   const double wall = WallNow() - w0, cpu = CpuNow() - c0;
-  meter.Stage("RebuildScheduler + PageBook::Assign");
+  meter.Stage("RebuildScheduler into the PageBook");
   (void)sched->Select(kStart, [](HostId) { return false; });
   meter.Stage("selector index (first Select)");
   std::printf(
