@@ -163,7 +163,7 @@ class CrawlLoop {
   double signal_lastmod(sched::PageId page) const {
     return page < book_->size() ? book_->meta(page).last_signal_lastmod : 0;
   }
-  const std::vector<std::string>& urls() const { return book_->urls(); }
+  UrlIndex::Urls urls() const { return book_->urls(); }
   const sched::Scheduler& scheduler() const { return *sched_; }
   boost::asio::io_context& io() { return io_; }
   // The store, for readers on other threads (PageStore is thread-safe;

@@ -10,9 +10,13 @@ PageBook::PageBook(sched::Scheduler* scheduler) : sched_(scheduler) {}
 
 void PageBook::Assign(std::vector<std::string> urls,
                       std::vector<PageMeta> metas) {
-  metas.resize(urls.size());
-  metas_ = std::move(metas);
   urls_.Assign(std::move(urls));
+  FinishRestore(std::move(metas));
+}
+
+void PageBook::FinishRestore(std::vector<PageMeta> metas) {
+  metas.resize(urls_.size());
+  metas_ = std::move(metas);
   host_pages_.assign(hosts_.size(), 0);
   for (sched::PageId id = 0; id < urls_.size(); ++id) {
     const sched::HostId host = sched_->page(id).host;

@@ -38,6 +38,11 @@ class PageBook {
   // After recovery (daemon/recovery.h): id i is urls[i] with metas[i]
   // (missing metas: never fetched). Nothing is marked.
   void Assign(std::vector<std::string> urls, std::vector<PageMeta> metas);
+  // The same streamed, as recovery reads the store: RestoreUrl for ids 0,
+  // 1, 2, … in order, then FinishRestore with the metas. REQUIRES: the
+  // book was empty before the first RestoreUrl.
+  void RestoreUrl(std::string_view url) { urls_.AddRestored(url); }
+  void FinishRestore(std::vector<PageMeta> metas);
 
   // Adds a page for `url` (normalized) on `host` with `importance` to the
   // scheduler and the book and marks it. ResourceExhausted past
@@ -48,8 +53,10 @@ class PageBook {
   std::optional<sched::PageId> Find(std::string_view url) const {
     return urls_.Find(url);
   }
-  const std::string& url(sched::PageId page) const { return urls_.url(page); }
-  const std::vector<std::string>& urls() const { return urls_.urls(); }
+  // Valid while the book lives. REQUIRES: page < size().
+  std::string_view url(sched::PageId page) const { return urls_.url(page); }
+  // Valid while the book lives and no page is added.
+  UrlIndex::Urls urls() const { return urls_.urls(); }
   size_t size() const { return urls_.size(); }
   PageMeta& meta(sched::PageId page) { return metas_[page]; }
   const PageMeta& meta(sched::PageId page) const { return metas_[page]; }

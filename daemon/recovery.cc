@@ -106,7 +106,7 @@ Status RestoreHosts(const store::PageStore& store, sched::Scheduler* scheduler,
 }
 
 Status RestorePages(const store::PageStore& store, sched::Scheduler* scheduler,
-                    HostTable* hosts, std::vector<std::string>* urls,
+                    HostTable* hosts, const RestoredUrlFn& on_url,
                     CorruptLog& log, RecoveryReport* report,
                     bool skip_corrupt) {
   Status failure;
@@ -143,10 +143,9 @@ Status RestorePages(const store::PageStore& store, sched::Scheduler* scheduler,
           failure = id.status();
           return false;
         }
-        if (urls->size() <= *id) urls->resize(static_cast<size_t>(*id) + 1);
-        (*urls)[*id] = record.url;
+        on_url(*id, record.url);
         std::vector<PageMeta>& metas = report->metas;
-        if (metas.size() <= *id) metas.resize(urls->size());
+        if (metas.size() <= *id) metas.resize(static_cast<size_t>(*id) + 1);
         metas[*id] = PageMeta::FromRecord(record);
         ++(reset ? report->pages_reset : report->pages);
         return true;
@@ -212,7 +211,7 @@ Status PersistHost(const sched::Scheduler& scheduler, const HostTable& hosts,
 Result<RecoveryReport> RebuildScheduler(const store::PageStore& store,
                                         sched::Scheduler* scheduler,
                                         HostTable* hosts,
-                                        std::vector<std::string>* urls,
+                                        const RestoredUrlFn& on_url,
                                         const RecoveryOptions& options) {
   RecoveryReport report;
   report.expected_pages =
@@ -228,7 +227,7 @@ Result<RecoveryReport> RebuildScheduler(const store::PageStore& store,
   }
   if (spread) scheduler->mutable_hosts().RestoreSpread(*spread);
   if (Status s =
-          RestorePages(store, scheduler, hosts, urls, log, &report, skip);
+          RestorePages(store, scheduler, hosts, on_url, log, &report, skip);
       !s.ok()) {
     return s;
   }
@@ -236,6 +235,20 @@ Result<RecoveryReport> RebuildScheduler(const store::PageStore& store,
     report.store_damage.push_back("LevelDB: " + std::move(line));
   }
   return report;
+}
+
+Result<RecoveryReport> RebuildScheduler(const store::PageStore& store,
+                                        sched::Scheduler* scheduler,
+                                        HostTable* hosts,
+                                        std::vector<std::string>* urls,
+                                        const RecoveryOptions& options) {
+  return RebuildScheduler(
+      store, scheduler, hosts,
+      [urls](sched::PageId id, std::string_view url) {
+        if (urls->size() <= id) urls->resize(static_cast<size_t>(id) + 1);
+        (*urls)[id] = std::string(url);
+      },
+      options);
 }
 
 }  // namespace freshd::daemon

@@ -17,6 +17,7 @@
 #define FRESHD_DAEMON_RECOVERY_H_
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -99,13 +100,25 @@ struct RecoveryReport {
   std::vector<PageMeta> metas;
 };
 
+// Called for each restored page with its id (ids ascend) and URL, valid
+// during the call only: the caller keeps the URL where it lives (the page
+// book's UrlIndex) with no transient copy of every URL.
+using RestoredUrlFn =
+    std::function<void(sched::PageId id, std::string_view url)>;
+
 // Scans store hosts first (interning every host name into `hosts` and
 // restoring its statistics into scheduler->mutable_hosts()), then pages
-// (each restored with Scheduler::RestorePage; (*urls)[id] = its URL).
-// REQUIRES: scheduler->size() == urls->size() (normally both empty).
+// (each restored with Scheduler::RestorePage, then on_url(id, its URL)).
 // Errors: the store's (IOError, Unavailable), ResourceExhausted from the
 // scheduler or the host table, Corruption under abort_on_corrupt. The
 // scheduler may hold part of the store after an error.
+Result<RecoveryReport> RebuildScheduler(const store::PageStore& store,
+                                        sched::Scheduler* scheduler,
+                                        HostTable* hosts,
+                                        const RestoredUrlFn& on_url,
+                                        const RecoveryOptions& options = {});
+// The same with (*urls)[id] = its URL.
+// REQUIRES: scheduler->size() == urls->size() (normally both empty).
 Result<RecoveryReport> RebuildScheduler(const store::PageStore& store,
                                         sched::Scheduler* scheduler,
                                         HostTable* hosts,

@@ -1,18 +1,24 @@
 // UrlIndex: the daemon's two-way map between page ids and their normalized
-// URLs, each URL stored once. An id is a URL's position in a vector; the
-// reverse index is a hash set of ids whose hash and equality read the URLs
-// they name, so a lookup by string_view needs no copy and a URL costs its
-// string plus a set node (~40 bytes), not a second string in a map key.
-// Not copyable or movable (the set's functors point at the vector). Not
-// thread-safe (the crawl loop's thread).
+// URLs, each URL stored once. An id is a URL's position; the URLs' bytes
+// live back to back in 1 MiB blocks (a varint length before each, an 8-byte
+// offset per id), and the reverse index is an open-addressing table of ids
+// (linear probing, at most half full) whose probes compare the URLs they
+// name, so a lookup by string_view needs no copy. A URL costs its bytes
+// plus ~12 bytes of offset and length plus 8-16 bytes of table, where a
+// std::string and a hash-set node cost ~130 bytes at 75 bytes (issue 29).
+// Growing the table rehashes every URL (log2 N times in all).
+// Not copyable. Not thread-safe (the crawl loop's thread).
 #ifndef FRESHD_DAEMON_URL_INDEX_H_
 #define FRESHD_DAEMON_URL_INDEX_H_
 
+#include <compare>
 #include <cstddef>
+#include <cstdint>
+#include <iterator>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_set>
 #include <vector>
 
 #include "sched/observation.h"
@@ -21,48 +27,106 @@ namespace freshd::daemon {
 
 class UrlIndex {
  public:
-  UrlIndex();
+  UrlIndex() = default;
   UrlIndex(const UrlIndex&) = delete;
   UrlIndex& operator=(const UrlIndex&) = delete;
 
   // Replaces the contents: id i is urls[i]. A URL given twice keeps its
-  // first id for Find (both ids keep their url()).
+  // first id for Find (both ids keep their url()). `urls` is released as
+  // it is copied in.
   void Assign(std::vector<std::string> urls);
 
   // Appends `url` as id size(). False (and nothing added) when it is known.
-  bool Add(std::string url);
+  bool Add(std::string_view url);
+  // Appends `url` as id size() even when it is known (recovery, as Assign:
+  // Find keeps the first id).
+  void AddRestored(std::string_view url);
 
   std::optional<sched::PageId> Find(std::string_view url) const;
-  // REQUIRES: id < size().
-  const std::string& url(sched::PageId id) const { return urls_[id]; }
-  const std::vector<std::string>& urls() const { return urls_; }
-  size_t size() const { return urls_.size(); }
+  // Valid while the index lives (blocks never move). REQUIRES: id < size().
+  std::string_view url(sched::PageId id) const;
+  size_t size() const { return offsets_.size(); }
+
+  // The URLs in id order as a random-access range of string_view (valid
+  // while the index lives and does not grow).
+  class Urls {
+   public:
+    class Iterator {
+     public:
+      using iterator_category = std::random_access_iterator_tag;
+      using value_type = std::string_view;
+      using difference_type = std::ptrdiff_t;
+      using pointer = void;
+      using reference = std::string_view;
+      Iterator() = default;
+      Iterator(const UrlIndex* index, size_t i) : index_(index), i_(i) {}
+      std::string_view operator*() const {
+        return index_->url(static_cast<sched::PageId>(i_));
+      }
+      std::string_view operator[](difference_type n) const {
+        return *(*this + n);
+      }
+      Iterator& operator++() { return ++i_, *this; }
+      Iterator operator++(int) { return {index_, i_++}; }
+      Iterator& operator--() { return --i_, *this; }
+      Iterator operator--(int) { return {index_, i_--}; }
+      Iterator& operator+=(difference_type n) {
+        i_ += static_cast<size_t>(n);
+        return *this;
+      }
+      Iterator& operator-=(difference_type n) { return *this += -n; }
+      friend Iterator operator+(Iterator a, difference_type n) {
+        return a += n;
+      }
+      friend Iterator operator+(difference_type n, Iterator a) {
+        return a += n;
+      }
+      friend Iterator operator-(Iterator a, difference_type n) {
+        return a -= n;
+      }
+      friend difference_type operator-(const Iterator& a, const Iterator& b) {
+        return static_cast<difference_type>(a.i_) -
+               static_cast<difference_type>(b.i_);
+      }
+      friend bool operator==(const Iterator& a, const Iterator& b) {
+        return a.i_ == b.i_;
+      }
+      friend auto operator<=>(const Iterator& a, const Iterator& b) {
+        return a.i_ <=> b.i_;
+      }
+
+     private:
+      const UrlIndex* index_ = nullptr;
+      size_t i_ = 0;
+    };
+    explicit Urls(const UrlIndex* index) : index_(index) {}
+    Iterator begin() const { return {index_, 0}; }
+    Iterator end() const { return {index_, index_->size()}; }
+    size_t size() const { return index_->size(); }
+    std::string_view operator[](size_t i) const {
+      return index_->url(static_cast<sched::PageId>(i));
+    }
+
+   private:
+    const UrlIndex* index_;
+  };
+  Urls urls() const { return Urls(this); }
 
  private:
-  struct Hash {
-    using is_transparent = void;
-    const std::vector<std::string>* urls;
-    size_t operator()(std::string_view s) const {
-      return std::hash<std::string_view>()(s);
-    }
-    size_t operator()(sched::PageId id) const { return (*this)((*urls)[id]); }
-  };
-  struct Equal {
-    using is_transparent = void;
-    const std::vector<std::string>* urls;
-    bool operator()(sched::PageId a, sched::PageId b) const {
-      return (*urls)[a] == (*urls)[b];
-    }
-    bool operator()(std::string_view a, sched::PageId b) const {
-      return a == (*urls)[b];
-    }
-    bool operator()(sched::PageId a, std::string_view b) const {
-      return (*urls)[a] == b;
-    }
-  };
+  static constexpr size_t kBlockBytes = size_t{1} << 20;
+  static constexpr uint32_t kEmpty = UINT32_MAX;
 
-  std::vector<std::string> urls_;  // by id
-  std::unordered_set<sched::PageId, Hash, Equal> ids_;
+  void Append(std::string_view url);  // the bytes and the offset only
+  void Insert(sched::PageId id);      // into the table (may grow it)
+  void Grow();
+  size_t SlotOf(std::string_view url) const;  // first probe
+
+  // Offset of id i: block index × kBlockBytes + position in the block.
+  std::vector<uint64_t> offsets_;
+  std::vector<std::unique_ptr<char[]>> blocks_;
+  size_t block_used_ = kBlockBytes;  // bytes used of blocks_.back()
+  std::vector<uint32_t> table_;      // ids; kEmpty: free. Size: 0 or 2^k.
+  size_t table_used_ = 0;
 };
 
 }  // namespace freshd::daemon

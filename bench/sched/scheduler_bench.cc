@@ -50,6 +50,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/cpu_clock.h"
 #include "sched/divergence_model.h"
 #include "sched/page_state.h"
 #include "sched/scheduler.h"
@@ -81,12 +82,7 @@ struct Flags {
   bool select = true, simulate = true;
 };
 
-double CpuNow() {
-  timespec ts;
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) +
-         1e-9 * static_cast<double>(ts.tv_nsec);
-}
+using freshd::bench::CpuNow;
 
 double RssBytes() {
   long pages_total = 0, resident = 0;

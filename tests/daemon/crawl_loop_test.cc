@@ -393,7 +393,7 @@ TEST_F(CrawlLoopTest, RestartRebuildsEveryPageFromTheStore) {
       return false;
     });
     for (sched::PageId id = 0; id < c.urls().size(); ++id) {
-      const std::string& url = c.urls()[id];
+      const std::string url(c.urls()[id]);
       fetches_before[url] = c.scheduler().page(id).fetches;
       signals_before[url] = c.scheduler().page(id).signals;
       lastmod_before[url] = c.signal_lastmod(id);
@@ -414,7 +414,7 @@ TEST_F(CrawlLoopTest, RestartRebuildsEveryPageFromTheStore) {
   EXPECT_GE(c.fetch_state_restored().hosts, 1u);
   ASSERT_EQ(c.urls().size(), fetches_before.size());
   for (sched::PageId id = 0; id < c.urls().size(); ++id) {
-    const std::string& url = c.urls()[id];
+    const std::string url(c.urls()[id]);
     EXPECT_EQ(c.scheduler().page(id).fetches, fetches_before[url]) << url;
     EXPECT_EQ(c.scheduler().page(id).signals, signals_before[url]) << url;
     EXPECT_EQ(c.signal_lastmod(id), lastmod_before[url]) << url;

@@ -349,7 +349,7 @@ TEST(PageBookTest, AMarkedRecordIsWrittenOnceAndCarriesItsMeta) {
   ASSERT_TRUE(a.ok() && b.ok());
   EXPECT_EQ(book.Find("http://h.test/b"), b.value());
   EXPECT_FALSE(book.Add("http://h.test/c", host.value(), 1.0, 2).ok());
-  book.meta(a.value()).etag = "x";
+  book.meta(a.value()).set_etag("x");
   book.MarkPage(a.value());  // again: still one record
   store::StoreBatch batch;
   book.TakeBatch(&batch);

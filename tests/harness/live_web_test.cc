@@ -96,7 +96,7 @@ Compared CrawlAndPredict(const std::string& policy) {
     std::vector<double> fetched(model.pages.size(), -1);
     std::vector<std::pair<double, double>> rates;  // (ln Δ̂, ln Δ)
     for (size_t id = 0; id < p.loop->urls().size(); ++id) {
-      const std::string& url = p.loop->urls()[id];
+      const std::string url(p.loop->urls()[id]);
       size_t at = url.rfind("/p/");
       const auto& s = p.loop->scheduler().page(static_cast<sched::PageId>(id));
       if (at == std::string::npos || !s.fetched()) continue;

@@ -1,0 +1,97 @@
+// PageMeta: the three strings packed in one block read back as set, each
+// set leaves the others alone, copies are deep, a page never fetched holds
+// no block, and the record round trip keeps every field.
+
+#include "daemon/page_meta.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <utility>
+
+namespace freshd::daemon {
+namespace {
+
+TEST(PageMetaTest, FieldsAreSetIndependently) {
+  PageMeta m;
+  EXPECT_EQ(m.etag(), "");
+  EXPECT_EQ(m.last_modified(), "");
+  EXPECT_EQ(m.last_outcome(), "");
+  m.set_last_modified("Wed, 25 Nov 2026 07:28:00 GMT");
+  EXPECT_EQ(m.etag(), "");
+  EXPECT_EQ(m.last_modified(), "Wed, 25 Nov 2026 07:28:00 GMT");
+  m.set_etag("\"5f3a-1c2b\"");
+  m.set_last_outcome("not-modified");
+  EXPECT_EQ(m.etag(), "\"5f3a-1c2b\"");
+  EXPECT_EQ(m.last_modified(), "Wed, 25 Nov 2026 07:28:00 GMT");
+  EXPECT_EQ(m.last_outcome(), "not-modified");
+  m.set_etag("");  // cleared alone
+  EXPECT_EQ(m.etag(), "");
+  EXPECT_EQ(m.last_outcome(), "not-modified");
+  // A value taken from the field itself (it points into the block).
+  m.set_etag(m.last_modified().substr(0, 3));
+  EXPECT_EQ(m.etag(), "Wed");
+  EXPECT_EQ(m.last_modified(), "Wed, 25 Nov 2026 07:28:00 GMT");
+  // Bytes of any value, NUL included, and a long one.
+  const std::string odd("a\0b", 3), long_etag(70000, 'x');
+  m.set_last_outcome(odd);
+  m.set_etag(long_etag);
+  EXPECT_EQ(m.last_outcome(), odd);
+  EXPECT_EQ(m.etag(), long_etag);
+}
+
+TEST(PageMetaTest, CopiesAreDeepAndMovesKeepTheValues) {
+  PageMeta a;
+  a.set_etag("e1");
+  a.set_last_outcome("ok");
+  a.content_hash = 42;
+  a.last_fetch_time = 1.79e9;
+  a.last_signal_lastmod = 1.78e9;
+  a.last_status = 200;
+  PageMeta b = a;
+  b.set_etag("e2");
+  EXPECT_EQ(a.etag(), "e1");
+  EXPECT_EQ(b.etag(), "e2");
+  EXPECT_EQ(b.last_outcome(), "ok");
+  EXPECT_EQ(b.content_hash, 42u);
+  PageMeta c;
+  c = b;
+  PageMeta d = std::move(c);
+  EXPECT_EQ(d.etag(), "e2");
+  EXPECT_EQ(d.last_status, 200);
+  EXPECT_EQ(d.last_fetch_time, 1.79e9);
+  EXPECT_EQ(d.last_signal_lastmod, 1.78e9);
+  // The footprint the book pays per page (issue 29): 40 bytes, not 128.
+  EXPECT_LE(sizeof(PageMeta), 40u);
+}
+
+TEST(PageMetaTest, RecordRoundTripKeepsEveryField) {
+  store::PageRecord r;
+  r.etag = "W/\"abc\"";
+  r.last_modified = "Tue, 24 Nov 2026 10:00:00 GMT";
+  r.last_outcome = "4xx";
+  r.content_hash = 7;
+  r.last_fetch_time = 1.5e9;
+  r.last_signal_lastmod = 1.4e9;
+  r.last_status = 404;
+  r.sketch = "stale";
+  const PageMeta m = PageMeta::FromRecord(r);
+  store::PageRecord out;
+  out.sketch = "x";
+  m.ToRecord(&out);
+  EXPECT_EQ(out.etag, r.etag);
+  EXPECT_EQ(out.last_modified, r.last_modified);
+  EXPECT_EQ(out.last_outcome, r.last_outcome);
+  EXPECT_EQ(out.content_hash, 7u);
+  EXPECT_EQ(out.last_fetch_time, 1.5e9);
+  EXPECT_EQ(out.last_signal_lastmod, 1.4e9);
+  EXPECT_EQ(out.last_status, 404);
+  EXPECT_EQ(out.sketch, "");  // the sketch lives with the scheduler state
+  // A record never fetched gives empty strings.
+  const PageMeta empty = PageMeta::FromRecord(store::PageRecord{});
+  EXPECT_EQ(empty.etag(), "");
+  EXPECT_EQ(empty.last_outcome(), "");
+}
+
+}  // namespace
+}  // namespace freshd::daemon
