@@ -22,6 +22,7 @@ void BuildApp(CLI::App& app, int* exit_code) {
   AddTestwebCommand(app, exit_code);
   AddStoreCommands(app, exit_code);
   AddChangesCommand(app, exit_code);
+  AddClusterCommand(app, exit_code);
 }
 
 }  // namespace freshd::cli

@@ -23,6 +23,7 @@ void AddAllocateCommand(CLI::App& app, int* exit_code);  // allocate
 void AddTestwebCommand(CLI::App& app, int* exit_code);   // testweb
 void AddStoreCommands(CLI::App& app, int* exit_code);    // store check|repair
 void AddChangesCommand(CLI::App& app, int* exit_code);   // changes
+void AddClusterCommand(CLI::App& app, int* exit_code);   // cluster status
 
 // The whole command line: the description, --version and every subcommand
 // above, in --help order. main() parses with it; the man page generator

@@ -220,6 +220,22 @@ TEST_F(ClusterRunTest, ThreeNodesShareTheWebAndSurviveTheLossOfOne) {
   EXPECT_NE(metrics.find("freshd_cluster_rate_share 3"), std::string::npos);
   EXPECT_NE(metrics.find("freshd_cluster_shards_owned "), std::string::npos);
 
+  // `freshd cluster status` lists the three from the member bucket.
+  testing::CommandResult listed =
+      testing::RunFreshd({"cluster", "status", "--nats", nats_->url()});
+  ASSERT_EQ(listed.exit_code, 0) << listed.err;
+  std::vector<std::string> listed_nodes;
+  std::stringstream lines(listed.out);
+  for (std::string l; std::getline(lines, l);) {
+    nlohmann::json j = nlohmann::json::parse(l);
+    listed_nodes.push_back(j["node"]);
+    EXPECT_EQ(j["shards"], kShards);
+    EXPECT_NEAR(j["rate_share"].get<double>(), 3.0, 1e-9);
+    EXPECT_LT(j["age_s"].get<double>(), kTtl + 1);
+  }
+  EXPECT_EQ(listed_nodes, names);
+  EXPECT_EQ(testing::RunFreshd({"cluster", "status"}).exit_code, 2);
+
   // 2. Every host fetched, each by one node only: its shard's owner.
   auto fetched_hosts = [&] {
     std::set<std::string> hosts;
