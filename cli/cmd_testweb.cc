@@ -25,6 +25,7 @@ struct TestwebArgs {
   double day_seconds = 60;
   uint64_t seed = 1;
   int threads = 1;
+  std::string access_log;
 };
 
 int RunTestweb(const TestwebArgs& a) {
@@ -58,8 +59,9 @@ int RunTestweb(const TestwebArgs& a) {
   sigaddset(&stop_signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
-  auto server = sim::TestWebServer::Start(
-      web, a.listen.substr(0, colon), static_cast<uint16_t>(port), a.threads);
+  auto server = sim::TestWebServer::Start(web, a.listen.substr(0, colon),
+                                          static_cast<uint16_t>(port),
+                                          a.threads, a.access_log);
   if (!server.ok()) {
     std::fprintf(stderr, "freshd testweb: %s\n",
                  server.status().ToString().c_str());
@@ -103,6 +105,9 @@ void AddTestwebCommand(CLI::App& app, int* exit_code) {
   sub->add_option("--seed", a->seed, "web seed");
   sub->add_option("--threads", a->threads, "server threads")
       ->check(CLI::Range(1, 64));
+  sub->add_option("--access-log", a->access_log,
+                  "append every request to FILE: time, Host, target, "
+                  "User-Agent (tab-separated)");
   sub->callback([a, exit_code] { *exit_code = RunTestweb(*a); });
 }
 

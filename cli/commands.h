@@ -24,6 +24,7 @@ void AddTestwebCommand(CLI::App& app, int* exit_code);   // testweb
 void AddStoreCommands(CLI::App& app, int* exit_code);    // store check|repair
 void AddChangesCommand(CLI::App& app, int* exit_code);   // changes
 void AddCdxCommand(CLI::App& app, int* exit_code);       // cdx
+void AddClusterCommand(CLI::App& app, int* exit_code);   // cluster status
 
 // The whole command line: the description, --version and every subcommand
 // above, in --help order. main() parses with it; the man page generator

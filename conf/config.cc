@@ -177,6 +177,18 @@ bool IsListenAddress(const std::string& s) {
   return p >= 1 && p <= 65535 && IsIpLiteral(host);
 }
 
+// A cluster node's name: a key of the member bucket and a NATS subject
+// token (empty: the host name, checked when the daemon starts).
+bool IsNodeName(std::string_view name) {
+  if (name.size() > 64) return false;
+  for (char ch : name) {
+    const bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+                    (ch >= '0' && ch <= '9') || ch == '-' || ch == '_';
+    if (!ok) return false;
+  }
+  return true;
+}
+
 // Bounds of every key, then the rules that relate keys to each other.
 std::optional<RangeChecker::Problem> FindProblem(const Config& c) {
   RangeChecker check;
@@ -241,6 +253,20 @@ std::optional<RangeChecker::Problem> FindProblem(const Config& c) {
                      "\" must be a host name (letters, digits, '-', '.'; no "
                      "port or scheme)");
     }
+  }
+  if (c.cluster.heartbeat_s * 2 > c.cluster.ttl_s) {
+    check.Fail("cluster", "heartbeat", "must be at most half of [cluster] ttl");
+  }
+  if (!IsNodeName(c.cluster.node)) {
+    check.Fail("cluster", "node",
+               "must be at most 64 letters, digits, '-' or '_', got \"" +
+                   c.cluster.node + "\"");
+  }
+  if (!IsHeaderSafe(c.cluster.nats_url) ||
+      c.cluster.nats_url.find(' ') != std::string::npos) {
+    check.Fail("cluster", "nats_url",
+               "must be a NATS URL such as nats://127.0.0.1:4222 (no spaces "
+               "or control characters)");
   }
   return check.problem();
 }

@@ -172,6 +172,22 @@ struct LogConfig {
   bool operator==(const LogConfig&) const = default;
 };
 
+// Running as one node of a cluster (cluster/README.md): hosts hash to
+// `shards` shards; live nodes announce themselves in a NATS JetStream
+// key-value bucket every `heartbeat` and are dead `ttl` after their last
+// one; each shard belongs to one live node (rendezvous hashing), which
+// starts fetching it `ttl` after it became its owner. nats_url empty: a
+// single node, as without a cluster.
+struct ClusterConfig {
+  std::string nats_url;  // e.g. nats://127.0.0.1:4222; empty: no cluster
+  std::string node;      // this node's unique name; empty: the host name
+  int shards = 256;      // fixed for the life of a cluster
+  double heartbeat_s = 1.0;
+  double ttl_s = 5.0;
+
+  bool operator==(const ClusterConfig&) const = default;
+};
+
 struct Config {
   CrawlerConfig crawler;
   BudgetConfig budget;
@@ -183,6 +199,7 @@ struct Config {
   FeedConfig feed;
   StatusConfig status;
   LogConfig log;
+  ClusterConfig cluster;
 
   bool operator==(const Config&) const = default;
 };

@@ -131,6 +131,13 @@ void VisitConfig(C& c, Visitor& v) {
   v.Section("log");
   v.String("level", &c.log.level, KnownLogLevels());
   v.Duration("progress", &c.log.progress_s, 0, 86400);
+
+  v.Section("cluster");
+  v.String("nats_url", &c.cluster.nats_url, any);
+  v.String("node", &c.cluster.node, any);
+  v.Int("shards", &c.cluster.shards, 1, 65536);
+  v.Duration("heartbeat", &c.cluster.heartbeat_s, 0.05, 3600);
+  v.Duration("ttl", &c.cluster.ttl_s, 0.1, 86400);
 }
 
 }  // namespace freshd

@@ -137,6 +137,7 @@ CrawlLoop::CrawlLoop(boost::asio::io_context& io, const Config& config)
 
 CrawlLoop::~CrawlLoop() {
   *alive_ = false;
+  if (cluster_) cluster_->Stop();
   if (parse_pool_) {  // queued parses are dropped, a running one finishes
     parse_pool_->stop();
     parse_pool_->join();
@@ -225,6 +226,8 @@ Status CrawlLoop::Init() {
           if (*alive) OnSitemaps(origin, sitemaps);
         });
       });
+
+  if (Status c = InitCluster(); !c.ok()) return c;
 
   if (!config_.store.warc_dir.empty()) {
     // robots.txt exchanges are archived too (network thread: post them).
@@ -382,6 +385,7 @@ void CrawlLoop::Start() {
   lag_probe_.Start();
   writer_->Start();
   net_->Start();
+  if (cluster_) cluster_->Start();
   PublishSnapshot();
   Housekeeping();
   TryDispatch();
@@ -413,6 +417,7 @@ void CrawlLoop::TryDispatch() {
   int dispatched = 0;
   bool host_closed = false;  // did politeness turn a candidate away?
   auto host_open = [&](sched::HostId h) {
+    if (cluster_ && !OwnsHost(h)) return false;  // another node's host
     const bool open = slots_.Open(h, gate_now);
     host_closed = host_closed || !open;
     return open;
@@ -746,6 +751,7 @@ void CrawlLoop::Housekeeping() {
   }
   PublishSnapshot();
   OperatorTick(now);
+  if (cluster_) cluster_->SetFigures(sched_->threshold(), RateShare());
   housekeeping_.expires_after(
       std::chrono::milliseconds(static_cast<int>(kHousekeepingS * 1000)));
   housekeeping_.async_wait(
@@ -756,8 +762,10 @@ void CrawlLoop::Housekeeping() {
 
 void CrawlLoop::RefreshRobots(double now) {
   std::vector<std::string> origins;
-  for (const std::string& origin : host_origins_) {
-    if (!origin.empty()) origins.push_back(origin);
+  for (sched::HostId h = 0; h < host_origins_.size(); ++h) {
+    if (!host_origins_[h].empty() && (!cluster_ || OwnsHost(h))) {
+      origins.push_back(host_origins_[h]);
+    }
   }
   if (!origins.empty()) net_->RefreshRobots(std::move(origins));
   const double period = std::clamp(config_.politeness.robots_cache_s / 4,
@@ -933,8 +941,8 @@ nlohmann::json CrawlLoop::Signal(const std::vector<std::string>& urls,
 }
 
 void CrawlLoop::SetRate(double pages_per_second) {
-  sched_->SetRate(pages_per_second, UnixNow());
   config_.budget.rate = pages_per_second;
+  sched_->SetRate(RateShare(), UnixNow());
   TryDispatch();
 }
 
@@ -970,6 +978,9 @@ void CrawlLoop::Stop(double grace_s, std::function<void(Status)> done) {
           Status w = warc_->Close();
           if (s.ok()) s = w;
         }
+        // Nothing of ours is in flight: leave the cluster, so the others
+        // take our shards (after their handoff delay).
+        if (cluster_) cluster_->Stop();
         auto callback = done;
         *finish = nullptr;  // breaks the self-reference
         work_.reset();

@@ -21,6 +21,11 @@
 // steady clock. Sitemaps are fetched when robots.txt is, outside the token
 // budget (kMaxSitemapsPerOrigin per origin and round); robots.txt is re-read
 // once its cached copy expires on every host the loop has crawled.
+// Cluster ([cluster] nats_url set; daemon/crawl_loop_cluster.cc): only pages
+// of hosts in shards this node owns are selected, robots.txt (and so
+// sitemaps) refreshed only for them, and the scheduler runs at its share of
+// [budget] rate (rate / live nodes); the cluster node's thread posts each
+// change of ownership here. Without nats_url none of it runs.
 // Thread-safety: every method runs on the scheduler's thread (the status
 // endpoint reaches it by posting there: daemon/status_service.h), except
 // status_snapshot(), which is safe from any thread.
@@ -45,6 +50,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "cluster/cluster_node.h"
 #include "conf/config.h"
 #include "daemon/cost_bounded_cache.h"
 #include "daemon/fetch_metrics.h"
@@ -243,6 +249,20 @@ class CrawlLoop {
   void Flush();
   void OnCommitted(Status status, std::vector<std::function<void(Status)>> w);
 
+  // Cluster (crawl_loop_cluster.cc). Creates the node when [cluster]
+  // nats_url is set (InvalidArgument for an unusable node name).
+  Status InitCluster();
+  // The node's view changed (posted from its thread).
+  void OnClusterView(cluster::ClusterView view);
+  // True without a cluster; else whether `host`'s shard is owned now.
+  bool OwnsHost(sched::HostId host);
+  // The budget this node crawls at: [budget] rate, or its share of it.
+  double RateShare() const;
+  // /status "cluster" (null without a cluster) and its /metrics gauges.
+  nlohmann::json ClusterJson() const;
+  void AppendClusterMetrics(const nlohmann::json& status,
+                            std::string* out) const;
+
   void CountOutcome(std::string_view name);
   uint64_t QueuedBytes() const;
   void NoteLimit(Limit limit, double now);
@@ -339,6 +359,11 @@ class CrawlLoop {
   std::unique_ptr<StoreWriter> writer_;
   std::unique_ptr<NetworkStage> net_;
   std::unique_ptr<boost::asio::thread_pool> parse_pool_;
+  // The cluster node (null without [cluster] nats_url), stopped first; its
+  // latest view and each host's shard, on the scheduler's thread.
+  std::unique_ptr<cluster::ClusterNode> cluster_;
+  std::optional<cluster::ClusterView> cluster_view_;
+  std::vector<int32_t> host_shard_;  // by host id; -1: not computed yet
 };
 
 }  // namespace freshd::daemon

@@ -122,6 +122,7 @@ nlohmann::json CrawlLoop::StatusJson() const {
        {{"pages", recovery_.pages},
         {"pages_reset", recovery_.pages_reset},
         {"corrupt", recovery_.corrupt}}},
+      {"cluster", ClusterJson()},
   };
 }
 
@@ -210,6 +211,7 @@ std::string CrawlLoop::MetricsText() const {
     out += "freshd_fetch_outcomes_total{class=\"" + name + "\"} " +
            std::to_string(count) + "\n";
   }
+  AppendClusterMetrics(s, &out);
   PrometheusText more;
   AppendOperatorMetrics(more);
   return out + more.Take();

@@ -15,6 +15,8 @@ packages=(
   libsnappy-dev libtoml11-dev libgtest-dev libgmock-dev googletest nlohmann-json3-dev
   libcli11-dev libspdlog-dev libxxhash-dev zlib1g-dev libbrotli-dev libidn2-dev
   libpsl-dev publicsuffix libre2-dev
+  libnats-dev  # nats.c (JetStream, key-value): cluster/
+  nats-server  # started by the cluster tests on loopback, never as a service
   clang clang-format libclang-rt-14-dev
   python3-doc  # a real HTML corpus for parse tests and benchmarks
   nginx-light  # HTTP/2 + TLS server for fetch tests (started by the test)

@@ -4,6 +4,8 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <chrono>
+#include <cstdio>
+#include <mutex>
 #include <optional>
 #include <thread>
 #include <vector>
@@ -26,6 +28,22 @@ struct Shared {
   std::shared_ptr<const TestWeb> web;
   std::shared_ptr<std::atomic<uint64_t>> requests;
   std::atomic<int> open{0};
+  std::mutex log_mu;
+  FILE* access_log = nullptr;  // guarded by log_mu; owned
+
+  ~Shared() {
+    if (access_log != nullptr) std::fclose(access_log);
+  }
+  void Log(std::string_view host, std::string_view target,
+           std::string_view agent) {
+    std::lock_guard<std::mutex> lock(log_mu);
+    if (access_log == nullptr) return;
+    std::fprintf(access_log, "%.6f\t%.*s\t%.*s\t%.*s\n", UnixNow(),
+                 static_cast<int>(host.size()), host.data(),
+                 static_cast<int>(target.size()), target.data(),
+                 static_cast<int>(agent.size()), agent.data());
+    std::fflush(access_log);
+  }
 };
 
 class Session : public std::enable_shared_from_this<Session> {
@@ -52,6 +70,13 @@ class Session : public std::enable_shared_from_this<Session> {
     if (ec) return Close();
     const auto& req = parser_->get();
     ++*shared_->requests;
+    if (shared_->access_log != nullptr) {
+      auto v = [](beast::string_view x) {
+        return std::string_view(x.data(), x.size());
+      };
+      shared_->Log(v(req[http::field::host]), v(req.target()),
+                   v(req[http::field::user_agent]));
+    }
     res_ = {};
     res_.version(11);
     res_.set(http::field::server, "freshd-testweb");
@@ -161,9 +186,15 @@ class TestWebServer::Impl {
 
 Result<std::unique_ptr<TestWebServer>> TestWebServer::Start(
     std::shared_ptr<const TestWeb> web, const std::string& address,
-    uint16_t port, int threads) {
+    uint16_t port, int threads, const std::string& access_log) {
   auto shared = std::make_shared<Shared>();
   shared->web = std::move(web);
+  if (!access_log.empty()) {
+    shared->access_log = std::fopen(access_log.c_str(), "a");
+    if (shared->access_log == nullptr) {
+      return Status::IOError("testweb: cannot open access log " + access_log);
+    }
+  }
   shared->requests = std::make_shared<std::atomic<uint64_t>>(0);
   auto impl = std::make_unique<Impl>(shared);
   Status s = impl->Listen(address, port);

@@ -3,6 +3,9 @@
 // honoured; requests are bounded (8 KiB of headers, no body accepted), idle
 // connections close after 30 s, at most 256 connections are open at once.
 // Runs its own io_context on `threads` threads until Stop() or destruction.
+// With an access log, every request is appended to it as one line,
+// "UNIX_TIME HOST TARGET USER_AGENT" (tab-separated, flushed per line), so
+// a test can tell which crawler fetched what, and when.
 // Thread-safety: Start/Stop from one owner thread; counters from any thread.
 
 #ifndef FRESHD_SIM_TEST_WEB_SERVER_H_
@@ -21,10 +24,11 @@ namespace freshd::sim {
 class TestWebServer {
  public:
   // Listens on `address:port` (port 0: an ephemeral port, see port()).
-  // InvalidArgument for a bad address, IOError if it cannot bind.
+  // `access_log`: a file to append requests to ("": none). InvalidArgument
+  // for a bad address, IOError if it cannot bind or open the log.
   static Result<std::unique_ptr<TestWebServer>> Start(
       std::shared_ptr<const TestWeb> web, const std::string& address,
-      uint16_t port, int threads = 1);
+      uint16_t port, int threads = 1, const std::string& access_log = "");
   ~TestWebServer();  // Stop()s
 
   // Stops serving and closes the listener; connections still open are

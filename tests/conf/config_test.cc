@@ -148,6 +148,17 @@ TEST(ConfigTest, UnparsableDurationsAndSizesAreErrors) {
 }
 
 TEST(ConfigTest, CrossFieldRulesNameTheKeyAndLine) {
+  EXPECT_EQ(LoadError("[cluster]\nheartbeat = \"3s\"\nttl = \"5s\"\n"),
+            "test.toml:2: [cluster] heartbeat: must be at most half of "
+            "[cluster] ttl");
+  EXPECT_NE(LoadError("[cluster]\nnode = \"crawl.1\"\n")
+                .find("test.toml:2: [cluster] node: must be at most 64"),
+            std::string::npos);
+  EXPECT_NE(LoadError("[cluster]\nnats_url = \"nats://a b\"\n")
+                .find("test.toml:2: [cluster] nats_url"),
+            std::string::npos);
+  EXPECT_NE(LoadError("[cluster]\nshards = 0\n").find("[cluster] shards"),
+            std::string::npos);
   EXPECT_EQ(
       LoadError("[sched]\nmin_interval = \"2d\"\nmax_interval = \"1d\"\n"),
       "test.toml:2: [sched] min_interval: must not exceed [sched] "

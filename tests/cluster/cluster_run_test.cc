@@ -1,0 +1,345 @@
+// Three `freshd run` nodes on one nats-server (started here, JetStream on
+// loopback) and one test web of 20 hosts (sim/webs/hosts-apart.toml), all
+// real processes: the nodes partition the shards exactly (from each one's
+// /status), the test web's access log shows each host fetched by one node
+// only and never by two nodes less than a crawl delay apart, and after
+// SIGKILL of one node the survivors own every shard within the ttl, the
+// handoff delay (another ttl) and a few seconds, and crawl its hosts.
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "base/clock.h"
+#include "cluster/shard_map.h"
+#include "tests/cli/daemon_child.h"
+#include "tests/cluster/nats_server.h"
+
+namespace freshd {
+namespace {
+
+using testing::Child;
+using testing::HttpGet;
+using testing::Spawn;
+using testing::Wait;
+
+constexpr int kHosts = 20;
+constexpr uint32_t kShards = 64;
+constexpr double kTtl = 2;
+constexpr double kCrawlDelay = 1;  // the web's robots.txt Crawl-delay
+
+struct Request {
+  double time = 0;
+  std::string host;  // without the port
+  std::string target;
+  std::string agent;
+};
+
+std::vector<Request> ReadAccessLog(const std::filesystem::path& path) {
+  std::vector<Request> out;
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::vector<std::string> f;
+    std::stringstream ss(line);
+    std::string field;
+    while (std::getline(ss, field, '\t')) f.push_back(field);
+    if (f.size() < 4) continue;
+    out.push_back(
+        {std::stod(f[0]), f[1].substr(0, f[1].rfind(':')), f[2], f[3]});
+  }
+  return out;
+}
+
+// "0-3,7" -> {0, 1, 2, 3, 7}.
+std::set<uint32_t> ParseRanges(const std::string& ranges) {
+  std::set<uint32_t> out;
+  std::stringstream ss(ranges);
+  std::string part;
+  while (std::getline(ss, part, ',')) {
+    if (part.empty()) continue;
+    size_t dash = part.find('-');
+    uint32_t lo = std::stoul(part.substr(0, dash));
+    uint32_t hi =
+        dash == std::string::npos ? lo : std::stoul(part.substr(dash + 1));
+    for (uint32_t s = lo; s <= hi; ++s) out.insert(s);
+  }
+  return out;
+}
+
+class ClusterRunTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::path(::testing::TempDir()) /
+           ("cluster_run_" + std::to_string(getpid()));
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+    nats_ = std::make_unique<testing::NatsServer>(dir_);
+    ASSERT_TRUE(nats_->ok());
+    web_ = Spawn(
+        {"testweb", "--web", FRESHD_SOURCE_DIR "/sim/webs/hosts-apart.toml",
+         "--listen", "127.0.0.1:0", "--day-seconds", "20", "--access-log",
+         (dir_ / "access.log").string()},
+        (dir_ / "testweb.err").string());
+    char line[1024] = {};
+    ASSERT_NE(std::fgets(line, sizeof line, web_.out), nullptr);
+    nlohmann::json info = nlohmann::json::parse(line);
+    web_port_ = info["port"].get<uint16_t>();
+    ASSERT_EQ(info["hosts"].get<int>(), kHosts);
+  }
+  void TearDown() override {
+    for (auto& [name, child] : nodes_) {
+      if (child.pid > 0) {
+        kill(child.pid, SIGKILL);
+        Wait(child);
+      }
+    }
+    if (web_.pid > 0) {
+      kill(web_.pid, SIGTERM);
+      Wait(web_);
+    }
+    nats_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+
+  void StartNode(const std::string& name) {
+    const uint16_t port = testing::FreePort();
+    ports_[name] = port;
+    const std::filesystem::path path = dir_ / (name + ".toml");
+    std::ofstream f(path);
+    f << "[crawler]\nuser_agent = \"freshd-" << name << "\"\nseeds = \""
+      << (dir_ / "seeds.txt").string() << "\"\n"
+      << "[budget]\nrate = 9\nburst = 2\n"
+      << "[politeness]\nmin_delay = \"50ms\"\n"
+      << "[fetch]\nallow_private_networks = true\nresolve = { ";
+    for (int h = 0; h < kHosts; ++h) {
+      f << (h ? ", " : "") << "\"h" << h << ".test\" = \"127.0.0.1\"";
+    }
+    f << " }\n[store]\npath = \"" << (dir_ / (name + "-db")).string()
+      << "\"\n[status]\nlisten = \"127.0.0.1:" << port << "\"\n"
+      << "[cluster]\nnats_url = \"" << nats_->url() << "\"\nnode = \"" << name
+      << "\"\nshards = " << kShards << "\nheartbeat = \"250ms\"\nttl = \""
+      << kTtl << "s\"\n";
+    f.close();
+    if (!std::filesystem::exists(dir_ / "seeds.txt")) {
+      std::ofstream seeds(dir_ / "seeds.txt");
+      for (int h = 0; h < kHosts; ++h) {
+        seeds << "http://h" << h << ".test:" << web_port_ << "/\n";
+      }
+    }
+    nodes_[name] = Spawn({"run", "--config", path.string()},
+                         (dir_ / (name + ".err")).string());
+  }
+
+  nlohmann::json StatusOf(const std::string& name) {
+    std::string body = HttpGet(ports_[name], "/status");
+    nlohmann::json j = nlohmann::json::parse(body, nullptr, false);
+    return j.is_discarded() ? nlohmann::json() : j;
+  }
+
+  // Polls the nodes' /status until every one reports `nodes` live members,
+  // nothing pending, and their owned shards add up to all: then true, with
+  // each node's shards in `owned`.
+  bool WaitPartition(const std::vector<std::string>& names, size_t nodes,
+                     double timeout_s,
+                     std::map<std::string, std::set<uint32_t>>* owned) {
+    const auto deadline = std::chrono::steady_clock::now() +
+                          std::chrono::milliseconds(int(timeout_s * 1000));
+    while (std::chrono::steady_clock::now() < deadline) {
+      owned->clear();
+      size_t total = 0;
+      bool ready = true;
+      for (const auto& n : names) {
+        nlohmann::json c = StatusOf(n)["cluster"];
+        if (!c.is_object() || c["nodes"] != nodes || c["shards_pending"] != 0) {
+          ready = false;
+          break;
+        }
+        (*owned)[n] = ParseRanges(c["owned"].get<std::string>());
+        EXPECT_EQ((*owned)[n].size(), c["shards_owned"].get<size_t>());
+        total += (*owned)[n].size();
+      }
+      if (ready && total == kShards) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return false;
+  }
+
+  std::string Log(const std::string& name) {
+    return testing::ReadWholeFile((dir_ / (name + ".err")).string());
+  }
+
+  std::filesystem::path dir_;
+  std::unique_ptr<testing::NatsServer> nats_;
+  Child web_;
+  uint16_t web_port_ = 0;
+  std::map<std::string, Child> nodes_;
+  std::map<std::string, uint16_t> ports_;
+};
+
+TEST_F(ClusterRunTest, ThreeNodesShareTheWebAndSurviveTheLossOfOne) {
+  const std::vector<std::string> names = {"a", "b", "c"};
+  for (const auto& n : names) StartNode(n);
+
+  // 1. The shards partition exactly: no overlap, union = all.
+  std::map<std::string, std::set<uint32_t>> owned;
+  ASSERT_TRUE(WaitPartition(names, 3, 30, &owned))
+      << StatusOf("a").dump() << "\n"
+      << Log("a");
+  std::set<uint32_t> all;
+  for (const auto& [n, shards] : owned) {
+    EXPECT_FALSE(shards.empty()) << n;
+    for (uint32_t s : shards) EXPECT_TRUE(all.insert(s).second) << s;
+  }
+  EXPECT_EQ(all.size(), kShards);
+  std::map<std::string, std::string> owner_of_host;  // "h3.test" -> node
+  for (int h = 0; h < kHosts; ++h) {
+    const std::string host = "h" + std::to_string(h) + ".test";
+    const uint32_t shard =
+        cluster::ShardOf(host + ":" + std::to_string(web_port_), kShards);
+    for (const auto& [n, shards] : owned) {
+      if (shards.count(shard)) owner_of_host[host] = n;
+    }
+  }
+  nlohmann::json s = StatusOf("a");
+  EXPECT_EQ(s["cluster"]["node"], "a");
+  EXPECT_NEAR(s["cluster"]["rate_share"].get<double>(), 3.0, 1e-9);
+  EXPECT_EQ(s["rate_target"], 9.0);  // the cluster's budget
+  std::string metrics = HttpGet(ports_["a"], "/metrics");
+  EXPECT_NE(metrics.find("freshd_cluster_nodes 3"), std::string::npos);
+  EXPECT_NE(metrics.find("freshd_cluster_rate_share 3"), std::string::npos);
+  EXPECT_NE(metrics.find("freshd_cluster_shards_owned "), std::string::npos);
+
+  // `freshd cluster status` lists the three from the member bucket.
+  testing::CommandResult listed =
+      testing::RunFreshd({"cluster", "status", "--nats", nats_->url()});
+  ASSERT_EQ(listed.exit_code, 0) << listed.err;
+  std::vector<std::string> listed_nodes;
+  std::stringstream lines(listed.out);
+  for (std::string l; std::getline(lines, l);) {
+    nlohmann::json j = nlohmann::json::parse(l);
+    listed_nodes.push_back(j["node"]);
+    EXPECT_EQ(j["shards"], kShards);
+    EXPECT_NEAR(j["rate_share"].get<double>(), 3.0, 1e-9);
+    EXPECT_LT(j["age_s"].get<double>(), kTtl + 1);
+  }
+  EXPECT_EQ(listed_nodes, names);
+  EXPECT_EQ(testing::RunFreshd({"cluster", "status"}).exit_code, 2);
+
+  // 2. Every host fetched, each by one node only: its shard's owner.
+  auto fetched_hosts = [&] {
+    std::set<std::string> hosts;
+    for (const auto& r : ReadAccessLog(dir_ / "access.log")) {
+      hosts.insert(r.host);
+    }
+    return hosts;
+  };
+  const auto crawl_deadline =
+      std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (fetched_hosts().size() < static_cast<size_t>(kHosts) &&
+         std::chrono::steady_clock::now() < crawl_deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  std::vector<Request> before = ReadAccessLog(dir_ / "access.log");
+  std::map<std::string, std::set<std::string>> agents;  // host -> agents
+  for (const auto& r : before) agents[r.host].insert(r.agent);
+  EXPECT_EQ(agents.size(), static_cast<size_t>(kHosts));
+  for (const auto& [host, who] : agents) {
+    ASSERT_EQ(who.size(), 1u) << host << " fetched by more than one node";
+    EXPECT_EQ(who.begin()->rfind("freshd-" + owner_of_host[host], 0), 0u)
+        << host << " fetched by " << *who.begin() << ", owner "
+        << owner_of_host[host];
+  }
+
+  // 3. SIGKILL c: a and b own every shard within ttl (c's death noticed)
+  // + ttl (the handoff) + a few seconds.
+  ASSERT_EQ(kill(nodes_["c"].pid, SIGKILL), 0);
+  Wait(nodes_["c"]);
+  nodes_["c"].pid = -1;
+  const auto killed = std::chrono::steady_clock::now();
+  const double killed_unix = UnixNow();
+  ASSERT_TRUE(WaitPartition({"a", "b"}, 2, 2 * kTtl + 10, &owned))
+      << StatusOf("a").dump();
+  const double took =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - killed)
+          .count();
+  EXPECT_LT(took, 2 * kTtl + 3) << "survivors took " << took << " s";
+  std::printf("survivors owned every shard %.2f s after the SIGKILL\n", took);
+  EXPECT_EQ(owned["a"].size() + owned["b"].size(), kShards);
+  EXPECT_NEAR(StatusOf("a")["cluster"]["rate_share"].get<double>(), 4.5, 1e-9);
+
+  // c's hosts are crawled again, by their new owners.
+  std::set<std::string> c_hosts;
+  for (const auto& [host, node] : owner_of_host) {
+    if (node == "c") c_hosts.insert(host);
+  }
+  const auto again_deadline =
+      std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  std::set<std::string> taken_over;
+  while (taken_over.size() < c_hosts.size() &&
+         std::chrono::steady_clock::now() < again_deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    for (const auto& r : ReadAccessLog(dir_ / "access.log")) {
+      if (r.time > killed_unix && c_hosts.count(r.host) &&
+          r.agent.rfind("freshd-c", 0) != 0) {
+        taken_over.insert(r.host);
+      }
+    }
+  }
+  EXPECT_EQ(taken_over, c_hosts);
+
+  // 4. Across nodes: per host, the fetching node changes at most once (c to
+  // a survivor), and never within a crawl delay of the previous node's
+  // last request (zero politeness violations between nodes).
+  std::map<std::string, std::vector<Request>> by_host;
+  for (const auto& r : ReadAccessLog(dir_ / "access.log")) {
+    by_host[r.host].push_back(r);
+  }
+  int violations = 0;
+  for (auto& [host, reqs] : by_host) {
+    std::sort(reqs.begin(), reqs.end(), [](const Request& x, const Request& y) {
+      return x.time < y.time;
+    });
+    int changes = 0;
+    for (size_t i = 1; i < reqs.size(); ++i) {
+      if (reqs[i].agent == reqs[i - 1].agent) continue;
+      ++changes;
+      EXPECT_EQ(reqs[i - 1].agent.rfind("freshd-c", 0), 0u) << host;
+      if (reqs[i].time - reqs[i - 1].time < kCrawlDelay) ++violations;
+    }
+    EXPECT_LE(changes, 1) << host;
+  }
+  EXPECT_EQ(violations, 0);
+  std::map<std::string, int> per_agent;
+  size_t total = 0;
+  for (const auto& [host, reqs] : by_host) {
+    for (const auto& r : reqs) ++per_agent[r.agent];
+    total += reqs.size();
+  }
+  std::printf("%zu requests to %zu hosts:", total, by_host.size());
+  for (const auto& [agent, n] : per_agent) {
+    std::printf(" %s %d", agent.c_str(), n);
+  }
+  std::printf("\n");
+
+  for (const auto& n : {"a", "b"}) {
+    ASSERT_EQ(kill(nodes_[n].pid, SIGTERM), 0);
+    EXPECT_EQ(Wait(nodes_[n]), 0) << Log(n);
+    nodes_[n].pid = -1;
+  }
+  EXPECT_NE(Log("a").find("cluster: node a joined"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace freshd
