@@ -50,15 +50,18 @@ def section_acceptance(study, plan):
     study.out(
         "Issue 31, item 3: the estimated policies on the reference webs "
         "(`noisy.toml`, `scroll.toml`) and three that differ from them: "
-        "`heavy-tail.toml` (5% of pages change 2..20 times a day and draw "
-        "most requests, 75% change every 5..500 days), `signal-quality.toml` "
+        "`heavy-tail.toml` (5%% of pages change 2..20 times a day and draw "
+        "most requests, 75%% change every 5..500 days), `signal-quality.toml` "
         "(hosts with clean, noisy, spam and no signals) and `feed-mix.toml` "
         "(fast feeds of small items, pages that both scroll and churn, slow "
-        "articles). %d seeds, R/n = %s. Command: `%s`."
+        "articles). %d seeds, R/n = %s. Command: `%s`, with each web's days and "
+        "warm-up as in the Setup table."
         % (
             SEEDS,
             ", ".join("%g" % (r / 1000) for r in BUDGETS),
-            study.cmd_line("WEB", "POLICY", "R", seed="1..%d" % SEEDS),
+            study.cmd_line("noisy", "POLICY", "R", seed="1..%d" % SEEDS).replace(
+                study.webs["noisy"], "sim/webs/WEB.toml"
+            ),
         )
     )
     study.out()
