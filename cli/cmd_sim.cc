@@ -64,6 +64,13 @@ void AddSimCommand(CLI::App& app, int* exit_code) {
   sub->add_flag("--oracle-rate", o.oracle_rate,
                 "estimated, but with each page's true change rate "
                 "(diagnostic: the rate-estimation error alone)");
+  sub->add_option("--rate-model", o.rate_model,
+                  "estimated mode: each host's prior of change rates, one "
+                  "Gamma rate (gamma) or a distribution (mixture)")
+      ->check(CLI::IsMember({"gamma", "mixture"}));
+  sub->add_flag("--explore", o.explore,
+                "estimated mode: fetch again to learn a rate (a page "
+                "fetched once; with mixture, a rate only bounded below)");
   sub->add_option("--oracle-rate-slope", o.oracle_rate_slope,
                   "with --oracle: each Δ seen pulled toward its host's "
                   "(log) mean, ln Δ' = c + SLOPE·(ln Δ − c) (diagnostic)")

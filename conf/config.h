@@ -109,6 +109,11 @@ struct SchedConfig {
   // Signal policies: value each page over its change rate's uncertainty
   // (three value evaluations per value) rather than at the estimate alone.
   bool value_over_rate_uncertainty = true;
+  // "gamma": one change rate per host as every page's prior; "mixture": a
+  // distribution of rates per host (sched/rate_mixture.h).
+  std::string rate_model = "gamma";
+  // Fetch again to learn a rate (sched/scheduler.h SchedulerOptions::explore).
+  bool explore = false;
 
   bool operator==(const SchedConfig&) const = default;
 };

@@ -33,6 +33,11 @@ inline const std::vector<std::string>& KnownScopes() {
   return kScopes;
 }
 
+inline const std::vector<std::string>& KnownRateModels() {
+  static const std::vector<std::string> kModels = {"gamma", "mixture"};
+  return kModels;
+}
+
 inline const std::vector<std::string>& KnownLogLevels() {
   static const std::vector<std::string> kLevels = {"trace", "debug", "info",
                                                    "warn",  "error", "off"};
@@ -103,6 +108,8 @@ void VisitConfig(C& c, Visitor& v) {
              10 * kYear);
   v.Duration("signal_window", &c.sched.signal_window_s, 0, kYear);
   v.Bool("value_over_rate_uncertainty", &c.sched.value_over_rate_uncertainty);
+  v.String("rate_model", &c.sched.rate_model, KnownRateModels());
+  v.Bool("explore", &c.sched.explore);
 
   v.Section("store");
   v.String("path", &c.store.path, any);

@@ -190,6 +190,33 @@ double ChangeRateStats::Estimate(const RatePrior& prior) const {
   return dynamic * rate;
 }
 
+double ChangeRateStats::LogLikelihood(double rate) const {
+  auto changed = [rate](double interval) {
+    const double x = rate * interval;
+    return x > 0 ? std::log(-std::expm1(-x)) : -kInf;
+  };
+  double ll = -rate * quiet_time_;
+  if (timed_changes_ > 0) ll += timed_changes_ * std::log(rate);
+  if (changed_count_ > 0) {
+    ll += changed_count_ * changed(changed_time_ / changed_count_);
+  }
+  for (int i = 0; i < ring_size_; ++i) {
+    const int slot = (ring_head_ + i) % kRing;
+    switch (static_cast<Kind>((ring_kinds_ >> (2 * slot)) & 3)) {
+      case kUnchanged:
+        ll -= rate * ring_[slot];
+        break;
+      case kChanged:
+        ll += changed(ring_[slot]);
+        break;
+      case kTimed:
+        ll += std::log(rate) - rate * ring_[slot];
+        break;
+    }
+  }
+  return ll;
+}
+
 double ChangeRateStats::LogRateInformation(double rate) const {
   auto per_interval = [rate](double interval) {
     const double x = rate * interval;
@@ -215,6 +242,23 @@ double ChangeRateStats::LogRateInformation(double rate) const {
     }
   }
   return info;
+}
+
+int ChangeRateStats::RecentChangedRun() const {
+  int run = 0;
+  for (int back = 0; back < ring_size_; ++back) {
+    const int slot = (ring_head_ + ring_size_ - 1 - back) % kRing;
+    if (((ring_kinds_ >> (2 * slot)) & 3) != kChanged) break;
+    ++run;
+  }
+  return run;
+}
+
+double ChangeRateStats::RecentInterval(int back) const {
+  if (back < 0 || back >= ring_size_) return -1;
+  const int slot = (ring_head_ + ring_size_ - 1 - back) % kRing;
+  if (((ring_kinds_ >> (2 * slot)) & 3) == kTimed) return -1;
+  return ring_[slot];
 }
 
 double ChangeRateStats::observations() const {

@@ -70,6 +70,13 @@ class ChangeRateStats {
   // change seen, times 1 − StaticPosterior().
   double Estimate(const RatePrior& prior) const;
 
+  // Log-likelihood of the observations at `rate` (> 0), up to a constant
+  // in the rate: Σ ln(1−e^{−λI}) over changed intervals (decayed ones at
+  // their mean interval), + timed changes · ln λ − λ · quiet time. An
+  // interval that changed bounds the rate below and no more (censored):
+  // the term tends to 0, not to a maximum, as λ grows.
+  double LogLikelihood(double rate) const;
+
   // StaticPosterior(prior, exposure()) while no change was seen; 0 once one
   // was (or before any observation).
   double StaticPosterior(const RatePrior& prior) const;
@@ -80,6 +87,13 @@ class ChangeRateStats {
   // decayed aggregates at their mean interval. Excludes the prior (whose
   // information is its weight). 0 without observations.
   double LogRateInformation(double rate) const;
+
+  // The newest intervals that showed a change without a timed
+  // Last-Modified, counted back from the newest (at most kRing).
+  int RecentChangedRun() const;
+  // The length of the back-th newest interval kept exactly (0: newest);
+  // -1 beyond the ring or for a timed change (which keeps its quiet time).
+  double RecentInterval(int back) const;
 
   // Effective (decayed) number of observed intervals.
   double observations() const;

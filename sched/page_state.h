@@ -56,6 +56,9 @@ struct PageState {
   uint8_t static_q = 0;
 
   static constexpr uint8_t kInFlight = 1;
+  // Its rate is only bounded below (every recent interval changed): the
+  // next fetch is due after a quarter of the last interval (a probe).
+  static constexpr uint8_t kProbe = 2;
 
   bool fetched() const { return last_fetch != kNever; }
   bool in_flight() const { return (flags & kInFlight) != 0; }

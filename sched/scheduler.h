@@ -35,6 +35,7 @@
 #include "sched/observation.h"
 #include "sched/page_state.h"
 #include "sched/policy.h"
+#include "sched/rate_mixture.h"
 #include "sched/recent_signals.h"
 #include "sched/selector.h"
 #include "sched/token_bucket.h"
@@ -76,6 +77,22 @@ struct SchedulerOptions {
   // evaluations per value (BENCHMARKS.md). [sched]
   // value_over_rate_uncertainty in the daemon's config.
   bool value_over_rate_uncertainty = true;
+  // Estimated mode: each page's rate is also a posterior on a grid under
+  // its host's distribution of rates (sched/rate_mixture.h): the policies
+  // without signals value a page over its three draws (and take the middle
+  // one as Δ̂), and every policy's FreshProbability averages over them. Off:
+  // one Gamma rate per host, each page's estimate its posterior mode.
+  // [sched] rate_model = "mixture" in the daemon's config.
+  bool rate_mixture = false;
+  RateMixtureOptions rate_mixture_options;
+  // Estimated mode: exploration where a fetch's information pays. A page
+  // fetched once (no interval seen, its rate unknown) is due again after
+  // the uniform interval N/R; with rate_mixture, a page of a policy without
+  // signals whose last 3+ intervals all changed (its rate only bounded
+  // below) and whose posterior is wide (upper draw > 4× the lower) is due
+  // after a quarter of its last interval, once (not after an interval that
+  // was itself such a probe). [sched] explore.
+  bool explore = false;
   size_t max_pages = 10'000'000;  // AddUrl fails beyond this
   PolicyOptions policy_options;
   HostPoolOptions host_pool;
@@ -284,6 +301,10 @@ class Scheduler {
   // policies, option off).
   bool RateDraws(PageId page, const PolicyInput& in,
                  std::array<WeightedParams, 3>* draws) const;
+  // SchedulerOptions::rate_mixture's three draws for a fetched page
+  // (estimated mode); false when there are none.
+  bool MixtureDraws(PageId page, const PolicyInput& in,
+                    std::array<WeightedParams, 3>* draws) const;
   // The average of the policy's value over `draws` at τ, each weighted by
   // its weight × σⁿe^{−στ} for the signal policies.
   double MixtureValue(PolicyInput in, std::span<const WeightedParams> draws,
@@ -298,6 +319,11 @@ class Scheduler {
   std::vector<ProfileSet> profiles_;           // longevity only
   std::vector<RecentSignals> recent_signals_;  // signal policies only
   HostPool hosts_;
+  RateMixture rate_mixture_;              // rate_mixture only
+  std::vector<RateTerciles> rate_draws_;  // rate_mixture only, by page
+  // explore only, by page: the second fetch's interval (s) of a page
+  // fetched once, fixed at that fetch (so its deadline stays put); 0: none.
+  std::vector<float> explore_interval_;
   Selector selector_;
   TokenBucket bucket_;
   double threshold_ = 0;

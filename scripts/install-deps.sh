@@ -11,6 +11,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build pkg-config git python3
+  mold         # the linker (CMakeLists.txt: FRESHD_MOLD)
   libcurl4-openssl-dev libxml2-dev libboost-dev libleveldb-dev libssl-dev
   libsnappy-dev libtoml11-dev libgtest-dev libgmock-dev googletest nlohmann-json3-dev
   libcli11-dev libspdlog-dev libxxhash-dev zlib1g-dev libbrotli-dev libidn2-dev

@@ -459,6 +459,7 @@ void ContinuousOptima(const WebModel& m, double rate_per_day, bool staleness,
 void MeasureRateError(const WebModel& model, const sched::Scheduler& sched,
                       SimResult& r) {
   std::vector<double> errors;
+  std::vector<std::vector<double>> bias(r.per_class.size());
   double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0, syy = 0;
   for (uint32_t p = 0; p < model.pages.size(); ++p) {
     const double truth = model.TrueParams(p).delta;
@@ -470,12 +471,21 @@ void MeasureRateError(const WebModel& model, const sched::Scheduler& sched,
     }
     const double x = std::log(truth), y = std::log(estimate);
     errors.push_back(std::abs(y - x));
+    const uint32_t cls = model.pages[p].cls;
+    if (cls < bias.size()) bias[cls].push_back(y - x);
     n += 1;
     sx += x;
     sy += y;
     sxx += x * x;
     sxy += x * y;
     syy += y * y;
+  }
+  for (size_t c = 0; c < bias.size(); ++c) {
+    std::vector<double>& b = bias[c];
+    if (b.empty()) continue;
+    auto m = b.begin() + b.size() / 2;
+    std::nth_element(b.begin(), m, b.end());
+    r.per_class[c].rate_log_bias = *m;
   }
   if (errors.empty()) return;
   auto mid = errors.begin() + errors.size() / 2;
@@ -530,6 +540,11 @@ Result<SimResult> RunSimulation(const WebModel& model,
   so.policy = options.policy;
   so.oracle = options.oracle;
   so.oracle_rate = options.oracle_rate && !options.oracle;
+  if (options.rate_model != "gamma" && options.rate_model != "mixture") {
+    return Status::InvalidArgument("sim: rate model must be gamma or mixture");
+  }
+  so.rate_mixture = options.rate_model == "mixture";
+  so.explore = options.explore;
   if (!(options.oracle_rate_slope >= 0 && options.oracle_rate_slope <= 10) ||
       !(options.oracle_rate_noise >= 0 && options.oracle_rate_noise <= 10)) {
     return Status::InvalidArgument(
@@ -585,11 +600,18 @@ std::string SimResultToJson(const WebModel& model, const SimOptions& options,
                 {"crawls", x.crawls},
                 {"crawls_per_day", days > 0 ? x.crawls / days : 0}};
   };
+  auto class_metrics = [&metrics](const SimMetrics& x, double days) {
+    json j = metrics(x, days);
+    if (!std::isnan(x.rate_log_bias)) j["rate_log_bias"] = x.rate_log_bias;
+    return j;
+  };
   json j = metrics(r.total, r.measured_days);
   j["web"] = model.spec.name;
   j["policy"] = options.policy;
   j["oracle"] = options.oracle;
   j["oracle_rate"] = options.oracle_rate && !options.oracle;
+  if (options.rate_model != "gamma") j["rate_model"] = options.rate_model;
+  if (options.explore) j["explore"] = true;
   if (options.oracle_posterior) {
     j["oracle_posterior"] = true;
     j["oracle_posterior_draws"] = options.oracle_posterior_draws;
@@ -635,7 +657,7 @@ std::string SimResultToJson(const WebModel& model, const SimOptions& options,
   json classes = json::object();
   for (size_t i = 0; i < r.per_class.size(); ++i) {
     classes[model.spec.classes[i].name] =
-        metrics(r.per_class[i], r.measured_days);
+        class_metrics(r.per_class[i], r.measured_days);
   }
   j["per_class"] = classes;
   j["selector_evaluations_per_selection"] = r.mean_evaluations;

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,10 @@ struct SimOptions {
   std::string policy = "freshness";
   bool oracle = false;
   bool oracle_rate = false;  // estimated, but with the true Δ (diagnostic)
+  // Estimated mode: SchedulerOptions::rate_mixture ("mixture") or the
+  // Gamma host prior ("gamma"), and SchedulerOptions::explore.
+  std::string rate_model = "gamma";
+  bool explore = false;
   // Diagnostic, with oracle only: the policy sees each page's Δ distorted as
   // an estimator might, ln Δ' = c + slope·(ln Δ − c) + noise·z, c the mean
   // ln Δ of the page's host, z ~ N(0, 1) per page. slope < 1 pulls the rates
@@ -85,6 +90,9 @@ struct SimMetrics {
   double staleness = 0;  // Σμ·∫D / (Σμ·T)
   uint64_t crawls = 0;   // within the measured window
   uint64_t pages = 0;
+  // Estimated mode: the median of ln(Δ̂/Δ) over the changing pages with an
+  // estimate at the end of the run (> 0: rates read too fast); NaN: none.
+  double rate_log_bias = std::numeric_limits<double>::quiet_NaN();
 };
 
 struct SimResult {

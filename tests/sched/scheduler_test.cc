@@ -47,8 +47,11 @@ bool SameKey(double a, double b) {
 // overdue pages in *steps_with_overdue.
 // With `mixture` (oracle only), each page's model is a random weighted set
 // of draws (SetTruthMixture; some weights 0, some pages none).
+// With `rate_mixture` (estimated only), SchedulerOptions::rate_mixture and
+// explore are on.
 int RunExactness(const std::string& policy, bool oracle, uint32_t seed,
-                 int* steps_with_overdue, bool mixture = false) {
+                 int* steps_with_overdue, bool mixture = false,
+                 bool rate_mixture = false) {
   SCOPED_TRACE(policy + (oracle ? " oracle" : " estimated") +
                (mixture ? " mixture" : "") + " seed " + std::to_string(seed));
   std::mt19937_64 rng(seed);
@@ -61,6 +64,7 @@ int RunExactness(const std::string& policy, bool oracle, uint32_t seed,
   o.min_interval = 600;
   o.max_interval = 6 * kDay;  // some pages become overdue
   o.new_page_value = 0.5 * kDay;
+  o.rate_mixture = o.explore = rate_mixture;
   auto sched = Make(o);
   const size_t n = 240;
   for (size_t i = 0; i < n; ++i) {
@@ -199,6 +203,57 @@ TEST(SchedulerTest, EverySelectionIsTheBruteForceArgmax) {
       EXPECT_GT(steps_with_overdue, 10) << policy;
     }
   }
+}
+
+// Valued over the grid posterior's draws, with exploration's deadlines: the
+// bounds and deadlines still hold, every choice is exact.
+TEST(SchedulerTest, RateMixtureSelectionsAreTheBruteForceArgmax) {
+  for (const std::string& policy : PolicyNames()) {
+    int steps_with_overdue = 0;
+    int checked =
+        RunExactness(policy, false, 20261126, &steps_with_overdue, false, true);
+    EXPECT_GT(checked, 300) << policy;
+  }
+}
+
+// Exploration: a page fetched once is due again after N/R; with the mixture,
+// a page whose intervals all changed gets one probe at a quarter of its last
+// interval, and not another right after it.
+TEST(SchedulerTest, ExploreDueDatesFollowWhatThePageHasNotShown) {
+  SchedulerOptions o;
+  o.policy = "freshness";
+  o.rate = 10.0 / kDay;  // 10 pages a day
+  o.min_interval = 60;
+  o.max_interval = 0;
+  o.rate_mixture = o.explore = true;
+  auto sched = Make(o);
+  // The page's deadline as PriorityOf reports it once overdue (inf: none
+  // within a year).
+  auto deadline = [](const Scheduler& s, double after) {
+    const Priority p = s.PriorityOf(0, after + 365 * kDay);
+    return p.overdue ? p.key : std::numeric_limits<double>::infinity();
+  };
+  for (int i = 0; i < 50; ++i) ASSERT_TRUE(sched->AddUrl(0, 1).ok());
+  double now = 0;
+  ASSERT_EQ(sched->Observe({0, now, Changed(false)}).page, true);
+  EXPECT_NEAR(deadline(*sched, now), now + 50 / o.rate, 1e-6);
+  // Without explore there is no deadline.
+  o.explore = false;
+  auto plain = Make(o);
+  ASSERT_TRUE(plain->AddUrl(0, 1).ok());
+  ASSERT_TRUE(plain->Observe({0, 0, Changed(false)}).page);
+  EXPECT_TRUE(std::isinf(deadline(*plain, 0)));
+  // Three daily intervals that all changed: a probe after 6 h.
+  for (int i = 0; i < 3; ++i) {
+    now += kDay;
+    ASSERT_TRUE(sched->Observe({0, now, Changed(true)}).page);
+  }
+  EXPECT_NE(sched->page(0).flags & PageState::kProbe, 0);
+  EXPECT_NEAR(deadline(*sched, now), now + kDay / 4, 1e-6);
+  now += kDay / 4;  // the probe, changed again: no second probe
+  ASSERT_TRUE(sched->Observe({0, now, Changed(true)}).page);
+  EXPECT_EQ(sched->page(0).flags & PageState::kProbe, 0);
+  EXPECT_TRUE(std::isinf(deadline(*sched, now)));
 }
 
 // A page whose model is a set of draws (the simulator's posterior) still has
