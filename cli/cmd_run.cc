@@ -215,6 +215,9 @@ void AddRunCommands(CLI::App& app, int* exit_code) {
   demo->add_option("--rate", demo_opts->rate, "budget, pages per second")
       ->check(CLI::Range(0.1, 1000.0));
   demo->add_option("--policy", demo_opts->policy, "[sched] policy");
+  demo->add_flag("--feeds", demo_opts->feeds,
+                 "each host also serves an Atom feed of its latest changes, "
+                 "which the daemon polls ([site_feeds])");
   demo->callback(
       [exit_code, demo_opts] { *exit_code = cli::RunDemo(*demo_opts); });
 }

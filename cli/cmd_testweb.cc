@@ -1,9 +1,9 @@
 // freshd testweb --web WEB.toml --listen 127.0.0.1:PORT --day-seconds S:
 // serves the simulated web over HTTP in compressed time (sim/test_web.h)
-// until SIGINT or SIGTERM. Prints one JSON line on stdout once listening
-// (the actual port when PORT is 0, the time origin, the host names), so a
-// harness can start it and read where it is. Exit 0 on a signal, 1 if it
-// cannot listen, 2 on bad usage or a bad web file.
+// until SIGINT or SIGTERM; --feeds adds a feed per host (/feed.xml). Prints one
+// JSON line on stdout once listening (the actual port when PORT is 0, the time
+// origin, the host names), so a harness can start it and read where it is. Exit
+// 0 on a signal, 1 if it cannot listen, 2 on bad usage or a bad web file.
 
 #include <csignal>
 #include <cstdio>
@@ -26,6 +26,8 @@ struct TestwebArgs {
   uint64_t seed = 1;
   int threads = 1;
   std::string access_log;
+  bool feeds = false;
+  uint32_t feed_entries = 20;
 };
 
 int RunTestweb(const TestwebArgs& a) {
@@ -48,6 +50,8 @@ int RunTestweb(const TestwebArgs& a) {
   sim::TestWebOptions options;
   options.day_seconds = a.day_seconds;
   options.start_unix = UnixNow();
+  options.feeds = a.feeds;
+  options.feed_entries = a.feed_entries;
   auto web = std::make_shared<const sim::TestWeb>(
       sim::WebModel::Build(spec.value(), a.seed), options);
 
@@ -76,6 +80,7 @@ int RunTestweb(const TestwebArgs& a) {
   j["host_example"] = web->HostName(0);
   j["start_unix"] = options.start_unix;
   j["day_seconds"] = options.day_seconds;
+  j["feeds"] = options.feeds;
   std::printf("%s\n", j.dump().c_str());
   std::fflush(stdout);
 
@@ -108,6 +113,11 @@ void AddTestwebCommand(CLI::App& app, int* exit_code) {
   sub->add_option("--access-log", a->access_log,
                   "append every request to FILE: time, Host, target, "
                   "User-Agent (tab-separated)");
+  sub->add_flag("--feeds", a->feeds,
+                "serve an Atom feed of each host's latest changes at "
+                "/feed.xml, linked from every page");
+  sub->add_option("--feed-entries", a->feed_entries, "pages in a feed")
+      ->check(CLI::Range(1, 1000));
   sub->callback([a, exit_code] { *exit_code = RunTestweb(*a); });
 }
 

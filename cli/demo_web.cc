@@ -67,6 +67,7 @@ int RunDemo(const DemoOptions& options) {
   lo.seed_pages = false;  // the host roots; the rest is discovered
   lo.report_every_days = options.report_every_s / options.day_seconds;
   lo.serve_status = true;
+  lo.feeds = options.feeds;
   lo.on_start = [&](const LiveWebStart& where) {
     std::fprintf(stderr,
                  "freshd demo: %u pages on %u hosts at http://h0.test:%u/ ... "
@@ -85,6 +86,7 @@ int RunDemo(const DemoOptions& options) {
         {"pages_fetched_total", s["pages_fetched_total"]},
         {"rate_actual", s["rate_actual"]},
         {"signals_total", s["signals_total"]},
+        {"feed_signals_total", s["site_feeds"]["signals_total"]},
         {"estimated_freshness", s["estimated_freshness"]},
         {"true_freshness", p.true_freshness},
     };

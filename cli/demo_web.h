@@ -22,6 +22,7 @@ struct DemoOptions {
   double day_seconds = 10;    // wall seconds per simulated day
   double report_every_s = 5;  // status line interval
   std::string policy = "ncis";
+  bool feeds = false;  // a feed per host, polled by the daemon
 };
 
 extern const char kDemoWebToml[];

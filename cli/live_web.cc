@@ -38,7 +38,9 @@ Config LiveConfig(const sim::TestWeb& web, const LiveWebOptions& o,
   double delay = delays.empty() ? 0 : *std::ranges::max_element(delays);
   config.politeness.min_delay_s = delay * scale;
   config.politeness.robots_cache_s = o.day_seconds;  // sitemaps daily
-  config.fetch.allow_private_networks = true;        // the web is on loopback
+  config.site_feeds.enabled = o.feeds;
+  config.site_feeds.poll_interval_s = o.day_seconds;  // feeds daily too
+  config.fetch.allow_private_networks = true;         // the web is on loopback
   for (uint32_t h = 0; h < web.model().spec.hosts; ++h) {
     config.fetch.resolve[web.HostName(h)] = "127.0.0.1";
   }
@@ -67,6 +69,8 @@ Result<LiveWebResult> RunOnLiveWeb(const sim::WebModel& model,
   sim::TestWebOptions wo;
   wo.day_seconds = options.day_seconds;
   wo.start_unix = UnixNow();
+  wo.feeds = options.feeds;
+  wo.feed_entries = options.feed_entries;
   auto web = std::make_shared<const sim::TestWeb>(model, wo);
   auto server = sim::TestWebServer::Start(web, "127.0.0.1", 0);
   if (!server.ok()) return server.status();

@@ -10,8 +10,8 @@
 // scaled by day_seconds / 86400: the same budget per virtual day, minimum
 // interval (60 virtual s), prior change interval (1 day), max_interval
 // floor (90 days), per-host delay (the web's largest crawl delay); sitemaps
-// (the signals) are polled once a virtual day. Blocks for days * day_seconds
-// wall seconds, running its own io_context.
+// (the signals), and feeds when asked for, are polled once a virtual day.
+// Blocks for days * day_seconds wall seconds, running its own io_context.
 
 #ifndef FRESHD_CLI_LIVE_WEB_H_
 #define FRESHD_CLI_LIVE_WEB_H_
@@ -60,6 +60,11 @@ struct LiveWebOptions {
   // simulator's scheduler knows; false: each host's root page, weight 1, and
   // the rest is discovered through links and sitemaps.
   bool seed_pages = true;
+  // true: the test web serves an Atom feed of each host's feed_entries
+  // latest changes, linked from every page (sim::TestWebOptions::feeds), and
+  // the daemon polls it ([site_feeds]) once a virtual day, as its sitemaps.
+  bool feeds = false;
+  uint32_t feed_entries = 20;
   bool serve_status = false;     // the status endpoint on 127.0.0.1:ephemeral
   double sample_days = 0.01;     // ground-truth sampling period
   double report_every_days = 0;  // 0: only the final report

@@ -157,6 +157,24 @@ struct FeedConfig {
   bool operator==(const FeedConfig&) const = default;
 };
 
+// RSS and Atom feeds that crawled pages name (<link rel=alternate
+// type=application/rss+xml|atom+xml>), read for change signals as sitemaps
+// are: each feed of an in-scope host is fetched through the politeness gate
+// (robots.txt obeyed, conditional GET) every poll_interval, at most
+// max_per_host feeds a host and max_total in all; an entry dated after our
+// copy of its page is a change signal, an unknown in-scope entry a new page.
+// Not to be confused with [feed], the change feed freshd publishes.
+struct SiteFeedsConfig {
+  bool enabled = true;
+  int max_per_host = 4;
+  uint64_t max_total = 10000;
+  double poll_interval_s = 3600;
+  uint64_t max_entries = 1000;      // read from one feed
+  uint64_t max_bytes = 4ull << 20;  // of one (decompressed) feed
+
+  bool operator==(const SiteFeedsConfig&) const = default;
+};
+
 struct StatusConfig {
   std::string listen = "127.0.0.1:8931";
   // Host names accepted in the Host and Origin headers besides loopback
@@ -202,6 +220,7 @@ struct Config {
   StoreConfig store;
   EngineConfig engine;
   FeedConfig feed;
+  SiteFeedsConfig site_feeds;
   StatusConfig status;
   LogConfig log;
   ClusterConfig cluster;

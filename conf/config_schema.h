@@ -130,6 +130,14 @@ void VisitConfig(C& c, Visitor& v) {
   v.Int("max_events", &c.feed.max_events, 1, 1000000000);
   v.Duration("max_age", &c.feed.max_age_s, 60, 3650 * 86400.0);
 
+  v.Section("site_feeds");
+  v.Bool("enabled", &c.site_feeds.enabled);
+  v.Int("max_per_host", &c.site_feeds.max_per_host, 1, 64);
+  v.Int("max_total", &c.site_feeds.max_total, 1, 10000000);
+  v.Duration("poll_interval", &c.site_feeds.poll_interval_s, 1, 30 * 86400.0);
+  v.Int("max_entries", &c.site_feeds.max_entries, 1, 50000);
+  v.Size("max_bytes", &c.site_feeds.max_bytes, 1024, 256ull << 20);
+
   v.Section("status");
   v.String("listen", &c.status.listen, any);
   v.StringList("allowed_hosts", &c.status.allowed_hosts);

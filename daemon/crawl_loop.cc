@@ -631,7 +631,12 @@ void CrawlLoop::Complete(sched::PageId page, fetch::FetchResult r,
     Observe({page, now, std::move(obs)});
     // Last: adding pages grows the book (`meta` is not used after this).
     if (fingerprint != nullptr && !fingerprint->page.nofollow) {
+      const sched::HostId host = sched_->page(page).host;
       for (const auto& link : fingerprint->page.links) {
+        if (link.kind == parse::LinkKind::kFeed) {
+          if (config_.site_feeds.enabled) NoteSiteFeed(link.url, host);
+          continue;
+        }
         if (link.kind != parse::LinkKind::kAnchor || link.nofollow) continue;
         AddUrl(link.url, 1.0, false);
       }
@@ -745,6 +750,7 @@ void CrawlLoop::Housekeeping() {
   if (stopping_) return;
   const double now = UnixNow();
   if (now >= next_robots_refresh_) RefreshRobots(now);
+  if (config_.site_feeds.enabled) PollSiteFeeds(now);
   if (now - last_fetch_state_save_ >=
       std::max(config_.store.sync_interval_s, kHousekeepingS)) {
     SaveFetchState({});
@@ -804,25 +810,7 @@ void CrawlLoop::FetchSitemap(const std::string& url, int depth) {
     // Network thread: parse on the pool (up to 50,000 entries: tens of
     // ms), then count and apply on the scheduler's thread.
     if (!*alive) return;
-    if (!r.raw_headers.empty() || !r.redirect_hops.empty()) {
-      // The raw exchange goes to the WARC writer (the parse needs r.body).
-      fetch::FetchResult raw;
-      raw.url = r.url;
-      raw.final_url = r.final_url;
-      raw.outcome = r.outcome;
-      raw.status = r.status;
-      raw.truncated = r.truncated;
-      raw.raw_request = std::move(r.raw_request);
-      raw.raw_headers = std::move(r.raw_headers);
-      raw.raw_body = std::move(r.raw_body);
-      raw.remote_ip = r.remote_ip;
-      raw.redirect_hops = std::move(r.redirect_hops);
-      const double started = UnixNow() - r.total_elapsed_s;
-      boost::asio::post(io_,
-                        [this, alive, started, raw = std::move(raw)]() mutable {
-                          if (*alive) ArchiveOnly(std::move(raw), started);
-                        });
-    }
+    PostArchive(&r);
     if (r.outcome != fetch::OutcomeClass::kOk) {
       boost::asio::post(io_, [this, alive] {
         if (*alive) TryDispatch();
@@ -856,6 +844,27 @@ void CrawlLoop::FetchSitemap(const std::string& url, int depth) {
   });
 }
 
+void CrawlLoop::PostArchive(fetch::FetchResult* r) {
+  if (r->raw_headers.empty() && r->redirect_hops.empty()) return;
+  // The raw exchange goes to the WARC writer (the parse needs r->body).
+  fetch::FetchResult raw;
+  raw.url = r->url;
+  raw.final_url = r->final_url;
+  raw.outcome = r->outcome;
+  raw.status = r->status;
+  raw.truncated = r->truncated;
+  raw.raw_request = std::move(r->raw_request);
+  raw.raw_headers = std::move(r->raw_headers);
+  raw.raw_body = std::move(r->raw_body);
+  raw.remote_ip = r->remote_ip;
+  raw.redirect_hops = std::move(r->redirect_hops);
+  const double started = UnixNow() - r->total_elapsed_s;
+  boost::asio::post(
+      io_, [this, alive = alive_, started, raw = std::move(raw)]() mutable {
+        if (*alive) ArchiveOnly(std::move(raw), started);
+      });
+}
+
 void CrawlLoop::ApplySitemap(
     std::shared_ptr<const parse::SitemapResult> sitemap, size_t from,
     int depth) {
@@ -871,18 +880,8 @@ void CrawlLoop::ApplySitemap(
     const bool known = book_->Find(e.loc).has_value();
     std::optional<sched::PageId> page = AddUrl(e.loc, 1.0, false);
     if (!page || !known || !e.lastmod) continue;
-    // A lastmod is considered once, when it is newer than the last one
-    // considered for this page: taken as a signal if it is also newer than
-    // our copy (the scheduler's rule, SignalPage), else counted stale (and,
-    // as the copy only gets newer, stale for good). Either way the record
-    // keeps it, so a restart does not consider it again.
-    const double lastmod = static_cast<double>(*e.lastmod);
-    PageMeta& meta = book_->meta(*page);
-    if (sched_->page(*page).fetched() && lastmod > meta.last_signal_lastmod) {
-      meta.last_signal_lastmod = lastmod;
-      book_->MarkPage(*page);
-      SignalPage(*page, now, sched::SignalSource::kSitemapLastmod, lastmod);
-    }
+    ConsiderDatedSignal(*page, static_cast<double>(*e.lastmod), now,
+                        sched::SignalSource::kSitemapLastmod);
   }
   RequestCommit();
   if (end < entries.size()) {  // the rest after whatever else is queued
@@ -895,6 +894,22 @@ void CrawlLoop::ApplySitemap(
 }
 
 // ---- signals ----
+
+bool CrawlLoop::ConsiderDatedSignal(sched::PageId page, double changed_at,
+                                    double now, sched::SignalSource source) {
+  // A date is considered once, when it is newer than the last one
+  // considered for this page: taken as a signal if it is also newer than
+  // our copy (the scheduler's rule, SignalPage), else counted stale (and,
+  // as the copy only gets newer, stale for good). Either way the record
+  // keeps it, so a restart does not consider it again; a sitemap and a feed
+  // dating the same change count it once.
+  PageMeta& meta = book_->meta(page);
+  if (!sched_->page(page).fetched() || changed_at <= meta.last_signal_lastmod)
+    return false;
+  meta.last_signal_lastmod = changed_at;
+  book_->MarkPage(page);
+  return SignalPage(page, now, source, changed_at);
+}
 
 bool CrawlLoop::SignalPage(sched::PageId page, double now,
                            sched::SignalSource source, double changed_at) {

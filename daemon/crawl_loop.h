@@ -14,8 +14,10 @@
 // parse pool or the writer, dispatch pauses; /status "limited_by" names the
 // stage that limits the rate (network, politeness, parse, write, budget).
 // Links and sitemap entries in scope become new pages; sitemap lastmods
-// newer than our copy and POST /signal hints become signals. On start the
-// scheduler is rebuilt from the store (daemon/recovery.h).
+// newer than our copy and POST /signal hints become signals. RSS and Atom
+// feeds that pages link ([site_feeds]; crawl_loop_feeds.cc) are polled like
+// sitemaps: their entries' dates are signals too (source kFeedEntry). On start
+// the scheduler is rebuilt from the store (daemon/recovery.h).
 //
 // Time: the scheduler and the store get Unix seconds; the fetcher its own
 // steady clock. Sitemaps are fetched when robots.txt is, outside the token
@@ -62,6 +64,7 @@
 #include "daemon/status_history.h"
 #include "daemon/store_writer.h"
 #include "daemon/url_scope.h"
+#include "parse/feed.h"
 #include "parse/html_fingerprint.h"
 #include "parse/public_suffix.h"
 #include "parse/sitemap.h"
@@ -77,6 +80,9 @@ inline constexpr size_t kSitemapSlice = 4096;
 // How often every contacted host's robots.txt (and so its sitemaps) is
 // checked for expiry: a quarter of [politeness] robots_cache, within these.
 inline constexpr double kMinRobotsRefreshS = 0.25;
+// A site feed that fails this many polls in a row is forgotten (a page
+// naming it again brings it back).
+inline constexpr int kMaxSiteFeedFailures = 5;
 inline constexpr double kMaxRobotsRefreshS = 3600;
 // CopySummary's cache (daemon/cost_bounded_cache.h).
 inline constexpr double kSummaryMinCostS = 1e-3;
@@ -228,6 +234,29 @@ class CrawlLoop {
   void FetchSitemap(const std::string& url, int depth);
   void ApplySitemap(std::shared_ptr<const parse::SitemapResult> sitemap,
                     size_t from, int depth);
+  // Network thread: hands the raw exchange of a fetch that is no page's
+  // (robots.txt, a sitemap, a feed) to ArchiveOnly; `r` keeps its body.
+  void PostArchive(fetch::FetchResult* r);
+  // A dated claim that `page` changed at `changed_at` (a sitemap lastmod, a
+  // feed entry's date): considered once, when newer than the last one
+  // considered for the page (PageMeta::last_signal_lastmod, kept across
+  // restarts), then taken as a signal unless stale (SignalPage). True if
+  // taken.
+  bool ConsiderDatedSignal(sched::PageId page, double changed_at, double now,
+                           sched::SignalSource source);
+
+  // Site feeds (crawl_loop_feeds.cc; [site_feeds]). A feed named by a page
+  // of `host` is kept if in scope and under the caps, and polled at once.
+  void NoteSiteFeed(const std::string& url, sched::HostId host);
+  // Housekeeping: polls the feeds that are due.
+  void PollSiteFeeds(double now);
+  void PollSiteFeed(const std::string& url);
+  // Scheduler thread: a poll ended; `parsed` set when a body was parsed.
+  void SiteFeedDone(const std::string& url, fetch::FetchResult head,
+                    std::optional<Result<parse::FeedResult>> parsed);
+  void ApplySiteFeed(const parse::FeedResult& feed);
+  nlohmann::json SiteFeedsJson() const;
+  void AppendSiteFeedMetrics(PrometheusText& out) const;
   // The id of `url` (normalized), adding it when new and in scope. A `seed`
   // that is already known gets its importance raised to `importance` if
   // lower (and so marked for the next commit).
@@ -300,6 +329,22 @@ class CrawlLoop {
   std::map<sched::PageId, InFlight> in_flight_;
   uint64_t on_network_ = 0;  // in_flight_ entries still on the network
   std::map<std::string, int> sitemaps_this_round_;  // per origin
+  struct SiteFeed {
+    sched::HostId host = 0;  // of the page that named it (cluster ownership)
+    std::string etag, last_modified;  // validators of the last 200
+    bool in_flight = false;
+    int failures = 0;  // polls in a row that failed
+  };
+  std::map<std::string, SiteFeed, std::less<>> site_feeds_;  // by URL
+  std::map<std::string, int, std::less<>> site_feeds_per_origin_;
+  std::set<std::pair<double, std::string>> site_feeds_due_;  // (Unix s, URL)
+  struct SiteFeedCounts {
+    uint64_t polled = 0;        // polls that got an answer or failed
+    uint64_t not_modified = 0;  // of which 304
+    uint64_t errors = 0;        // failed fetches and unparsable feeds
+    uint64_t entries = 0;       // entries read
+    uint64_t signals = 0;       // change signals taken from entries
+  } site_feed_counts_;
   RecoveryReport recovery_;
   FetchStateCounts fetch_state_restored_;
   std::function<void()> parse_hook_;  // tests only; called on the pool

@@ -255,6 +255,7 @@ void CrawlLoop::AppendOperatorMetrics(PrometheusText& out) const {
             warc_disk_.files);
   out.Counter("freshd_sitemaps_fetched_total", "Sitemaps fetched.",
               static_cast<double>(sitemaps_fetched_));
+  AppendSiteFeedMetrics(out);
   AppendProcessMetrics(out);
   AppendBuildInfo(out, FRESHD_VERSION);
 }

@@ -91,6 +91,7 @@ nlohmann::json CrawlLoop::StatusJson() const {
       {"signals_total", signals_total_},
       {"signals_stale_total", signals_stale_total_},
       {"sitemaps_fetched_total", sitemaps_fetched_},
+      {"site_feeds", SiteFeedsJson()},
       {"store_errors_total", store_errors_ + writer.errors},
       {"policy", config_.sched.policy},
       {"value_threshold", sched_->threshold()},

@@ -69,6 +69,15 @@ bool HasRelToken(std::string_view rel, std::string_view lower_token) {
   return found;
 }
 
+// A <link type> naming a feed this crawler reads (parse/feed.h).
+bool IsFeedType(std::string_view type) {
+  type = type.substr(0, type.find(';'));
+  while (!type.empty() && IsSpace(type.front())) type.remove_prefix(1);
+  while (!type.empty() && IsSpace(type.back())) type.remove_suffix(1);
+  return EqualsLower(type, "application/rss+xml") ||
+         EqualsLower(type, "application/atom+xml");
+}
+
 struct RawLink {
   std::string href;  // references decoded, whitespace trimmed
   LinkKind kind;
@@ -150,6 +159,12 @@ class Extractor : public HtmlTokenHandler {
     if (!rel) return;
     if (HasRelToken(rel->value, "canonical")) {
       AddHref(tag, "href", LinkKind::kCanonical, false);
+    } else if (const HtmlAttribute* type = tag.Find("type");
+               type && IsFeedType(type->value) &&
+               HasRelToken(rel->value, "alternate")) {
+      if (raw_feeds_ >= 4 * limits_.max_feeds) return;
+      ++raw_feeds_;
+      AddHref(tag, "href", LinkKind::kFeed, false);
     } else if (HasRelToken(rel->value, "alternate") ||
                HasRelToken(rel->value, "next") ||
                HasRelToken(rel->value, "prev")) {
@@ -204,6 +219,7 @@ class Extractor : public HtmlTokenHandler {
   HtmlTextSink text_;
   HtmlTextSink title_;
   size_t template_depth_ = 0;  // open <template>s
+  size_t raw_feeds_ = 0;       // feed links before resolution
   bool in_title_ = false;
   bool title_done_ = false;
 };
@@ -212,6 +228,7 @@ class Extractor : public HtmlTokenHandler {
 void ResolveLinks(const std::vector<RawLink>& raw, const ExtractLimits& limits,
                   ExtractedPage* page) {
   std::unordered_set<std::string> seen_raw, seen;
+  size_t feeds = 0;
   std::string key;
   for (const RawLink& link : raw) {
     key.assign(1, static_cast<char>('0' + static_cast<int>(link.kind)));
@@ -224,6 +241,7 @@ void ResolveLinks(const std::vector<RawLink>& raw, const ExtractLimits& limits,
     key.resize(1);
     key += *url;
     if (!seen.insert(key).second) continue;
+    if (link.kind == LinkKind::kFeed && ++feeds > limits.max_feeds) continue;
     if (page->links.size() >= limits.max_links) {
       page->truncated = true;
       break;
@@ -246,6 +264,8 @@ const char* LinkKindName(LinkKind kind) {
       return "canonical";
     case LinkKind::kFrame:
       return "frame";
+    case LinkKind::kFeed:
+      return "feed";
   }
   return "?";
 }

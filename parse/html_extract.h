@@ -3,8 +3,10 @@
 // output is what a browser would show as text (no script, style, noscript,
 // template, head/title or comments; character references decoded; block
 // elements separate words), the document's links resolved against the URL and
-// the first <base href>, <link rel=canonical>, meta robots / X-Robots-Tag and
-// the charset used. Non-UTF-8 pages are converted (parse/charset.h).
+// the first <base href> (feeds named by <link rel=alternate
+// type=application/rss+xml|atom+xml>, at most max_feeds, among them),
+// <link rel=canonical>, meta robots / X-Robots-Tag and the charset used.
+// Non-UTF-8 pages are converted (parse/charset.h).
 //
 // Why our own tokenizer (parse/html_tokenizer.h) rather than libxml2: on the
 // python3-doc corpus (530 pages, 50.7 MB) libxml2's htmlReadMemory + a text
@@ -34,6 +36,9 @@ enum class LinkKind : uint8_t {
   kAlternate,  // <link rel=alternate|next|prev>
   kCanonical,  // <link rel=canonical>
   kFrame,      // <frame src>, <iframe src>
+  // <link rel=alternate type=application/rss+xml|application/atom+xml>: a
+  // feed of this site's changes (parse/feed.h), not a page.
+  kFeed,
 };
 const char* LinkKindName(LinkKind kind);  // "a", "alternate", ...
 
@@ -49,6 +54,7 @@ struct ExtractLimits {
   size_t max_input_bytes = 10u << 20;  // body bytes looked at
   size_t max_text_bytes = 4u << 20;    // UTF-8 bytes of `text`
   size_t max_links = 10000;            // links kept (after de-duplication)
+  size_t max_feeds = 8;                // kFeed links kept, of max_links
   size_t max_url_bytes = 4096;         // longer hrefs are dropped
   size_t max_title_bytes = 1024;
   // Unused, kept for compatibility: the extractor keeps no element stack

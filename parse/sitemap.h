@@ -1,8 +1,10 @@
 // Sitemap parsing (sitemaps.org protocol 0.9 and the feeds it allows):
 // XML <urlset> and <sitemapindex> (any or no namespace), plain text (one URL
-// per line), RSS 2.0 / RSS 1.0 <item><link> with <pubDate>, and Atom
-// <entry><link> with <updated>. gzip is recognized by its magic bytes, never
-// by name or Content-Type. A UTF-8 BOM and leading whitespace are skipped.
+// per line), RSS 2.0 / RSS 1.0 <item><link> (else rdf:about, else guid)
+// with <pubDate> or <dc:date>, and Atom <entry><link> with <updated> (else
+// <published>); parse/feed.h reads only the feed formats. gzip is recognized by
+// its magic bytes, never by name or Content-Type. A UTF-8 BOM and leading
+// whitespace are skipped.
 //
 // XML is read as a stream with libxml2's SAX2 push parser (no DOM): no
 // network (XML_PARSE_NONET), no DTD loading, no entity substitution, no

@@ -65,7 +65,7 @@ std::string_view ContainerName(SitemapFormat f) {
   return "";
 }
 
-enum class Field { kNone, kLoc, kDate, kGuid };
+enum class Field { kNone, kLoc, kDate, kPublished, kGuid };
 
 std::optional<int64_t> ParseDate(std::string_view text, bool rss) {
   std::string_view t = TrimUnicodeSpace(text);
@@ -82,7 +82,9 @@ struct Pending {
   std::string loc;
   bool has_loc = false;
   std::optional<int64_t> lastmod;
+  std::optional<int64_t> published;  // Atom <published>: used without <updated>
   std::string guid;
+  std::string about;      // RSS 1.0 <item rdf:about>
   std::string bare_text;  // text directly inside <sitemap> (malformed)
 };
 
@@ -161,6 +163,12 @@ class XmlSitemapReader {
   // Emits the pending entry if it has a loc; false when max_urls stops us.
   bool Flush() {
     bool keep_going = true;
+    if (!pending_.lastmod) pending_.lastmod = pending_.published;
+    if (!pending_.has_loc && format_ == SitemapFormat::kRss &&
+        !pending_.about.empty()) {
+      pending_.loc = pending_.about;  // RSS 1.0: the item's resource URI
+      pending_.has_loc = true;
+    }
     if (!pending_.has_loc && format_ == SitemapFormat::kRss &&
         !pending_.guid.empty()) {
       pending_.loc = pending_.guid;  // a guid is often the permalink
@@ -275,6 +283,17 @@ void XmlSitemapReader::OnElement(const xmlChar* name, int nb_attributes,
     if (NameIs(name, ContainerName(format_))) {
       container_depth_ = depth;
       pending_ = Pending{};
+      if (format_ == SitemapFormat::kRss) {
+        // RSS 1.0 (RDF): <item rdf:about="URI">. Attributes come as
+        // 5-tuples (localname, prefix, URI, value begin, value end).
+        for (int i = 0; i < nb_attributes; ++i) {
+          const xmlChar** a = attributes + 5 * i;
+          if (!NameIs(a[0], "about")) continue;
+          size_t n = static_cast<size_t>(a[4] - a[3]);
+          pending_.about.assign(reinterpret_cast<const char*>(a[3]),
+                                std::min(n, kMaxFieldBytes));
+        }
+      }
     }
     return;
   }
@@ -310,6 +329,7 @@ void XmlSitemapReader::OnElement(const xmlChar* name, int nb_attributes,
         }
       }
       if (NameIs(name, "updated")) field = Field::kDate;
+      if (NameIs(name, "published")) field = Field::kPublished;
       break;
     case SitemapFormat::kText:
       break;
@@ -342,6 +362,9 @@ bool XmlSitemapReader::OnEndElement(int depth) {
         break;
       case Field::kDate:
         pending_.lastmod = ParseDate(field_text_, rss);
+        break;
+      case Field::kPublished:
+        pending_.published = ParseDate(field_text_, rss);
         break;
       case Field::kGuid:
         pending_.guid = field_text_;

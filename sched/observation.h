@@ -67,14 +67,16 @@ struct FailedObs {
   FailureClass failure = FailureClass::kNetwork;
 };
 
-enum class SignalSource : uint8_t { kSitemapLastmod, kPushedHint };
+// Where a signal came from. The scheduler and its estimator treat every
+// source alike (one noise model a page); the label is for counting.
+enum class SignalSource : uint8_t { kSitemapLastmod, kPushedHint, kFeedEntry };
 
-// A change-indicating signal (sitemap lastmod newer than our copy, or a
-// POST /signal hint). `time` is when the signal was received; `changed_at`
-// the change time it claims (a sitemap's lastmod), −∞ when it claims none.
-// A signal that arrives late is stale when it is about a change our copy
-// already has: the scheduler drops one whose changed_at is not after the last
-// fetch, and one with no changed_at received within
+// A change-indicating signal (sitemap lastmod or feed entry date newer than
+// our copy, or a POST /signal hint). `time` is when the signal was received;
+// `changed_at` the change time it claims (a sitemap's lastmod), −∞ when it
+// claims none. A signal that arrives late is stale when it is about a change
+// our copy already has: the scheduler drops one whose changed_at is not after
+// the last fetch, and one with no changed_at received within
 // SchedulerOptions::signal_window of the last fetch (the noisy-signals
 // paper's appendix C rule for delayed signals).
 struct SignalObs {

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cmath>
 #include <ctime>
+#include <functional>
 #include <nlohmann/json.hpp>
 
 namespace freshd::sim {
@@ -140,6 +141,9 @@ WebResponse TestWeb::Respond(std::string_view host_header,
   if (path == "/") return Index(*host);
   if (path == "/robots.txt") return Robots(host_header);
   if (path == "/sitemap.xml") return Sitemap(*host, host_header, now);
+  if (path == "/feed.xml" && options_.feeds) {
+    return Feed(*host, host_header, if_none_match, now);
+  }
   if (path.substr(0, 3) == "/p/") {
     auto page = ParseNumber(path.substr(3));
     if (page && *page < model_.pages.size() &&
@@ -154,8 +158,7 @@ WebResponse TestWeb::Index(uint32_t host) const {
   uint32_t per = model_.spec.pages_per_host;
   uint64_t first = uint64_t{host} * per;
   std::string body =
-      "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>" +
-      HostName(host) + "</title></head><body><ul>\n";
+      "<!DOCTYPE html><html>" + Head(HostName(host)) + "<body><ul>\n";
   for (uint32_t i = 0; i < std::min(per, kMaxIndexLinks); ++i) {
     std::string id = std::to_string(first + i);
     body += "<li><a href=\"/p/" + id + "\">page " + id + "</a>\n";
@@ -184,10 +187,9 @@ WebResponse TestWeb::Page(uint32_t host, uint32_t page, std::string_view inm,
   uint32_t per = model_.spec.pages_per_host;
   uint64_t first = uint64_t{host} * per;
   uint64_t local = page - first;
-  std::string body =
-      "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>page " +
-      std::to_string(page) + "</title></head><body><p>" +
-      PageText(model_, page, tl.version) + "</p><nav>";
+  std::string body = "<!DOCTYPE html><html>" +
+                     Head("page " + std::to_string(page)) + "<body><p>" +
+                     PageText(model_, page, tl.version) + "</p><nav>";
   for (uint64_t step : {1, 2}) {
     body += "<a href=\"/p/" + std::to_string(first + (local + step) % per) +
             "\">next</a> ";
@@ -195,6 +197,62 @@ WebResponse TestWeb::Page(uint32_t host, uint32_t page, std::string_view inm,
   body += "<a href=\"/\">home</a></nav></body></html>\n";
   r.headers.emplace_back("Content-Type", "text/html; charset=utf-8");
   r.body = std::move(body);
+  return r;
+}
+
+std::string TestWeb::Head(const std::string& title) const {
+  std::string head =
+      "<head><meta charset=\"utf-8\"><title>" + title + "</title>";
+  if (options_.feeds) {
+    head +=
+        "<link rel=\"alternate\" type=\"application/atom+xml\" "
+        "href=\"/feed.xml\">";
+  }
+  return head + "</head>";
+}
+
+WebResponse TestWeb::Feed(uint32_t host, std::string_view host_header,
+                          std::string_view inm, double now) const {
+  uint32_t per = model_.spec.pages_per_host;
+  uint64_t first = uint64_t{host} * per;
+  std::vector<std::pair<double, uint32_t>> changed;  // (last change, page)
+  for (uint32_t i = 0; i < std::min(per, kMaxSitemapUrls); ++i) {
+    uint32_t page = static_cast<uint32_t>(first + i);
+    PageTimeline tl = PageAt(page, now);
+    if (tl.last_change >= 0) changed.emplace_back(tl.last_change, page);
+  }
+  const size_t k = std::min<size_t>(
+      changed.size(), std::clamp<uint32_t>(options_.feed_entries, 1, 1000));
+  std::partial_sort(changed.begin(), changed.begin() + k, changed.end(),
+                    std::greater<>());
+  changed.resize(k);
+  const std::string origin = "http://" + std::string(host_header);
+  std::string entries;
+  for (const auto& [when, page] : changed) {
+    entries += "<entry><title>page " + std::to_string(page) +
+               "</title><link href=\"" + origin + "/p/" + std::to_string(page) +
+               "\"/><id>" + origin + "/p/" + std::to_string(page) +
+               "</id><updated>" + IsoDate(UnixTime(when)) +
+               "</updated></entry>\n";
+  }
+  // The feed's version: its newest entry and which pages it lists.
+  uint64_t tag = 1469598103934665603ull;  // FNV-1a
+  for (unsigned char c : entries) tag = (tag ^ c) * 1099511628211ull;
+  const std::string etag = "\"f" + std::to_string(tag) + "\"";
+  WebResponse r;
+  r.headers.emplace_back("ETag", etag);
+  if (!inm.empty() && EtagMatches(inm, etag)) {
+    r.status = 304;
+    return r;
+  }
+  r.headers.emplace_back("Content-Type", "application/atom+xml");
+  r.body =
+      "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n"
+      "<feed xmlns=\"http://www.w3.org/2005/Atom\"><title>" +
+      HostName(host) + "</title><link rel=\"self\" href=\"" + origin +
+      "/feed.xml\"/><id>" + origin + "/</id><updated>" +
+      IsoDate(UnixTime(changed.empty() ? 0.0 : changed.front().first)) +
+      "</updated>\n" + entries + "</feed>\n";
   return r;
 }
 

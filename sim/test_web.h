@@ -12,6 +12,12 @@
 //   /sitemap.xml  the host's pages with lastmod = their latest signal (true
 //                 signals after their delay, and false ones), if any
 //   /truth?page=N ground truth JSON: version, changes, last change
+//   /feed.xml     with TestWebOptions::feeds only: an Atom feed of the
+//                 host's feed_entries most recently changed pages, each
+//                 dated by its true latest change (a publisher's own log:
+//                 no delay, no false entries, but only the latest few);
+//                 ETag names its content, If-None-Match gives 304; every
+//                 HTML page links it with <link rel=alternate>
 // Thread-safe: const after construction.
 
 #ifndef FRESHD_SIM_TEST_WEB_H_
@@ -33,6 +39,8 @@ struct TestWebOptions {
   double day_seconds = 86400;  // wall seconds per virtual day, > 0
   double start_unix = 0;       // wall time of virtual time 0
   std::string domain = "test";
+  bool feeds = false;          // serve /feed.xml and link it from pages
+  uint32_t feed_entries = 20;  // pages in a feed, 1..1000
 };
 
 struct WebResponse {
@@ -75,6 +83,10 @@ class TestWeb {
   WebResponse Sitemap(uint32_t host, std::string_view host_header,
                       double now_virtual) const;
   WebResponse Truth(std::string_view query, double now_virtual) const;
+  WebResponse Feed(uint32_t host, std::string_view host_header,
+                   std::string_view inm, double now_virtual) const;
+  // The <head> element of an HTML page titled `title`.
+  std::string Head(const std::string& title) const;
 
   WebModel model_;
   TestWebOptions options_;

@@ -18,6 +18,10 @@
 //
 //   build/bench/e2e_bench --web sim/webs/noisy.toml --policies ncis,freshness
 //       --rate 100 --days 120 --warmup-days 30 --day-seconds 1 --seeds 1,2,3
+//
+// --feeds-compare K: instead, what site feeds buy: each run twice on the
+// live web, without feeds and with an Atom feed of each host's K latest
+// changes polled daily (LiveWebOptions::feeds), no simulation.
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -50,6 +54,59 @@ std::vector<std::string> Split(const std::string& s) {
   return out;
 }
 
+// The --feeds-compare table: each policy and seed crawled without and with
+// feeds of `entries` entries; true freshness, fetches, signals.
+int CompareFeeds(const freshd::sim::WebSpec& spec,
+                 const freshd::cli::LiveWebOptions& base,
+                 const std::vector<std::string>& policies,
+                 const std::vector<std::string>& seeds, uint32_t entries) {
+  std::printf(
+      "| policy | seed | freshness, no feeds | with feeds | difference | "
+      "fetches/day, no feeds | with feeds | signals, no feeds | with feeds | "
+      "of which feed | feed polls (304) |\n"
+      "|---|---|---|---|---|---|---|---|---|---|---|\n");
+  std::map<std::string, std::vector<double>> diffs;
+  for (const std::string& policy : policies) {
+    for (const std::string& seed_text : seeds) {
+      auto model = freshd::sim::WebModel::Build(spec, std::stoull(seed_text));
+      freshd::cli::LiveWebResult run[2];
+      for (int on = 0; on < 2; ++on) {
+        freshd::cli::LiveWebOptions lo = base;
+        lo.policy = policy;
+        lo.feeds = on == 1;
+        lo.feed_entries = entries;
+        auto live = freshd::cli::RunOnLiveWeb(model, lo);
+        if (!live.ok()) {
+          std::fprintf(stderr, "e2e_bench: %s\n",
+                       live.status().ToString().c_str());
+          return 1;
+        }
+        run[on] = std::move(live).value();
+      }
+      const nlohmann::json& feeds = run[1].status["site_feeds"];
+      const double diff = run[1].true_freshness - run[0].true_freshness;
+      std::printf(
+          "| %s | %s | %.4f | %.4f | %+.4f | %.1f | %.1f | %llu | %llu | "
+          "%llu | %llu (%llu) |\n",
+          policy.c_str(), seed_text.c_str(), run[0].true_freshness,
+          run[1].true_freshness, diff, run[0].fetches_per_day,
+          run[1].fetches_per_day,
+          run[0].status["signals_total"].get<unsigned long long>(),
+          run[1].status["signals_total"].get<unsigned long long>(),
+          feeds["signals_total"].get<unsigned long long>(),
+          feeds["polled_total"].get<unsigned long long>(),
+          feeds["not_modified_total"].get<unsigned long long>());
+      std::fflush(stdout);
+      diffs[policy].push_back(diff);
+    }
+  }
+  std::printf("\nMedian difference over seeds:\n\n");
+  for (auto& [policy, d] : diffs) {
+    std::printf("- %s: %+.4f\n", policy.c_str(), Median(d));
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -70,6 +127,11 @@ int main(int argc, char** argv) {
                  "freshness, staleness (fragment staleness), or auto: "
                  "staleness for the longevity policies")
       ->check(CLI::IsMember({"auto", "freshness", "staleness"}));
+  uint32_t feeds_compare = 0;
+  app.add_option("--feeds-compare", feeds_compare,
+                 "K: compare runs without and with site feeds of K entries "
+                 "(no simulation)")
+      ->check(CLI::Range(1, 1000));
   CLI11_PARSE(app, argc, argv);
 
   auto spec = freshd::sim::LoadWebSpec(web_path);
@@ -80,6 +142,15 @@ int main(int argc, char** argv) {
   std::string cmd = argv[0];
   for (int i = 1; i < argc; ++i) cmd += std::string(" ") + argv[i];
   std::printf("# %s\n", cmd.c_str());
+  if (feeds_compare > 0) {
+    freshd::cli::LiveWebOptions lo;
+    lo.rate_per_day = rate;
+    lo.days = days;
+    lo.warmup_days = warmup;
+    lo.day_seconds = day_seconds;
+    return CompareFeeds(spec.value(), lo, Split(policies), Split(seeds),
+                        feeds_compare);
+  }
   std::printf(
       "| policy | metric | seed | daemon | sim | sim-polled | daemon / "
       "sim-polled | daemon / sim | fetches/day daemon | sim | estimated "

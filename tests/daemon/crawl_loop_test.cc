@@ -30,6 +30,7 @@
 #include "parse/w3c_datetime.h"
 #include "sim/test_web.h"
 #include "sim/test_web_server.h"
+#include "tests/daemon/loop_runner.h"
 
 namespace freshd::daemon {
 namespace {
@@ -86,13 +87,7 @@ std::string Ask(uint16_t port, http::verb verb, const std::string& target,
   return std::to_string(res.result_int()) + " " + res.body();
 }
 
-// The value of the unlabelled Prometheus sample `name` in `text`, or NaN.
-double MetricValue(const std::string& text, const std::string& name) {
-  const std::string prefix = "\n" + name + " ";
-  size_t at = text.find(prefix);
-  if (at == std::string::npos) return std::nan("");
-  return std::strtod(text.c_str() + at + prefix.size(), nullptr);
-}
+using testing::MetricValue;
 
 double UnixNow() {
   return std::chrono::duration<double>(
@@ -142,29 +137,7 @@ class CrawlLoopTest : public ::testing::Test {
   // 100 ms) or `max_seconds`, then stops the loop cleanly.
   void RunUntil(asio::io_context& io, CrawlLoop& loop, double min_seconds,
                 double max_seconds, const std::function<bool()>& done) {
-    asio::steady_timer timer(io);
-    const auto start = std::chrono::steady_clock::now();
-    Status stopped = Status::Internal("not stopped");
-    std::function<void()> check = [&] {
-      timer.expires_after(std::chrono::milliseconds(100));
-      timer.async_wait([&](boost::system::error_code) {
-        const double elapsed = std::chrono::duration<double>(
-                                   std::chrono::steady_clock::now() - start)
-                                   .count();
-        if (elapsed < max_seconds && (elapsed < min_seconds || !done())) {
-          return check();
-        }
-        loop.Stop(5, [&](Status s) {
-          stopped = s;
-          io.stop();
-        });
-      });
-    };
-    check();
-    loop.Start();
-    io.run();
-    io.restart();
-    EXPECT_TRUE(stopped.ok()) << stopped.ToString();
+    testing::RunLoopUntil(io, loop, min_seconds, max_seconds, done);
   }
 
   // Runs `io` for `seconds` (to the next 100 ms), then stops the loop.
@@ -512,12 +485,7 @@ std::unique_ptr<CrawlLoop> OnePageLoop(asio::io_context& io, Config* config,
   *root = OnePageSite(io, config, std::move(lastmod), site, extra_urls);
   EXPECT_FALSE(root->empty());
   if (root->empty()) return nullptr;
-  auto loop = CrawlLoop::Create(io, *config);
-  EXPECT_TRUE(loop.ok()) << loop.status().ToString();
-  if (!loop.ok()) return nullptr;
-  Status seeded = loop.value()->AddSeed(*root, 1);
-  EXPECT_TRUE(seeded.ok()) << seeded.ToString();
-  return seeded.ok() ? std::move(loop).value() : nullptr;
+  return testing::SeededLoop(io, *config, *root);
 }
 
 // A sitemap lastmod not after the page's last fetch is a stale signal:

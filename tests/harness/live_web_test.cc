@@ -4,7 +4,8 @@
 // the freshness the simulator predicts for the same web, seed, policy and
 // budget, its policy's advantage over `uniform` carries over from the
 // simulator to the live web, and its change-rate estimates follow the
-// truth. Each run takes 16 wall seconds.
+// truth. Each run takes 16 wall seconds; with feeds on, the daemon polls
+// the feed each host serves (6 wall seconds).
 
 #include "cli/live_web.h"
 
@@ -161,6 +162,28 @@ TEST(LiveWebTest, DaemonReachesTheSimulatorsPredictionAndBeatsUniform) {
   // here; the daemon shows it live.
   EXPECT_GT(ncis.predicted, uniform.predicted + 0.03);
   EXPECT_GT(ncis.live.true_freshness, uniform.live.true_freshness + 0.02);
+}
+
+// With feeds on, the harness's web serves a feed per host and the daemon
+// finds and polls it daily: feed entries become signals (a short run, 6
+// virtual days; what feeds buy is measured in bench/e2e/RESULTS-e2e.md).
+TEST(LiveWebTest, FeedsArePolledWhenTheWebServesThem) {
+  sim::WebModel model = sim::WebModel::Build(NoisySmall(), kSeed);
+  LiveWebOptions o = Live("ncis");
+  o.days = 6;
+  o.warmup_days = 2;
+  o.feeds = true;
+  o.feed_entries = 10;
+  auto live = RunOnLiveWeb(model, o);
+  ASSERT_TRUE(live.ok()) << live.status().ToString();
+  const nlohmann::json& s = live.value().status;
+  EXPECT_EQ(s["site_feeds"]["known"], model.spec.hosts) << s.dump();
+  EXPECT_GE(s["site_feeds"]["polled_total"].get<int>(),
+            3 * static_cast<int>(model.spec.hosts))
+      << s.dump();
+  EXPECT_GT(s["site_feeds"]["signals_total"].get<int>(), 0) << s.dump();
+  EXPECT_EQ(s["site_feeds"]["errors_total"], 0) << s.dump();
+  EXPECT_TRUE(s["errors"].empty()) << s.dump();
 }
 
 }  // namespace

@@ -135,6 +135,47 @@ TEST(HtmlExtractTest, LinkKinds) {
   EXPECT_EQ(p.text, "x");  // iframe content is raw text, not shown
 }
 
+// Feed discovery: <link rel=alternate> with an RSS or Atom type (any case,
+// with parameters) is a kFeed link; other alternates stay kAlternate, and a
+// page naming many feeds keeps max_feeds of them.
+TEST(HtmlExtractTest, FeedLinksAreDiscoveredAndBounded) {
+  ExtractedPage p = Extract(
+      "<head><link rel=alternate type='application/rss+xml' title=RSS "
+      "href=/feed/>"
+      "<link rel='alternate' type=' Application/Atom+XML; charset=utf-8 ' "
+      "href='atom.xml'>"
+      "<link rel=alternate type=application/rss+xml href=/feed/>"
+      "<link rel=alternate type=text/html hreflang=fr href=/fr/>"
+      "<link rel=alternate type=application/json href=/feed.json>"
+      "<link rel=stylesheet type=application/rss+xml href=/not-a-feed>"
+      "</head><body><a href='/feed/'>feed as a page link</a></body>");
+  std::vector<std::pair<std::string, LinkKind>> got;
+  for (const Link& l : p.links) got.emplace_back(l.url, l.kind);
+  const std::string b = "http://example.com/";
+  EXPECT_EQ(got, (std::vector<std::pair<std::string, LinkKind>>{
+                     {b + "feed/", LinkKind::kFeed},
+                     {b + "dir/atom.xml", LinkKind::kFeed},
+                     {b + "fr/", LinkKind::kAlternate},
+                     {b + "feed.json", LinkKind::kAlternate},
+                     {b + "feed/", LinkKind::kAnchor}}));
+  EXPECT_STREQ(LinkKindName(LinkKind::kFeed), "feed");
+
+  std::string many = "<head>";
+  for (int i = 0; i < 50; ++i) {
+    many += "<link rel=alternate type=application/atom+xml href=/f" +
+            std::to_string(i) + ".xml>";
+  }
+  ExtractLimits limits;
+  limits.max_feeds = 3;
+  auto r = ExtractHtml(many + "</head><a href=/x>x</a>", "text/html",
+                       "http://example.com/", limits);
+  ASSERT_TRUE(r.ok());
+  size_t feeds = 0;
+  for (const Link& l : r->links) feeds += l.kind == LinkKind::kFeed;
+  EXPECT_EQ(feeds, 3u);
+  EXPECT_EQ(r->links.back().url, "http://example.com/x");
+}
+
 TEST(HtmlExtractTest, UselessAndDuplicateLinksAreDropped) {
   ExtractedPage p = Extract(
       "<a href='#top'>t</a><a href=''>e</a><a href='javascript:void(0)'>j</a>"

@@ -6,11 +6,14 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "parse/feed.h"
 #include "parse/html_extract.h"
 #include "parse/sitemap.h"
 #include "sim/test_web_server.h"
@@ -123,6 +126,66 @@ TEST(TestWebTest, ConditionalGetAnswers304OnlyForTheCurrentEtag) {
   WebResponse later = web.Respond("h0.test", "/p/3", etag, kStart + 500);
   EXPECT_EQ(later.status, 200);
   EXPECT_NE(Header(later, "ETag"), etag);
+}
+
+// With feeds on, every page links /feed.xml (html_extract finds it as a
+// feed), and the feed lists the host's feed_entries most recently changed
+// pages, newest first, each dated exactly by its latest true change; it
+// answers 304 to its own ETag. With feeds off (the default) there is no
+// feed and no feed link.
+TEST(TestWebTest, FeedListsTheLatestChangesWithTrueDates) {
+  TestWebOptions o;
+  o.day_seconds = 10;
+  o.start_unix = kStart;
+  o.feeds = true;
+  o.feed_entries = 5;
+  TestWeb web(SmallWeb(), o);
+  const double now = kStart + 100;  // virtual day 10
+  WebResponse page = web.Respond("h1.test:8080", "/p/25", "", now);
+  ASSERT_EQ(page.status, 200);
+  auto links =
+      parse::ExtractHtml(page.body, "text/html", "http://h1.test:8080/p/25");
+  ASSERT_TRUE(links.ok());
+  size_t feeds = 0;
+  for (const auto& l : links->links) {
+    if (l.kind == parse::LinkKind::kFeed) {
+      ++feeds;
+      EXPECT_EQ(l.url, "http://h1.test:8080/feed.xml");
+    }
+  }
+  EXPECT_EQ(feeds, 1u);
+
+  WebResponse f = web.Respond("h1.test:8080", "/feed.xml", "", now);
+  ASSERT_EQ(f.status, 200);
+  EXPECT_EQ(Header(f, "Content-Type"), "application/atom+xml");
+  parse::FeedOptions fo;
+  fo.feed_url = "http://h1.test:8080/feed.xml";
+  auto feed = parse::ParseFeed(f.body, fo);
+  ASSERT_TRUE(feed.ok()) << feed.status().ToString();
+  ASSERT_TRUE(feed->status.ok());
+  ASSERT_EQ(feed->entries.size(), 5u);
+  // The truth: host 1's pages (20..39) by latest change, newest first.
+  std::vector<std::pair<double, uint32_t>> truth;
+  for (uint32_t p = 20; p < 40; ++p) {
+    PageTimeline tl = web.PageAt(p, web.VirtualTime(now));
+    if (tl.last_change >= 0) truth.emplace_back(tl.last_change, p);
+  }
+  std::sort(truth.rbegin(), truth.rend());
+  for (size_t i = 0; i < 5; ++i) {
+    EXPECT_EQ(feed->entries[i].url,
+              "http://h1.test:8080/p/" + std::to_string(truth[i].second));
+    EXPECT_EQ(feed->entries[i].updated,
+              static_cast<int64_t>(std::floor(web.UnixTime(truth[i].first))));
+  }
+  const std::string etag = Header(f, "ETag");
+  EXPECT_EQ(web.Respond("h1.test:8080", "/feed.xml", etag, now).status, 304);
+  EXPECT_EQ(web.Respond("h1.test:8080", "/feed.xml", etag, now + 200).status,
+            200);  // 20 virtual days later the latest changes are others
+
+  TestWeb plain = MakeWeb();
+  EXPECT_EQ(plain.Respond("h1.test", "/feed.xml", "", now).status, 404);
+  EXPECT_EQ(plain.Respond("h1.test", "/p/25", "", now).body.find("feed.xml"),
+            std::string::npos);
 }
 
 TEST(TestWebTest, HostsOwnTheirPagesOnly) {
