@@ -84,6 +84,8 @@ class Runner:
         self.cached = 0  # runs read from the cache
         self.cpu = 0.0  # Σ cpu_seconds reported by the runs
         self.cache_dir = cache_dir
+        if cache_dir:
+            os.makedirs(cache_dir, exist_ok=True)  # (a first run made none)
         # A cached result is only valid for the binary that produced it.
         self.binary = file_digest(freshd) if cache_dir else None
         self.lock = threading.Lock()
