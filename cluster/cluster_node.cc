@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
+#include "cluster/nats_conn.h"
 #include "cluster/shard_map.h"
 
 namespace freshd::cluster {
@@ -17,8 +18,6 @@ namespace {
 
 // Longest heartbeat value accepted (and the bucket's MaxValueSize).
 constexpr int kMaxValueBytes = 1024;
-constexpr int64_t kConnectTimeoutMs = 2000;
-constexpr int64_t kReconnectWaitMs = 250;
 
 double SteadyNow() {
   return std::chrono::duration<double>(
@@ -34,14 +33,6 @@ bool ValidNodeName(const std::string& name) {
     if (!ok) return false;
   }
   return true;
-}
-
-std::string NatsError(natsStatus s) {
-  natsStatus last = NATS_OK;
-  const char* text = nats_GetLastError(&last);
-  std::string out = natsStatus_GetText(s);
-  if (text != nullptr && *text != '\0') out += std::string(": ") + text;
-  return out;
 }
 
 }  // namespace
@@ -182,18 +173,8 @@ void ClusterNode::Run() {
 
 bool ClusterNode::Connect(double now) {
   auto nats = std::make_unique<Nats>();
-  natsOptions* opts = nullptr;
-  natsStatus s = natsOptions_Create(&opts);
-  if (s == NATS_OK) s = natsOptions_SetURL(opts, options_.nats_url.c_str());
-  if (s == NATS_OK) {
-    s = natsOptions_SetName(opts, ("freshd " + options_.node).c_str());
-  }
-  if (s == NATS_OK) s = natsOptions_SetTimeout(opts, kConnectTimeoutMs);
-  if (s == NATS_OK) s = natsOptions_SetAllowReconnect(opts, true);
-  if (s == NATS_OK) s = natsOptions_SetMaxReconnect(opts, -1);
-  if (s == NATS_OK) s = natsOptions_SetReconnectWait(opts, kReconnectWaitMs);
-  if (s == NATS_OK) s = natsConnection_Connect(&nats->nc, opts);
-  if (opts != nullptr) natsOptions_Destroy(opts);
+  natsStatus s =
+      ConnectNats(options_.nats_url, "freshd " + options_.node, &nats->nc);
   jsOptions jo;
   if (s == NATS_OK) s = jsOptions_Init(&jo);
   // A JetStream call waits at most half a ttl: a heartbeat that cannot be

@@ -137,6 +137,7 @@ CrawlLoop::CrawlLoop(boost::asio::io_context& io, const Config& config)
 
 CrawlLoop::~CrawlLoop() {
   *alive_ = false;
+  if (router_) router_->Stop();
   if (cluster_) cluster_->Stop();
   if (parse_pool_) {  // queued parses are dropped, a running one finishes
     parse_pool_->stop();
@@ -265,6 +266,12 @@ Status CrawlLoop::Init() {
       ArchivePolicy{
           config_.store.warc_dedup ? config_.store.warc_dedup_entries : 0,
           config_.store.warc_errors});
+  if (router_) {  // each page's record to the page stream, once committed
+    writer_->set_committed_hook(
+        [this](const std::vector<CommittedPage>& pages) {
+          PublishPages(pages);
+        });
+  }
   return Status::OK();
 }
 
@@ -336,6 +343,16 @@ Status CrawlLoop::AddSeed(std::string_view url, double weight) {
     return Status::InvalidArgument("seed is not http(s): " + std::string(url));
   }
   AddScope(normalized.value());
+  // Clustered: a seed of another node's shard goes to its owner (every
+  // node may be given every seed: duplicates are harmless).
+  if (cluster_) {
+    if (cluster_seeds_.size() < config_.crawler.max_urls) {
+      cluster_seeds_.emplace_back(normalized.value(), weight);
+    }
+    if (RouteAway(normalized.value(), cluster::WorkItem::Kind::kSeed, weight)) {
+      return Status::OK();
+    }
+  }
   bool added = AddUrl(normalized.value(), weight, true).has_value();
   RequestCommit();
   if (!added) {
@@ -386,6 +403,7 @@ void CrawlLoop::Start() {
   writer_->Start();
   net_->Start();
   if (cluster_) cluster_->Start();
+  if (router_) router_->Start();
   PublishSnapshot();
   Housekeeping();
   TryDispatch();
@@ -638,7 +656,9 @@ void CrawlLoop::Complete(sched::PageId page, fetch::FetchResult r,
           continue;
         }
         if (link.kind != parse::LinkKind::kAnchor || link.nofollow) continue;
-        AddUrl(link.url, 1.0, false);
+        if (!RouteAway(link.url, cluster::WorkItem::Kind::kLink, 1.0)) {
+          AddUrl(link.url, 1.0, false);
+        }
       }
     }
   } else if (r.outcome == fetch::OutcomeClass::kNotModified) {
@@ -877,10 +897,12 @@ void CrawlLoop::ApplySitemap(
       if (depth < kMaxSitemapDepth) FetchSitemap(e.loc, depth + 1);
       continue;
     }
+    const double lastmod = e.lastmod ? static_cast<double>(*e.lastmod) : 0;
+    if (RouteAway(e.loc, cluster::WorkItem::Kind::kSitemap, lastmod)) continue;
     const bool known = book_->Find(e.loc).has_value();
     std::optional<sched::PageId> page = AddUrl(e.loc, 1.0, false);
     if (!page || !known || !e.lastmod) continue;
-    ConsiderDatedSignal(*page, static_cast<double>(*e.lastmod), now,
+    ConsiderDatedSignal(*page, lastmod, now,
                         sched::SignalSource::kSitemapLastmod);
   }
   RequestCommit();
@@ -927,11 +949,18 @@ nlohmann::json CrawlLoop::Signal(const std::vector<std::string>& urls,
                                  double changed_at,
                                  std::function<void(Status)> committed) {
   const double now = UnixNow();
-  uint64_t signals = 0, stale = 0, added = 0, ignored = 0;
+  uint64_t signals = 0, stale = 0, added = 0, ignored = 0, routed = 0;
+  std::shared_ptr<RouteJoin> join;
+  if (router_) join = std::make_shared<RouteJoin>();
   for (const auto& raw : urls) {
     auto normalized = parse::NormalizeUrl(raw);
     if (!normalized.ok()) {
       ++ignored;
+      continue;
+    }
+    if (RouteAway(normalized.value(), cluster::WorkItem::Kind::kSignal,
+                  changed_at, join)) {
+      ++routed;
       continue;
     }
     if (auto page = book_->Find(normalized.value())) {
@@ -947,12 +976,19 @@ nlohmann::json CrawlLoop::Signal(const std::vector<std::string>& urls,
       ++ignored;
     }
   }
-  RequestCommit(std::move(committed));
+  // The hints routed to other nodes count once stored in the work stream.
+  if (join && join->pending > 0) route_join_ = join;
+  if (committed)
+    WhenCommitted(std::move(committed));
+  else
+    RequestCommit();
   TryDispatch();
-  return {{"signals", signals},
-          {"stale", stale},
-          {"added", added},
-          {"ignored", ignored}};
+  nlohmann::json out = {{"signals", signals},
+                        {"stale", stale},
+                        {"added", added},
+                        {"ignored", ignored}};
+  if (router_) out["routed"] = routed;  // to the owners of their hosts
+  return out;
 }
 
 void CrawlLoop::SetRate(double pages_per_second) {
@@ -995,6 +1031,7 @@ void CrawlLoop::Stop(double grace_s, std::function<void(Status)> done) {
         }
         // Nothing of ours is in flight: leave the cluster, so the others
         // take our shards (after their handoff delay).
+        if (router_) router_->Stop();
         if (cluster_) cluster_->Stop();
         auto callback = done;
         *finish = nullptr;  // breaks the self-reference

@@ -27,7 +27,11 @@
 // of hosts in shards this node owns are selected, robots.txt (and so
 // sitemaps) refreshed only for them, and the scheduler runs at its share of
 // [budget] rate (rate / live nodes); the cluster node's thread posts each
-// change of ownership here. Without nats_url none of it runs.
+// change of ownership here. Links, sitemap entries, hints and seeds of other
+// nodes' shards go to their owners through the work stream, and each page
+// record committed goes to the page stream, from which a shard acquired is
+// rebuilt before its hosts are fetched (cluster/work_router.h). Without
+// nats_url none of it runs.
 // Thread-safety: every method runs on the scheduler's thread (the status
 // endpoint reaches it by posting there: daemon/status_service.h), except
 // status_snapshot(), which is safe from any thread.
@@ -53,6 +57,7 @@
 
 #include "base/status.h"
 #include "cluster/cluster_node.h"
+#include "cluster/work_router.h"
 #include "conf/config.h"
 #include "daemon/cost_bounded_cache.h"
 #include "daemon/fetch_metrics.h"
@@ -101,6 +106,17 @@ enum class Limit {
 };
 inline constexpr int kLimits = 7;
 const char* LimitName(Limit limit);
+
+// Waits for the routed items of one POST /signal to be stored: each
+// Arrive()s once (on the scheduler's thread); Then() runs `done` with the
+// first error, or OK, once all have. Scheduler's thread only.
+struct RouteJoin {
+  size_t pending = 0;
+  Status status;
+  std::vector<std::function<void(Status)>> waiters;
+  void Arrive(Status s);
+  void Then(std::function<void(Status)> done);
+};
 
 class CrawlLoop {
  public:
@@ -152,9 +168,9 @@ class CrawlLoop {
 
   // `committed` runs on this thread once everything changed so far is
   // durable (committed by the writer): how POST /signal acknowledges.
-  void WhenCommitted(std::function<void(Status)> committed) {
-    RequestCommit(std::move(committed));
-  }
+  // Clustered: also once the hints POST /signal routed to other nodes are
+  // stored in the work stream.
+  void WhenCommitted(std::function<void(Status)> committed);
 
   // The last StatusJson computed (at most about a second old while the loop
   // runs); any thread. Null before the first.
@@ -283,6 +299,22 @@ class CrawlLoop {
   Status InitCluster();
   // The node's view changed (posted from its thread).
   void OnClusterView(cluster::ClusterView view);
+  // Clustered and `url`'s host in a shard this node does not own: publishes
+  // it to the owner through the work stream (link and sitemap entries only
+  // when in scope) and returns true; false: this node handles it. A `join`
+  // learns when the item is stored (how POST /signal waits for it).
+  bool RouteAway(const std::string& url, cluster::WorkItem::Kind kind,
+                 double value, std::shared_ptr<RouteJoin> join = {});
+  // Writer thread: publishes the page records `batch` committed.
+  void PublishPages(const std::vector<CommittedPage>& pages);
+  // The page stream's records of `shard` being acquired (posted from the
+  // router's thread): pages this node does not know join its book with
+  // their state; with `done`, the shard's seeds too.
+  void OnReplay(const std::vector<uint32_t>& shards,
+                const std::vector<cluster::PageState>& pages, bool done);
+  // Work the router delivered for this node's shards (posted from its
+  // thread): applied as if discovered here, acked after the commit.
+  void OnWork(std::vector<cluster::DeliveredWork> batch);
   // True without a cluster; else whether `host`'s shard is owned now.
   bool OwnsHost(sched::HostId host);
   // The budget this node crawls at: [budget] rate, or its share of it.
@@ -407,8 +439,21 @@ class CrawlLoop {
   // The cluster node (null without [cluster] nats_url), stopped first; its
   // latest view and each host's shard, on the scheduler's thread.
   std::unique_ptr<cluster::ClusterNode> cluster_;
+  // The work stream (null without a cluster), stopped with the node; the
+  // routed POST /signal hints the next WhenCommitted also waits for.
+  std::unique_ptr<cluster::WorkRouter> router_;
+  std::shared_ptr<RouteJoin> route_join_;
+  // Every seed given (bounded by [crawler] max_urls): added when its shard
+  // is acquired.
+  std::vector<std::pair<std::string, double>> cluster_seeds_;
+  uint64_t routed_total_ = 0;         // items published for other shards
+  uint64_t work_applied_total_ = 0;   // delivered items applied here
+  uint64_t pages_adopted_total_ = 0;  // pages rebuilt from the page stream
   std::optional<cluster::ClusterView> cluster_view_;
   std::vector<int32_t> host_shard_;  // by host id; -1: not computed yet
+  // By shard: its pages were replayed since it was last acquired (its
+  // hosts are fetched only then).
+  std::vector<bool> replayed_;
 };
 
 }  // namespace freshd::daemon

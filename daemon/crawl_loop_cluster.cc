@@ -11,7 +11,10 @@
 #include "base/clock.h"
 #include "cluster/shard_map.h"
 #include "daemon/crawl_loop.h"
+#include "parse/url.h"
+#include "sched/state_codec.h"
 #include "spdlog/spdlog.h"
+#include "store/records.h"
 
 namespace freshd::daemon {
 namespace {
@@ -50,12 +53,195 @@ Status CrawlLoop::InitCluster() {
       });
   if (!node.ok()) return node.status();
   cluster_ = std::move(node).value();
+  cluster::WorkRouterOptions w;
+  w.nats_url = o.nats_url;
+  w.node = o.node;
+  w.shards = o.shards;
+  auto router = cluster::WorkRouter::Create(
+      w,
+      [this, alive = alive_](std::vector<cluster::DeliveredWork> batch) {
+        // On the router's thread: hand the work to the scheduler's thread.
+        boost::asio::post(io_, [this, alive, batch = std::move(batch)] {
+          if (*alive) OnWork(std::move(batch));
+        });
+      },
+      [this, alive = alive_](std::vector<uint32_t> shards,
+                             std::vector<cluster::PageState> pages, bool done) {
+        boost::asio::post(io_, [this, alive, shards = std::move(shards), done,
+                                pages = std::move(pages)] {
+          if (*alive) OnReplay(shards, pages, done);
+        });
+      });
+  if (!router.ok()) return router.status();
+  router_ = std::move(router).value();
   return Status::OK();
+}
+
+void CrawlLoop::PublishPages(const std::vector<CommittedPage>& pages) {
+  // On the writer thread, after the LevelDB commit.
+  const auto shards = static_cast<uint32_t>(config_.cluster.shards);
+  for (const CommittedPage& p : pages) {
+    router_->PublishPage(cluster::ShardOf(parse::UrlAuthority(p.url), shards),
+                         p.url_key, p.url, p.value);
+  }
+}
+
+void CrawlLoop::OnReplay(const std::vector<uint32_t>& shards,
+                         const std::vector<cluster::PageState>& pages,
+                         bool done) {
+  const auto max_per_host = static_cast<uint32_t>(
+      std::min<uint64_t>(config_.crawler.max_urls_per_host, UINT32_MAX));
+  size_t adopted = 0;
+  for (const cluster::PageState& p : pages) {
+    if (book_->Find(p.url)) continue;  // ours already: the local copy wins
+    store::PageRecord record;
+    if (!store::DecodePageValue(p.value, &record).ok()) continue;
+    record.url = p.url;
+    auto host = book_->hosts().Intern(parse::UrlAuthority(p.url));
+    if (!host.ok()) continue;
+    sched::SavedPage saved;
+    if (!record.sched_state.empty()) {
+      auto decoded = sched::DecodeSavedPage(record.sched_state);
+      if (decoded.ok()) saved = std::move(decoded).value();
+    }
+    if (book_
+            ->Adopt(p.url, host.value(), std::move(saved),
+                    PageMeta::FromRecord(record), max_per_host)
+            .ok()) {
+      ++adopted;
+    }
+  }
+  pages_adopted_total_ += adopted;
+  if (done) {
+    // The shards' seeds join too (every node keeps every seed it was
+    // given; the shards' previous owner may be gone), and their hosts are
+    // fetched from now on.
+    const auto n = static_cast<uint32_t>(config_.cluster.shards);
+    if (replayed_.size() != n) replayed_.assign(n, false);
+    for (uint32_t s : shards) replayed_[s] = true;
+    for (const auto& [url, weight] : cluster_seeds_) {
+      if (replayed_[cluster::ShardOf(parse::UrlAuthority(url), n)] &&
+          !book_->Find(url)) {
+        AddUrl(url, weight, true);
+      }
+    }
+  }
+  if (adopted > 0 || done) RequestCommit();
+  TryDispatch();
+}
+
+void RouteJoin::Arrive(Status s) {
+  if (status.ok() && !s.ok()) status = s;
+  if (pending > 0 && --pending == 0) {
+    auto w = std::move(waiters);
+    for (auto& fn : w) fn(status);
+  }
+}
+
+void RouteJoin::Then(std::function<void(Status)> done) {
+  if (pending == 0) return done(status);
+  waiters.push_back(std::move(done));
+}
+
+void CrawlLoop::WhenCommitted(std::function<void(Status)> committed) {
+  std::shared_ptr<RouteJoin> join = std::move(route_join_);
+  route_join_ = nullptr;
+  if (!join) return RequestCommit(std::move(committed));
+  RequestCommit([join, committed = std::move(committed)](Status s) {
+    join->Then(
+        [s, committed](Status routed) { committed(s.ok() ? routed : s); });
+  });
+}
+
+bool CrawlLoop::RouteAway(const std::string& url, cluster::WorkItem::Kind kind,
+                          double value, std::shared_ptr<RouteJoin> join) {
+  if (!router_) return false;
+  const uint32_t shard = cluster::ShardOf(
+      parse::UrlAuthority(url), static_cast<uint32_t>(config_.cluster.shards));
+  if (cluster_view_ && (*cluster_view_->owned)[shard]) return false;
+  if ((kind == cluster::WorkItem::Kind::kLink ||
+       kind == cluster::WorkItem::Kind::kSitemap) &&
+      !InScope(url)) {
+    return false;  // AddUrl turns it away
+  }
+  ++routed_total_;
+  cluster::WorkRouter::DoneFn done;
+  if (join) {
+    ++join->pending;
+    done = [this, join, alive = alive_](Status s) {
+      boost::asio::post(io_, [join, alive, s] {
+        if (*alive) join->Arrive(s);
+      });
+    };
+  }
+  router_->Publish(shard, cluster::WorkItem{kind, url, value}, std::move(done));
+  return true;
+}
+
+void CrawlLoop::OnWork(std::vector<cluster::DeliveredWork> batch) {
+  const double now = UnixNow();
+  std::vector<uint64_t> applied, not_ours;
+  for (cluster::DeliveredWork& d : batch) {
+    // Ownership may have moved since the router took it: back to the stream
+    // at once, for the shard's new owner.
+    if (stopping_ || !cluster_view_ || !(*cluster_view_->owned)[d.shard]) {
+      not_ours.push_back(d.token);
+      continue;
+    }
+    applied.push_back(d.token);
+    const std::string& url = d.item.url;
+    switch (d.item.kind) {
+      case cluster::WorkItem::Kind::kLink:
+        AddUrl(url, d.item.value, false);
+        break;
+      case cluster::WorkItem::Kind::kSeed:
+        AddScope(url);
+        AddUrl(url, d.item.value, true);
+        break;
+      case cluster::WorkItem::Kind::kSitemap: {
+        const bool known = book_->Find(url).has_value();
+        std::optional<sched::PageId> page = AddUrl(url, 1.0, false);
+        if (page && known && d.item.value > 0) {
+          ConsiderDatedSignal(*page, d.item.value, now,
+                              sched::SignalSource::kSitemapLastmod);
+        }
+        break;
+      }
+      case cluster::WorkItem::Kind::kSignal:
+        if (auto page = book_->Find(url)) {
+          SignalPage(*page, now, sched::SignalSource::kPushedHint,
+                     d.item.value);
+        } else {
+          AddUrl(url, 1.0, false);
+        }
+        break;
+    }
+  }
+  work_applied_total_ += applied.size();
+  if (!not_ours.empty()) router_->Nak(std::move(not_ours));
+  if (applied.empty()) return;
+  // Acked once durable here: a crash before the commit gets them again.
+  RequestCommit(
+      [this, applied = std::move(applied), alive = alive_](Status s) mutable {
+        if (!*alive || !router_) return;
+        if (s.ok()) {
+          router_->Ack(std::move(applied));
+        } else {
+          router_->Nak(std::move(applied));
+        }
+      });
+  TryDispatch();
 }
 
 void CrawlLoop::OnClusterView(cluster::ClusterView view) {
   const size_t nodes_before = cluster_view_ ? cluster_view_->members.size() : 0;
   cluster_view_ = std::move(view);
+  // A shard released is replayed again when next acquired.
+  for (size_t s = 0; s < replayed_.size(); ++s) {
+    if (!(*cluster_view_->owned)[s]) replayed_[s] = false;
+  }
+  // After the view: work the router delivers for a shard finds it owned.
+  if (router_) router_->SetOwned(cluster_view_->owned);
   if (cluster_view_->members.size() != nodes_before) {
     sched_->SetRate(RateShare(), UnixNow());
   }
@@ -74,7 +260,9 @@ bool CrawlLoop::OwnsHost(sched::HostId host) {
         cluster::ShardOf(book_->hosts().Name(host),
                          static_cast<uint32_t>(config_.cluster.shards)));
   }
-  return (*cluster_view_->owned)[host_shard_[host]];
+  // Owned, and its pages rebuilt from the page stream.
+  const auto s = static_cast<size_t>(host_shard_[host]);
+  return (*cluster_view_->owned)[s] && s < replayed_.size() && replayed_[s];
 }
 
 double CrawlLoop::RateShare() const {
@@ -101,6 +289,27 @@ nlohmann::json CrawlLoop::ClusterJson() const {
     problem = cluster_view_->problem;
   }
   const double lambda = sched_->threshold();
+  nlohmann::json work = nullptr;
+  if (router_) {
+    const cluster::WorkRouterStats w = router_->stats();
+    work = {{"routed", routed_total_},
+            {"queued", w.queued},
+            {"published", w.published},
+            {"dropped", w.dropped},
+            {"deduped", w.deduped},
+            {"received", w.received},
+            {"applied", work_applied_total_},
+            {"acked", w.acked},
+            {"naked", w.naked},
+            {"bad", w.bad},
+            {"pages_queued", w.pages_queued},
+            {"pages_published", w.pages_published},
+            {"pages_dropped", w.pages_dropped},
+            {"pages_replayed", w.pages_replayed},
+            {"shards_replayed", w.shards_replayed},
+            {"pages_adopted", pages_adopted_total_},
+            {"connected", w.connected}};
+  }
   return {
       {"node", cluster_->options().node},
       {"nodes", members.size()},
@@ -115,6 +324,10 @@ nlohmann::json CrawlLoop::ClusterJson() const {
       {"rate_share", RateShare()},
       {"connected", connected},
       {"problem", problem.empty() ? nlohmann::json() : nlohmann::json(problem)},
+      // The work stream (cluster/work_router.h): items for other nodes'
+      // shards routed, queued while NATS is away (at most
+      // kPublishQueueItems, then the oldest dropped), and received.
+      {"work", work},
   };
 }
 
@@ -147,6 +360,34 @@ void CrawlLoop::AppendClusterMetrics(const nlohmann::json& status,
   gauge("freshd_cluster_connected",
         "1 while this node's heartbeats are stored, else 0.",
         c["connected"].get<bool>() ? 1 : 0);
+  const nlohmann::json& w = c["work"];
+  if (w.is_object()) {
+    gauge("freshd_cluster_work_queued",
+          "Routed items waiting to be published to the work stream.",
+          w["queued"].get<double>());
+    // Counters, from the work stream and the page stream.
+    static constexpr const char* kCounters[][3] = {
+        {"freshd_cluster_work_routed_total", "routed",
+         "Items for other nodes' shards handed to the work stream."},
+        {"freshd_cluster_work_dropped_total", "dropped",
+         "Routed items dropped from the full publish queue (oldest first)."},
+        {"freshd_cluster_work_received_total", "received",
+         "Work stream items delivered to this node for its shards."},
+        {"freshd_cluster_pages_published_total", "pages_published",
+         "Page records stored in the page stream."},
+        {"freshd_cluster_pages_dropped_total", "pages_dropped",
+         "Page records dropped from the full publish queue (oldest first)."},
+        {"freshd_cluster_pages_adopted_total", "pages_adopted",
+         "Pages rebuilt from the page stream when acquiring shards."},
+    };
+    for (const auto& [name, key, help] : kCounters) {
+      char line[320];
+      std::snprintf(line, sizeof line,
+                    "# HELP %s %s\n# TYPE %s counter\n%s %.17g\n", name, help,
+                    name, name, w[key].get<double>());
+      *out += line;
+    }
+  }
   *out +=
       "# HELP freshd_cluster_info This node's name.\n"
       "# TYPE freshd_cluster_info gauge\nfreshd_cluster_info{node=\"" +

@@ -131,10 +131,13 @@ void CrawlLoop::ApplySiteFeed(const parse::FeedResult& feed) {
   const double now = UnixNow();
   for (const parse::FeedEntry& e : feed.entries) {
     ++site_feed_counts_.entries;
+    // Another node's shard: routed as a sitemap entry is (URL and date).
+    const double updated = e.updated ? static_cast<double>(*e.updated) : 0;
+    if (RouteAway(e.url, cluster::WorkItem::Kind::kSitemap, updated)) continue;
     const bool known = book_->Find(e.url).has_value();
     std::optional<sched::PageId> page = AddUrl(e.url, 1.0, false);
     if (!page || !known || !e.updated) continue;
-    if (ConsiderDatedSignal(*page, static_cast<double>(*e.updated), now,
+    if (ConsiderDatedSignal(*page, updated, now,
                             sched::SignalSource::kFeedEntry)) {
       ++site_feed_counts_.signals;
     }

@@ -43,6 +43,26 @@ Result<sched::PageId> PageBook::Add(const std::string& url, sched::HostId host,
   return id.value();
 }
 
+Result<sched::PageId> PageBook::Adopt(const std::string& url,
+                                      sched::HostId host,
+                                      sched::SavedPage saved, PageMeta meta,
+                                      uint32_t max_per_host) {
+  if (host_pages_.size() <= host) host_pages_.resize(host + 1, 0);
+  if (host_pages_[host] >= max_per_host) {
+    return Status::ResourceExhausted("max_urls_per_host reached");
+  }
+  saved.state.host = host;
+  auto id = sched_->RestorePage(saved.state, std::move(saved.profiles),
+                                std::move(saved.recent));
+  if (!id.ok()) return id.status();
+  ++host_pages_[host];
+  urls_.Add(url);
+  metas_.push_back(std::move(meta));
+  page_dirty_.push_back(false);
+  MarkPage(id.value());
+  return id.value();
+}
+
 void PageBook::SetHostFetchState(sched::HostId host, std::string encoded) {
   if (host_fetch_state_.size() <= host) host_fetch_state_.resize(host + 1);
   if (host_fetch_state_[host] == encoded) return;

@@ -24,6 +24,7 @@
 #include "daemon/page_meta.h"
 #include "daemon/url_index.h"
 #include "sched/scheduler.h"
+#include "sched/state_codec.h"
 #include "store/page_store.h"
 
 namespace freshd::daemon {
@@ -49,6 +50,13 @@ class PageBook {
   // `max_per_host` pages on the host, or the scheduler's error.
   Result<sched::PageId> Add(const std::string& url, sched::HostId host,
                             double importance, uint32_t max_per_host);
+
+  // Adds a page another node kept (the cluster's page stream) with its
+  // saved scheduler state and metadata, as recovery restores one, and marks
+  // it. ResourceExhausted past `max_per_host`, or the scheduler's error.
+  Result<sched::PageId> Adopt(const std::string& url, sched::HostId host,
+                              sched::SavedPage saved, PageMeta meta,
+                              uint32_t max_per_host);
 
   std::optional<sched::PageId> Find(std::string_view url) const {
     return urls_.Find(url);

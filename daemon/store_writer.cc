@@ -138,6 +138,13 @@ void StoreWriter::Write(std::vector<WriterJob>& jobs) {
   }
   if (feed_.enabled) AddFeed(jobs, written, &batch);
   const uint64_t records = batch.operations();
+  std::vector<CommittedPage> pages;  // for the hook (Commit clears batch)
+  if (committed_hook_) {
+    batch.ForEachPagePut(
+        [&](uint64_t key, std::string_view url, std::string_view value) {
+          pages.push_back({key, std::string(url), std::string(value)});
+        });
+  }
   if (!batch.empty()) {
     Status s = store_->Commit(batch, UnixNow());
     if (!s.ok()) {
@@ -145,6 +152,8 @@ void StoreWriter::Write(std::vector<WriterJob>& jobs) {
       spdlog::error("store: {}", s.ToString());
       first_error = s;
       feed_events = 0;
+    } else if (committed_hook_ && !pages.empty()) {
+      committed_hook_(pages);
     }
   }
   if (Status s = store_->MaybeSync(UnixNow()); !s.ok()) {

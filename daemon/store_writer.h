@@ -69,6 +69,14 @@ struct ArchivePolicy {
   bool errors = true;          // archive 4xx/5xx responses
 };
 
+// A page record as committed: store/records.h's encoded value.
+struct CommittedPage {
+  uint64_t url_key = 0;
+  std::string url;
+  std::string value;
+};
+using CommittedHook = std::function<void(const std::vector<CommittedPage>&)>;
+
 struct WriterJob {
   store::StoreBatch batch;
   std::vector<WarcItem> warc;
@@ -103,6 +111,10 @@ class StoreWriter {
   StoreWriter(const StoreWriter&) = delete;
   StoreWriter& operator=(const StoreWriter&) = delete;
 
+  // Runs on the writer thread after each successful commit, with the page
+  // records it wrote (a cluster node publishes them). Set it before Start.
+  void set_committed_hook(CommittedHook fn) { committed_hook_ = std::move(fn); }
+
   void Start();
   // Queues `job`. After Stop, the job is committed on the caller's thread.
   void Submit(WriterJob job);
@@ -135,6 +147,7 @@ class StoreWriter {
   const double sync_interval_s_;
   const FeedConfig feed_;
   const ArchivePolicy archive_;
+  CommittedHook committed_hook_;
   // Writer thread only.
   uint64_t events_since_prune_ = 0;
   double last_prune_ = 0;

@@ -193,6 +193,20 @@ Status StoreBatch::PutPage(const PageRecord& page) {
   return Status::OK();
 }
 
+void StoreBatch::ForEachPagePut(
+    const std::function<void(uint64_t, std::string_view, std::string_view)>& fn)
+    const {
+  std::string url;
+  for (const Op& op : ops_) {
+    if (op.kind != Op::Kind::kPut || op.key.empty() ||
+        op.key[0] != kPagePrefix) {
+      continue;
+    }
+    uint64_t url_key = 0;
+    if (ParsePageKey(op.key, &url_key, &url)) fn(url_key, url, op.value);
+  }
+}
+
 Status StoreBatch::PutHost(const HostRecord& host) {
   Op op{Op::Kind::kPut, HostKey(host.host), {}, 0};
   if (Status s = EncodeHostValue(host, &op.value); !s.ok()) return s;

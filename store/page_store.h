@@ -71,6 +71,13 @@ class StoreBatch {
   // Moves `other`'s operations after this batch's (group commit).
   void Append(StoreBatch&& other);
 
+  // The page records this batch puts, as (url_key, url, encoded value,
+  // store/records.h DecodePageValue): what a cluster node publishes to its
+  // page stream after the commit.
+  void ForEachPagePut(
+      const std::function<void(uint64_t url_key, std::string_view url,
+                               std::string_view value)>& fn) const;
+
   size_t operations() const { return ops_.size(); }
   bool empty() const { return ops_.empty(); }
   void Clear() { ops_.clear(); }

@@ -1,0 +1,26 @@
+// The NATS connection every cluster component opens alike: one URL (or a
+// comma-separated list), reconnecting forever, and the text of a libnats
+// error. Thread-safety: free functions, safe from any thread.
+
+#ifndef FRESHD_CLUSTER_NATS_CONN_H_
+#define FRESHD_CLUSTER_NATS_CONN_H_
+
+#include <nats/nats.h>
+
+#include <string>
+
+namespace freshd::cluster {
+
+inline constexpr int64_t kConnectTimeoutMs = 2000;
+inline constexpr int64_t kReconnectWaitMs = 250;
+
+// Connects to `url` as client `name` (shown by the server), with reconnects
+// forever every kReconnectWaitMs. On success *nc is the caller's.
+natsStatus ConnectNats(const std::string& url, const std::string& name,
+                       natsConnection** nc);
+// `s` as text, with libnats' last error detail when it has one.
+std::string NatsError(natsStatus s);
+
+}  // namespace freshd::cluster
+
+#endif  // FRESHD_CLUSTER_NATS_CONN_H_
