@@ -81,6 +81,8 @@ struct Flags {
   uint32_t hosts = 1000;
   std::string web = "sim/webs/noisy.toml";
   size_t longevity_max_pages = 100000;  // estimated mode only
+  // SchedulerOptions::refresh_slice_pages (0: the refresh all at once).
+  size_t refresh_slice = sched::SchedulerOptions{}.refresh_slice_pages;
   size_t sim_pages = 2000;
   uint32_t sim_hosts = 100;
   double sim_days = 4;
@@ -326,6 +328,7 @@ std::optional<SelectResult> BenchSelect(
   so.oracle = oracle;
   so.rate = 0.25 * static_cast<double>(n) / kDay;
   so.burst = 10;
+  so.refresh_slice_pages = flags.refresh_slice;
   auto created = sched::Scheduler::Create(so);
   if (!created.ok()) {
     std::fprintf(stderr, "%s\n", created.status().ToString().c_str());
@@ -578,7 +581,8 @@ constexpr const char* kUsage =
     "usage: scheduler_bench [--pages 100000,1000000] [--runs 5]\n"
     "  [--policies freshness,ncis,nutch,uniform,longevity]\n"
     "  [--modes oracle,estimated] [--hosts 1000] [--web sim/webs/noisy.toml]\n"
-    "  [--longevity-max-pages 100000] [--sim-pages 2000] [--sim-hosts 100]\n"
+    "  [--longevity-max-pages 100000] [--refresh-slice 1024]\n"
+    "  [--sim-pages 2000] [--sim-hosts 100]\n"
     "  [--sim-days 4] [--min-run-cpu 0.1] [--no-select] [--no-sim]\n";
 
 // Parses argv into *f; false (after printing usage) on a bad flag.
@@ -611,6 +615,8 @@ bool ParseFlags(int argc, char** argv, Flags* f) {
       f->hosts = static_cast<uint32_t>(std::max(1ul, std::stoul(v)));
     } else if (a == "--web") {
       f->web = v;
+    } else if (a == "--refresh-slice") {
+      f->refresh_slice = std::stoul(v);
     } else if (a == "--longevity-max-pages") {
       f->longevity_max_pages = std::stoul(v);
     } else if (a == "--sim-pages") {
