@@ -12,7 +12,10 @@
 // cheap: each page is indexed by its value at a horizon (values only grow
 // between observations; a value averaged over draws, which may fall, by a
 // bound that allows for it), which moves forward every 1-64 x sqrt(N)
-// selections, as the work of selecting and of refreshing balance.
+// selections, as the work of selecting and of refreshing balance. The next
+// horizon's bounds are computed a slice a Select while the current one
+// serves (SchedulerOptions::refresh_slice_pages), so no Select computes
+// more than a slice of them once the first horizon is set.
 // Not thread-safe: one owner thread, no locks (DESIGN.md).
 
 #ifndef FRESHD_SCHED_SCHEDULER_H_
@@ -94,6 +97,13 @@ struct SchedulerOptions {
   // was itself such a probe). [sched] explore.
   bool explore = false;
   size_t max_pages = 10'000'000;  // AddUrl fails beyond this
+  // The horizon refresh is amortised: while a horizon serves, the next
+  // one's bounds are computed at most this many pages a Select (spread over
+  // the first 3/4 of the horizon; the horizon is lengthened so that they
+  // fit) and ordered, then swapped in when it begins. 0, or no more pages
+  // than this: every page's bound in the one Select that moves the horizon
+  // (the former way).
+  size_t refresh_slice_pages = 1024;
   PolicyOptions policy_options;
   HostPoolOptions host_pool;
 };
@@ -258,6 +268,15 @@ class Scheduler {
   uint64_t overdue_selections() const { return overdue_selections_; }
   size_t last_evaluations() const { return selector_.last_evaluations(); }
   uint64_t horizon_refreshes() const { return horizon_refreshes_; }
+  // Horizon moves whose bounds were not staged in time: all computed in one
+  // Select (the first, after a pause longer than a horizon, or with
+  // refresh_slice_pages 0), or the staging finished in the Select that
+  // swapped it in (late).
+  uint64_t full_refreshes() const { return full_refreshes_; }
+  uint64_t late_refreshes() const { return late_refreshes_; }
+  // Index bounds computed so far (refreshes, staging, re-indexing): the
+  // work a Select's share of the refresh costs (tests bound it).
+  uint64_t bound_evaluations() const { return bound_evaluations_; }
   // The current horizon's length in sqrt(N) token intervals.
   double horizon_scale() const { return horizon_scale_; }
 
@@ -266,9 +285,30 @@ class Scheduler {
 
   PolicyInput Input(PageId page) const;
   double Deadline(PageId page) const;
-  double IndexBound(PageId page) const;  // the selector's upper bound
+  // The selector's upper bound of the page's value over a horizon [start,
+  // end]; IndexBound: over the current one.
+  double IndexBound(PageId page, double start, double end) const;
+  double IndexBound(PageId page) const {
+    return IndexBound(page, horizon_start_, horizon_);
+  }
   void Reindex(PageId page);
+  // Moves the horizon at `now` (> horizon_): swaps the staged one in, or
+  // refreshes every bound when none is staged for `now`; then starts staging
+  // the next.
   void AdvanceHorizon(double now);
+  // A horizon's length: the adapted scale, lengthened so that the next
+  // one's staging fits in it.
+  double HorizonSpan() const;
+  void RescaleHorizon();
+  // A Select's share of the staging: bounds of at most refresh_slice_pages
+  // pages, or ordering; `all`: the rest at once.
+  void StageSlice(double now, bool all);
+  // Whether the next horizon is staged: a refresh of more pages than a slice
+  // (one of at most a slice is done in the Select that needs it, as before).
+  bool Stages() const {
+    return options_.refresh_slice_pages > 0 &&
+           pages_.size() > options_.refresh_slice_pages;
+  }
   void OnContent(PageId page, double now, const FetchedObs* fetched);
   void OnFailure(PageId page, double now, FailureClass failure);
   // Re-estimates the page's (Δ, α, ν) under its host's priors; returns the
@@ -310,8 +350,8 @@ class Scheduler {
   double MixtureValue(PolicyInput in, std::span<const WeightedParams> draws,
                       double tau) const;
   // A bound on MixtureValue until the horizon (see IndexBound).
-  double MixtureBound(PolicyInput in,
-                      std::span<const WeightedParams> draws) const;
+  double MixtureBound(PolicyInput in, std::span<const WeightedParams> draws,
+                      double start, double end) const;
   // Longevity: the true curves in oracle mode; estimated curves live in
   // ProfileSet::fitted() (saved with the profiles).
   std::vector<DivergenceModel> truth_models_;
@@ -337,6 +377,11 @@ class Scheduler {
   double horizon_scale_ = 1;
   double horizon_evaluations_ = 0;
   uint64_t horizon_refreshes_ = 0;
+  // The staged next horizon [horizon_, next_horizon_] (Selector::stage()).
+  double next_horizon_ = -std::numeric_limits<double>::infinity();
+  uint64_t full_refreshes_ = 0;
+  uint64_t late_refreshes_ = 0;
+  uint64_t bound_evaluations_ = 0;
   uint64_t selections_ = 0;
   uint64_t overdue_selections_ = 0;
   size_t sweep_cursor_ = 0;

@@ -37,6 +37,7 @@ void Selector::Update(PageId page, double upper_bound, double deadline) {
 }
 
 void Selector::UpdateAll(size_t pages, const IndexFn& index) {
+  CancelStage();
   Resize(pages);
   sorted_.clear();
   sorted_.reserve(bound_.size());
@@ -66,6 +67,114 @@ void Selector::UpdateAll(size_t pages, const IndexFn& index) {
   std::nth_element(sorted_.begin(), head_end, sorted_.end(), ByBoundDesc());
   std::sort(sorted_.begin(), head_end, ByBoundDesc());
   sorted_head_ = head;
+}
+
+void Selector::BeginStage() {
+  stage_ = Stage::kBounds;
+  next_bound_.clear();  // (capacity kept: the previous order's)
+  stage_pages_ = 0;
+  sample_.clear();
+  restaged_.clear();
+}
+
+void Selector::StageNext(double upper_bound) {
+  if (std::isnan(upper_bound)) {
+    upper_bound = std::numeric_limits<double>::infinity();
+  }
+  const auto page = static_cast<PageId>(stage_pages_++);
+  next_bound_.push_back(upper_bound);
+  if (page % kSampleEvery == 0) sample_.emplace_back(upper_bound, page);
+}
+
+void Selector::Restage(PageId page, double upper_bound) {
+  if (!Staged(page)) return;
+  if (std::isnan(upper_bound)) {
+    upper_bound = std::numeric_limits<double>::infinity();
+  }
+  if (page >= next_bound_.size()) {
+    next_bound_.resize(static_cast<size_t>(page) + 1,
+                       std::numeric_limits<double>::quiet_NaN());
+  }
+  next_bound_[page] = upper_bound;
+  // Before ordering reaches it, the ordering reads the new bound; after, or
+  // past the staged pages, the page joins recent_ at the swap.
+  if (stage_ != Stage::kBounds &&
+      (page < order_cursor_ || page >= stage_pages_)) {
+    restaged_.push_back(page);
+  }
+}
+
+void Selector::EndStageBounds() {
+  stage_ = Stage::kOrder;
+  const size_t n = stage_pages_;
+  // The head to sort: as UpdateAll's, a quarter more for the sample's error.
+  const double want =
+      1.25 *
+      (kSortedHeadMin + kSortedHeadPerRoot * std::sqrt(static_cast<double>(n)));
+  const auto rank = static_cast<size_t>(want / kSampleEvery);
+  all_head_ = rank >= sample_.size();
+  if (!all_head_) {
+    const auto nth = sample_.begin() + static_cast<std::ptrdiff_t>(rank);
+    std::nth_element(sample_.begin(), nth, sample_.end(), ByBoundDesc());
+    pivot_ = *nth;
+  }
+  next_sorted_.resize(n);  // (reused: the previous order's storage)
+  next_head_ = 0;
+  next_tail_ = n;
+  order_cursor_ = 0;
+}
+
+bool Selector::OrderStage(size_t count) {
+  if (stage_ != Stage::kOrder) return stage_ == Stage::kReady;
+  const ByBoundDesc before;
+  const size_t end = std::min(stage_pages_, order_cursor_ + count);
+  const size_t head0 = next_head_;
+  for (size_t i = order_cursor_; i < end; ++i) {
+    const BoundEntry e{next_bound_[i], static_cast<PageId>(i)};
+    if (all_head_ || !before(pivot_, e)) {
+      next_sorted_[next_head_++] = e;
+    } else {
+      next_sorted_[--next_tail_] = e;
+    }
+  }
+  order_cursor_ = end;
+  const auto first = next_sorted_.begin();
+  const auto mid = first + static_cast<std::ptrdiff_t>(head0);
+  const auto last = first + static_cast<std::ptrdiff_t>(next_head_);
+  std::sort(mid, last, before);
+  std::inplace_merge(first, mid, last, before);
+  if (order_cursor_ < stage_pages_) return false;
+  stage_ = Stage::kReady;
+  return true;
+}
+
+void Selector::FinishStage() {
+  if (stage_ != Stage::kReady) return;
+  stage_ = Stage::kNone;
+  for (const BoundEntry& e : recent_) in_recent_[e.second] = 0;
+  recent_.clear();
+  sorted_.swap(next_sorted_);
+  sorted_head_ = next_head_;
+  // Pages indexed since staging began were restaged (Staged() is true for
+  // every page once the bounds ended); any other is left unindexed.
+  next_bound_.resize(std::max(next_bound_.size(), bound_.size()),
+                     std::numeric_limits<double>::quiet_NaN());
+  bound_.swap(next_bound_);
+  const size_t n = bound_.size();
+  if (deadline_.size() < n) {
+    deadline_.resize(n, std::numeric_limits<double>::infinity());
+    stamp_.resize(n, 0);
+    in_recent_.resize(n, 0);
+  }
+  for (PageId page : restaged_) {
+    if (in_recent_[page] || std::isnan(bound_[page])) continue;
+    recent_.insert({bound_[page], page});
+    in_recent_[page] = 1;
+  }
+  restaged_.clear();
+  if (recent_.size() > std::max<size_t>(1024, sorted_.size() / 8)) {
+    MergeRecent();
+  }
 }
 
 void Selector::SortTail() {

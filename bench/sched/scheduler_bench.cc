@@ -23,6 +23,12 @@
 // page's bound recomputed, every scale x sqrt(N) selections; the scale adapts,
 // Scheduler::AdvanceHorizon, and is reported as it ended): the longest a
 // Select holds its thread.
+// Max ms / max wall: the longest single Select after the warm-up (a
+// horizon swap or a staging slice included), CPU and wall milliseconds (the
+// wall time on a shared machine includes other loads); moves/full/late:
+// horizons moved after the warm-up, of them refreshed all at once (no
+// staged index: SchedulerOptions::refresh_slice_pages), and staged ones
+// finished late in the swapping Select.
 // Memory: sizeof(PageState), heap (mallinfo2) and RSS growth per page, after
 // the warm-up cycles (steady state).
 // Estimated longevity runs on at most --longevity-max-pages pages (its
@@ -75,6 +81,8 @@ struct Flags {
   uint32_t hosts = 1000;
   std::string web = "sim/webs/noisy.toml";
   size_t longevity_max_pages = 100000;  // estimated mode only
+  // SchedulerOptions::refresh_slice_pages (0: the refresh all at once).
+  size_t refresh_slice = sched::SchedulerOptions{}.refresh_slice_pages;
   size_t sim_pages = 2000;
   uint32_t sim_hosts = 100;
   double sim_days = 4;
@@ -190,7 +198,17 @@ class Workload {
 
   // Select at now; the choice (if any) goes in flight.
   std::optional<PageId> Select() {
+    timespec w0, w1;
+    clock_gettime(CLOCK_MONOTONIC, &w0);
+    const double c0 = CpuNow();
     auto p = s_.Select(now_, gate_);
+    const double cpu = CpuNow() - c0;
+    clock_gettime(CLOCK_MONOTONIC, &w1);
+    max_select_cpu_ = std::max(max_select_cpu_, cpu);
+    max_select_wall_ =
+        std::max(max_select_wall_,
+                 static_cast<double>(w1.tv_sec - w0.tv_sec) +
+                     1e-9 * static_cast<double>(w1.tv_nsec - w0.tv_nsec));
     ++selects_;
     if (p) {
       evaluations_ += s_.last_evaluations();
@@ -234,6 +252,9 @@ class Workload {
   }
 
   uint64_t selects_ = 0, empty_ = 0, evaluations_ = 0;
+  // The longest single Select (horizon refresh or staging included), in
+  // CPU and wall seconds, since last reset.
+  double max_select_cpu_ = 0, max_select_wall_ = 0;
 
  private:
   void Fetched(PageId p, double t, bool changed) {
@@ -270,6 +291,11 @@ struct SelectResult {
   double summary_ms = 0, old_summary_ms = 0;  // CPU-ms per /status pass
   double refresh_ms = 0;     // CPU-ms of a cycle whose Select refreshed bounds
   double horizon_scale = 0;  // Scheduler::horizon_scale() at the end
+  // The longest single Select after the warm-up (its first Select builds
+  // the first horizon's index at once), CPU-ms and wall-ms; horizons moved
+  // without a staged index (full) and staged ones finished late.
+  double max_select_ms = 0, max_select_wall_ms = 0;
+  uint64_t full_refreshes = 0, late_refreshes = 0, refreshes = 0;
   double heap_per_page = 0, rss_per_page = 0, setup_cpu = 0;
 };
 
@@ -302,6 +328,7 @@ std::optional<SelectResult> BenchSelect(
   so.oracle = oracle;
   so.rate = 0.25 * static_cast<double>(n) / kDay;
   so.burst = 10;
+  so.refresh_slice_pages = flags.refresh_slice;
   auto created = sched::Scheduler::Create(so);
   if (!created.ok()) {
     std::fprintf(stderr, "%s\n", created.status().ToString().c_str());
@@ -318,6 +345,9 @@ std::optional<SelectResult> BenchSelect(
     OpsPerCpuSecond(flags.min_run_cpu, [&] { w.Cycle(); });
     // Memory in that steady state (the selector's index is rebuilt flat by
     // the first horizon refresh; the pages were added one by one before).
+    w.max_select_cpu_ = w.max_select_wall_ = 0;
+    const uint64_t full0 = s->full_refreshes(), late0 = s->late_refreshes(),
+                   moves0 = s->horizon_refreshes();
     r.heap_per_page = (HeapBytes() - heap0) / static_cast<double>(n);
     r.rss_per_page = (RssBytes() - rss0) / static_cast<double>(n);
     std::vector<double> cycle, select, brute, closed;
@@ -406,6 +436,11 @@ std::optional<SelectResult> BenchSelect(
       if (s->horizon_refreshes() != before) refresh.push_back(1e3 * dt);
     }
     r.refresh_ms = Median(refresh);
+    r.max_select_ms = 1e3 * w.max_select_cpu_;
+    r.max_select_wall_ms = 1e3 * w.max_select_wall_;
+    r.full_refreshes = s->full_refreshes() - full0;
+    r.late_refreshes = s->late_refreshes() - late0;
+    r.refreshes = s->horizon_refreshes() - moves0;
     r.horizon_scale = s->horizon_scale();
     r.summary_ms = Median(summary);
     r.old_summary_ms = Median(old_summary);
@@ -424,10 +459,11 @@ void RunSelectBench(const Flags& flags, const sim::WebSpec& base) {
       flags.runs, sizeof(sched::PageState));
   std::printf(
       "%-9s %-9s %8s %11s %11s %10s %9s %10s %7s %8s %8s %6s %6s %7s %9s "
-      "%9s %10s %6s\n",
+      "%9s %10s %6s %8s %9s %11s\n",
       "policy", "mode", "pages", "cycle/s", "select/s", "brute/s", "speedup",
       "evals/sel", "agree", "heap B/p", "RSS B/p", "closed", "empty", "setup s",
-      "status ms", "was ms", "refresh ms", "scale");
+      "status ms", "was ms", "refresh ms", "scale", "max ms", "max wall",
+      "moves/full/late");
   std::fflush(stdout);
   for (size_t pages : flags.pages) {
     sim::WebModel web = ScaledWeb(base, flags.hosts, pages);
@@ -469,12 +505,17 @@ void RunSelectBench(const Flags& flags, const sim::WebSpec& base) {
         }
         std::printf(
             "%-9s %-9s %8zu %11.0f %11.0f %10.2f %8.2fx %10.1f %3d/%-3d %8.0f "
-            "%8.0f %5.1f%% %5.2f%% %7.1f %9.2f %9.2f %10.1f %6.2f\n",
+            "%8.0f %5.1f%% %5.2f%% %7.1f %9.2f %9.2f %10.1f %6.2f %8.2f %9.2f "
+            "%4llu/%llu/%llu\n",
             policy.c_str(), mode.c_str(), w->pages.size(), r->cycle_ops,
             r->select_ops, r->brute_ops, r->select_ops / r->brute_ops, r->evals,
             r->agree, r->checked, r->heap_per_page, r->rss_per_page,
             100 * r->closed_share, 100 * r->empty_share, r->setup_cpu,
-            r->summary_ms, r->old_summary_ms, r->refresh_ms, r->horizon_scale);
+            r->summary_ms, r->old_summary_ms, r->refresh_ms, r->horizon_scale,
+            r->max_select_ms, r->max_select_wall_ms,
+            static_cast<unsigned long long>(r->refreshes),
+            static_cast<unsigned long long>(r->full_refreshes),
+            static_cast<unsigned long long>(r->late_refreshes));
         std::fflush(stdout);
       }
     }
@@ -540,7 +581,8 @@ constexpr const char* kUsage =
     "usage: scheduler_bench [--pages 100000,1000000] [--runs 5]\n"
     "  [--policies freshness,ncis,nutch,uniform,longevity]\n"
     "  [--modes oracle,estimated] [--hosts 1000] [--web sim/webs/noisy.toml]\n"
-    "  [--longevity-max-pages 100000] [--sim-pages 2000] [--sim-hosts 100]\n"
+    "  [--longevity-max-pages 100000] [--refresh-slice 1024]\n"
+    "  [--sim-pages 2000] [--sim-hosts 100]\n"
     "  [--sim-days 4] [--min-run-cpu 0.1] [--no-select] [--no-sim]\n";
 
 // Parses argv into *f; false (after printing usage) on a bad flag.
@@ -573,6 +615,8 @@ bool ParseFlags(int argc, char** argv, Flags* f) {
       f->hosts = static_cast<uint32_t>(std::max(1ul, std::stoul(v)));
     } else if (a == "--web") {
       f->web = v;
+    } else if (a == "--refresh-slice") {
+      f->refresh_slice = std::stoul(v);
     } else if (a == "--longevity-max-pages") {
       f->longevity_max_pages = std::stoul(v);
     } else if (a == "--sim-pages") {

@@ -47,10 +47,14 @@ bool SameKey(double a, double b) {
 // overdue pages in *steps_with_overdue.
 // With `mixture` (oracle only), each page's model is a random weighted set
 // of draws (SetTruthMixture; some weights 0, some pages none).
-// With `rate_mixture` (estimated only), SchedulerOptions::rate_mixture and
-// explore are on.
+// With `slice` > 0, the budget is low enough that a horizon spans days of
+// events and the next one is staged `slice` pages a Select between them
+// (SchedulerOptions::refresh_slice_pages); *staged counts the horizons so
+// swapped in. With `rate_mixture` (estimated only),
+// SchedulerOptions::rate_mixture and explore are on.
 int RunExactness(const std::string& policy, bool oracle, uint32_t seed,
                  int* steps_with_overdue, bool mixture = false,
+                 size_t slice = 0, uint64_t* staged = nullptr,
                  bool rate_mixture = false) {
   SCOPED_TRACE(policy + (oracle ? " oracle" : " estimated") +
                (mixture ? " mixture" : "") + " seed " + std::to_string(seed));
@@ -65,6 +69,10 @@ int RunExactness(const std::string& policy, bool oracle, uint32_t seed,
   o.max_interval = 6 * kDay;  // some pages become overdue
   o.new_page_value = 0.5 * kDay;
   o.rate_mixture = o.explore = rate_mixture;
+  if (slice > 0) {
+    o.refresh_slice_pages = slice;
+    o.rate = 30 / kDay;  // a horizon of 2·241/slice + 16 tokens: days
+  }
   auto sched = Make(o);
   const size_t n = 240;
   for (size_t i = 0; i < n; ++i) {
@@ -191,6 +199,9 @@ int RunExactness(const std::string& policy, bool oracle, uint32_t seed,
       ++checked;
     }
   }
+  if (staged != nullptr) {
+    *staged = sched->horizon_refreshes() - sched->full_refreshes();
+  }
   return checked;
 }
 
@@ -259,6 +270,128 @@ TEST(SchedulerTest, ExploreDueDatesFollowWhatThePageHasNotShown) {
 // A page whose model is a set of draws (the simulator's posterior) still has
 // a valid index bound, though its value may fall as τ grows: the choice is
 // still exact.
+// The same with the next horizon staged a few pages a Select while signals,
+// fetches, failures and rediscoveries change the pages already staged: the
+// swapped-in bounds still hold, every choice is still the argmax.
+TEST(SchedulerTest, StagedHorizonSelectionsAreTheBruteForceArgmax) {
+  for (const std::string& policy : PolicyNames()) {
+    for (bool oracle : {true, false}) {
+      for (bool mixture : {false, true}) {
+        if (mixture && !oracle) continue;
+        int steps_with_overdue = 0;
+        uint64_t staged = 0;
+        int checked =
+            RunExactness(policy, oracle, 20261126, &steps_with_overdue, mixture,
+                         /*slice=*/7, &staged);
+        EXPECT_GT(checked, 300) << policy;
+        EXPECT_GT(staged, 5u) << policy;
+      }
+    }
+  }
+}
+
+// Pages added while the next horizon is staged (before, during and after
+// its bounds are ordered) are indexed in it: every choice is the argmax.
+// New pages come in batches valued above all others, so one left out of
+// the swapped-in order would be missed (leaving out those added after the
+// bounds ended fails 133 checks).
+TEST(SchedulerTest, PagesAddedWhileStagingAreIndexed) {
+  std::mt19937_64 rng(31);
+  std::uniform_real_distribution<double> u(0, 1);
+  SchedulerOptions o;
+  o.policy = "freshness";
+  o.oracle = true;
+  o.rate = 30 / kDay;
+  o.burst = 1e9;
+  o.min_interval = 600;
+  o.max_interval = 0;
+  o.new_page_value = 100 * kDay;
+  o.refresh_slice_pages = 8;
+  auto s = Make(o);
+  auto add = [&] {
+    PageId id =
+        s->AddUrl(static_cast<HostId>(u(rng) * kHosts), u(rng) + 0.05).value();
+    s->SetTruth(id, PageParams{u(rng) / kDay, s->page(id).importance, 0, 0},
+                {});
+  };
+  for (int i = 0; i < 100; ++i) add();
+  auto open = [](HostId) { return true; };
+  double now = 0;
+  int checked = 0;
+  for (int step = 0; step < 1500; ++step) {
+    now = s->NextTokenTime(now + u(rng) * 0.02 * kDay);
+    if (step % 37 == 0) {  // a batch of new pages, fetched first
+      for (int k = 0; k < 12; ++k) add();
+    }
+    std::optional<PageId> best;
+    Priority best_priority;
+    for (PageId p = 0; p < s->size(); ++p) {
+      if (!s->Eligible(p, now, open)) continue;
+      Priority pr = s->PriorityOf(p, now);
+      if (!best || Better(pr, best_priority)) {
+        best = p;
+        best_priority = pr;
+      }
+    }
+    std::optional<PageId> got = s->Select(now, open);
+    ASSERT_EQ(got.has_value(), best.has_value());
+    if (!got) continue;
+    Priority gp = s->PriorityOf(*got, now);
+    EXPECT_TRUE(SameKey(gp.key, best_priority.key))
+        << "step " << step << " got " << *got << " brute force " << *best;
+    ++checked;
+    s->Observe({*got, now, Changed(u(rng) < 0.5)});
+  }
+  EXPECT_GT(checked, 1000);
+  EXPECT_GT(s->horizon_refreshes() - s->full_refreshes(), 5u);
+}
+
+// At 200k pages no Select computes more than one slice of bounds once the
+// first horizon is set (the refresh used to compute all 200k in one Select),
+// and the staging keeps up: every horizon after the first is swapped in.
+// Counts bound evaluations, not time.
+TEST(SchedulerTest, NoSelectComputesMoreThanASliceOfBounds) {
+  std::mt19937_64 rng(29);
+  std::uniform_real_distribution<double> u(0, 1);
+  const size_t n = 200'000;
+  for (const std::string policy : {"freshness", "ncis"}) {
+    SCOPED_TRACE(policy);
+    SchedulerOptions o;
+    o.policy = policy;
+    o.oracle = policy == "freshness";
+    o.rate = 0.25 * n / kDay;
+    o.burst = 1;
+    o.min_interval = 0;
+    o.max_interval = 0;
+    auto s = Make(o);
+    ASSERT_EQ(o.refresh_slice_pages, 1024u);
+    std::vector<double> delta(n);
+    for (size_t i = 0; i < n; ++i) {
+      delta[i] = u(rng) / kDay;
+      PageId id = s->AddUrl(static_cast<HostId>(i % 1000), u(rng)).value();
+      s->SetTruth(id, PageParams{delta[i], s->page(id).importance, 0, 0}, {});
+      s->Observe({id, -u(rng) * 4 * kDay, FetchedObs{}});
+    }
+    auto open = [](HostId) { return true; };
+    double t = 0;
+    uint64_t most = 0;
+    for (int k = 0; k < 4000; ++k) {
+      t = s->NextTokenTime(t);
+      const uint64_t before = s->bound_evaluations();
+      auto p = s->Select(t, open);
+      ASSERT_TRUE(p.has_value());
+      if (k > 0) most = std::max(most, s->bound_evaluations() - before);
+      const double tau = t - s->page(*p).last_fetch;
+      s->Observe({*p, t, Changed(u(rng) < -std::expm1(-delta[*p] * tau))});
+    }
+    EXPECT_LE(most, o.refresh_slice_pages);
+    EXPECT_GT(most, 0u);
+    EXPECT_GE(s->horizon_refreshes(), 3u);
+    EXPECT_EQ(s->full_refreshes(), 1u);  // the first
+    EXPECT_EQ(s->late_refreshes(), 0u);
+  }
+}
+
 TEST(SchedulerTest, MixtureSelectionsAreTheBruteForceArgmax) {
   for (const std::string policy :
        {"freshness", "age", "ncis", "ncis1", "ncis2", "cis", "uniform"}) {
