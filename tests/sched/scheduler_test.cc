@@ -221,8 +221,8 @@ TEST(SchedulerTest, EverySelectionIsTheBruteForceArgmax) {
 TEST(SchedulerTest, RateMixtureSelectionsAreTheBruteForceArgmax) {
   for (const std::string& policy : PolicyNames()) {
     int steps_with_overdue = 0;
-    int checked =
-        RunExactness(policy, false, 20261126, &steps_with_overdue, false, true);
+    int checked = RunExactness(policy, false, 20261126, &steps_with_overdue,
+                               false, 0, nullptr, true);
     EXPECT_GT(checked, 300) << policy;
   }
 }
