@@ -307,7 +307,7 @@ void WorkRouter::Run() {
     {
       std::unique_lock<std::mutex> lock(mu_);
       for (Pending& p : queue_) {
-        if (p.done && now - p.queued_at > kPublishWaitS) {
+        if (p.done && now - p.queued_at > options_.publish_wait_s) {
           late.push_back(std::move(p.done));
           p.done = nullptr;
         }

@@ -111,6 +111,9 @@ struct WorkRouterOptions {
   std::string stream = kWorkStream;
   std::string page_stream = kPageStream;
   double ack_wait_s = kAckWaitS;
+  // How long a publish with a done callback may wait to be stored before
+  // the callback is answered Unavailable (it stays queued).
+  double publish_wait_s = kPublishWaitS;
 };
 
 struct WorkRouterStats {

@@ -16,6 +16,9 @@ std::unique_ptr<WorkRouter> RouterWithNoServer() {
   options.nats_url = "nats://127.0.0.1:1";  // refused: NATS is down
   options.node = "test";
   options.shards = 4;
+  // Filling a queue takes seconds under ASan; no callback may be answered
+  // late while it fills.
+  options.publish_wait_s = 600;
   auto router = WorkRouter::Create(
       options, [](std::vector<DeliveredWork>) {},
       [](std::vector<uint32_t>, std::vector<PageState>, bool) {});
