@@ -26,7 +26,6 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
-#include <queue>
 #include <set>
 #include <utility>
 #include <vector>
@@ -151,9 +150,11 @@ class Selector {
   size_t sorted_head_ = 0;
   std::set<BoundEntry, ByBoundDesc> recent_;
   std::vector<uint8_t> in_recent_;  // per page: 1 when its entry is in recent_
-  std::priority_queue<DeadlineEntry, std::vector<DeadlineEntry>,
-                      std::greater<DeadlineEntry>>
-      deadlines_;
+  // A min-heap by deadline (std::push_heap/pop_heap with std::greater),
+  // lazily invalidated: an entry whose stamp is not its page's is stale.
+  // A plain vector rather than std::priority_queue so that compaction can
+  // drop the stale entries in place and re-heapify in O(n).
+  std::vector<DeadlineEntry> deadlines_;
   size_t last_evaluations_ = 0;
 
   // The staged order (see BeginStage).
