@@ -68,7 +68,7 @@ void AddSimCommand(CLI::App& app, int* exit_code) {
                   "estimated mode: each host's prior of change rates, one "
                   "Gamma rate (gamma) or a distribution (mixture)")
       ->check(CLI::IsMember({"gamma", "mixture"}));
-  sub->add_flag("--explore", o.explore,
+  sub->add_flag("--explore,!--no-explore", o.explore,
                 "estimated mode: fetch again to learn a rate (a page "
                 "fetched once; with mixture, a rate only bounded below)");
   sub->add_option("--oracle-rate-slope", o.oracle_rate_slope,

@@ -53,7 +53,7 @@ Result<sched::PageId> PageBook::Adopt(const std::string& url,
   }
   saved.state.host = host;
   auto id = sched_->RestorePage(saved.state, std::move(saved.profiles),
-                                std::move(saved.recent));
+                                std::move(saved.recent), saved.rate);
   if (!id.ok()) return id.status();
   ++host_pages_[host];
   urls_.Add(url);

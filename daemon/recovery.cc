@@ -138,7 +138,7 @@ Status RestorePages(const store::PageStore& store, sched::Scheduler* scheduler,
         }
         saved.state.host = *host;
         Result<sched::PageId> id = scheduler->RestorePage(
-            saved.state, std::move(saved.profiles), saved.recent);
+            saved.state, std::move(saved.profiles), saved.recent, saved.rate);
         if (!id.ok()) {
           failure = id.status();
           return false;
@@ -168,9 +168,10 @@ Status PersistPage(const sched::Scheduler& scheduler, sched::PageId page,
   }
   base.url = std::string(url);
   base.url_key = parse::UrlKey(url);
-  base.sched_state =
-      sched::EncodeSavedPage(scheduler.page(page), scheduler.Profiles(page),
-                             scheduler.RecentSignalsOf(page));
+  const std::optional<sched::RateMemory> rate = scheduler.RateMemoryOf(page);
+  base.sched_state = sched::EncodeSavedPage(
+      scheduler.page(page), scheduler.Profiles(page),
+      scheduler.RecentSignalsOf(page), rate ? &*rate : nullptr);
   return batch->PutPage(base);
 }
 

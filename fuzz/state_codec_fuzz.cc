@@ -41,7 +41,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   CheckFixedPoint<s::SavedPage>(
       in, s::DecodeSavedPage, [](const s::SavedPage& p) {
         return s::EncodeSavedPage(p.state, p.profiles ? &*p.profiles : nullptr,
-                                  p.recent ? &*p.recent : nullptr);
+                                  p.recent ? &*p.recent : nullptr,
+                                  p.rate ? &*p.rate : nullptr);
       });
   return 0;
 }

@@ -18,17 +18,16 @@ RateMixture::RateMixture(const RateMixtureOptions& options)
   }
 }
 
-void RateMixture::Add(Histogram* h, const RateTerciles& draws,
-                      float sign) const {
+void RateMixture::Add(Histogram* h, const RateTerciles& draws, int sign) const {
   if (draws.empty() || !draws.counted) return;
   for (float r : draws.rate) {
     const double x = std::clamp(
         (std::log(std::max<double>(r, 1e-300)) - log_min_) / log_step_, 0.0,
         kRateGridPoints - 1.0);
     const int k = std::min(static_cast<int>(x), kRateGridPoints - 2);
-    const double f = x - k;
-    (*h)[k] += sign * static_cast<float>((1 - f) / 3);
-    (*h)[k + 1] += sign * static_cast<float>(f / 3);
+    const int64_t upper = std::llround((x - k) * kUnitsPerDraw);
+    (*h)[k] += sign * (kUnitsPerDraw - upper);
+    (*h)[k + 1] += sign * upper;
   }
 }
 
@@ -50,7 +49,7 @@ std::array<double, kRateGridPoints> RateMixture::Prior(
   std::array<double, kRateGridPoints> global;
   double global_total = 0;
   for (int k = 0; k < kRateGridPoints; ++k) {
-    global[k] = std::max(0.0, static_cast<double>(global_[k]) - mine[k]) +
+    global[k] = Pages(std::max<int64_t>(0, global_[k] - mine[k])) +
                 options_.global_pages / kRateGridPoints;
     global_total += global[k];
   }
@@ -59,8 +58,7 @@ std::array<double, kRateGridPoints> RateMixture::Prior(
   double total = 0;
   for (int k = 0; k < kRateGridPoints; ++k) {
     const double own_host =
-        known ? std::max(0.0, static_cast<double>(hosts_[host][k]) - mine[k])
-              : 0.0;
+        known ? Pages(std::max<int64_t>(0, hosts_[host][k] - mine[k])) : 0.0;
     prior[k] = own_host + options_.host_pages * global[k] / global_total;
     total += prior[k];
   }

@@ -36,6 +36,16 @@ struct RateTerciles {
   bool empty() const { return !(rate[1] > 0); }
 };
 
+// What a page keeps beyond its PageState when the rate posterior
+// (rate_mixture) or exploration is on: its draws and its exploration
+// interval (s; 0: none). Saved with the page so a restart restores the
+// draws (and their share of the host's histogram) instead of recomputing
+// them against a histogram rebuilt in restore order.
+struct RateMemory {
+  RateTerciles draws;
+  float explore_interval = 0;
+};
+
 struct RateMixtureOptions {
   // The grid spans [min_rate, max_rate] (per unit time: seconds in the
   // daemon): about once in ten years to once in ten minutes by default.
@@ -69,10 +79,18 @@ class RateMixture {
                                             const RateTerciles& own) const;
 
  private:
-  using Histogram = std::array<float, kRateGridPoints>;
-  // Adds `sign` × a third of a page at each draw to `h`, split linearly (in
-  // log rate) between the two nearest grid points; nothing unless counted.
-  void Add(Histogram* h, const RateTerciles& draws, float sign) const;
+  // Whole units, kUnitsPerDraw a draw (three a page): sums are exact, so a
+  // histogram is the same whatever order its pages were moved in (a
+  // restart rebuilds it from the saved draws) and never drifts.
+  static constexpr int64_t kUnitsPerDraw = int64_t{1} << 20;
+  using Histogram = std::array<int64_t, kRateGridPoints>;
+  static double Pages(int64_t units) {
+    return static_cast<double>(units) / (3 * kUnitsPerDraw);
+  }
+  // Adds `sign` (±1) × a draw (a third of a page) at each draw to `h`,
+  // split linearly (in log rate) between the two nearest grid points;
+  // nothing unless counted.
+  void Add(Histogram* h, const RateTerciles& draws, int sign) const;
 
   RateMixtureOptions options_;
   std::array<double, kRateGridPoints> grid_;

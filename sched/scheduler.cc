@@ -76,7 +76,10 @@ Scheduler::Scheduler(const SchedulerOptions& options,
       policy_(std::move(policy)),
       hosts_(options.host_pool),
       rate_mixture_(options.rate_mixture_options),
-      bucket_(options.rate, options.burst, 0) {}
+      bucket_(options.rate, options.burst, 0) {
+  // A due-only policy (nutch) is a baseline with its own schedule.
+  if (policy_->due_only()) options_.explore = false;
+}
 
 Result<PageId> Scheduler::AddUrl(HostId host, double importance) {
   if (pages_.size() >= options_.max_pages) {
@@ -102,9 +105,20 @@ Result<PageId> Scheduler::AddUrl(HostId host, double importance) {
   return id;
 }
 
+std::optional<RateMemory> Scheduler::RateMemoryOf(PageId page) const {
+  if (page >= pages_.size() || !(options_.rate_mixture || options_.explore)) {
+    return std::nullopt;
+  }
+  RateMemory m;
+  if (options_.rate_mixture) m.draws = rate_draws_[page];
+  if (options_.explore) m.explore_interval = explore_interval_[page];
+  return m;
+}
+
 Result<PageId> Scheduler::RestorePage(const PageState& state,
                                       std::optional<ProfileSet> profiles,
-                                      std::optional<RecentSignals> recent) {
+                                      std::optional<RecentSignals> recent,
+                                      std::optional<RateMemory> rate) {
   if (pages_.size() >= options_.max_pages) {
     return Status::ResourceExhausted("scheduler: max_pages reached");
   }
@@ -117,8 +131,17 @@ Result<PageId> Scheduler::RestorePage(const PageState& state,
       1e-6, 1e6));
   hosts_.AddPage(s.host);
   pages_.push_back(s);
-  if (options_.rate_mixture) rate_draws_.emplace_back();
-  if (options_.explore) explore_interval_.push_back(0);
+  // Saved draws are taken as they were (and join the host's histogram, so
+  // the histogram is the sum of the restored pages' draws, as before).
+  const bool restored_draws =
+      options_.rate_mixture && !options_.oracle && rate && !rate->draws.empty();
+  if (options_.rate_mixture) {
+    rate_draws_.push_back(restored_draws ? rate->draws : RateTerciles{});
+    if (restored_draws) rate_mixture_.Move(s.host, {}, rate_draws_.back());
+  }
+  if (options_.explore) {
+    explore_interval_.push_back(rate ? rate->explore_interval : 0.0f);
+  }
   // Without the saved times of the signals since the last fetch (an older
   // record), that interval counts as count-only evidence.
   if (policy_->uses_signals()) {
@@ -135,9 +158,9 @@ Result<PageId> Scheduler::RestorePage(const PageState& state,
   }
   // The saved estimates are kept (so the page values as before); a state
   // without one starts from its host's pooled prior.
-  if (!options_.oracle &&
-      (!(s.rate > 0 && std::isfinite(s.rate)) || options_.rate_mixture)) {
-    RefreshEstimates(id);  // (the mixture's draws are not saved)
+  if (!options_.oracle && (!(s.rate > 0 && std::isfinite(s.rate)) ||
+                           (options_.rate_mixture && !restored_draws))) {
+    RefreshEstimates(id);
   }
   if (policy_->uses_profiles() && !options_.oracle) {
     const ProfileSet& ps = profiles_[id];

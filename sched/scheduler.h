@@ -94,7 +94,8 @@ struct SchedulerOptions {
   // signals whose last 3+ intervals all changed (its rate only bounded
   // below) and whose posterior is wide (upper draw > 4× the lower) is due
   // after a quarter of its last interval, once (not after an interval that
-  // was itself such a probe). [sched] explore.
+  // was itself such a probe). [sched] explore. Not for the due-only
+  // policies (nutch): a faithful baseline fetches on its own schedule.
   bool explore = false;
   size_t max_pages = 10'000'000;  // AddUrl fails beyond this
   // The horizon refresh is amortised: while a horizon serves, the next
@@ -135,9 +136,17 @@ class Scheduler {
   // not replayed: restore them through mutable_hosts() first so the page's
   // prior is its host's. Ids continue densely; ResourceExhausted past
   // max_pages. Oracle mode: call SetTruth.
+  // `rate`: the page's saved draws and exploration interval
+  // (RateMemoryOf), taken as saved when the mixture / exploration is on
+  // (the draws then join their host's histogram and the page's estimates are
+  // not recomputed); without them the draws are recomputed.
   Result<PageId> RestorePage(const PageState& state,
                              std::optional<ProfileSet> profiles = {},
-                             std::optional<RecentSignals> recent = {});
+                             std::optional<RecentSignals> recent = {},
+                             std::optional<RateMemory> rate = {});
+  // The page's rate draws and exploration interval, kept when rate_mixture
+  // or explore is on (nullopt otherwise, or for an unknown id).
+  std::optional<RateMemory> RateMemoryOf(PageId page) const;
   // The claimed times of the page's signals since its last fetch, kept by
   // the signal policies only (nullptr otherwise, or for an unknown id).
   const RecentSignals* RecentSignalsOf(PageId page) const {

@@ -522,7 +522,8 @@ Result<HostStats> DecodeHostStats(std::string_view in) {
 }
 
 std::string EncodeSavedPage(const PageState& state, const ProfileSet* profiles,
-                            const RecentSignals* recent) {
+                            const RecentSignals* recent,
+                            const RateMemory* rate) {
   std::string out;
   PutByte(&out, kSavedPageVersion);
   PutStr(&out, EncodePageState(state));
@@ -533,6 +534,12 @@ std::string EncodeSavedPage(const PageState& state, const ProfileSet* profiles,
     for (float v : std::bit_cast<RecentSignalsMirror>(*recent).offsets) {
       PutFloat(&out, v);
     }
+  }
+  PutByte(&out, rate != nullptr ? 1 : 0);
+  if (rate != nullptr) {
+    for (float v : rate->draws.rate) PutFloat(&out, v);
+    PutByte(&out, rate->draws.counted ? 1 : 0);
+    PutFloat(&out, rate->explore_interval);
   }
   return out;
 }
@@ -549,7 +556,8 @@ Result<SavedPage> DecodeSavedPage(std::string_view in) {
   if (!r.Str(kMaxPageStateBytes, &state_bytes)) return Bad(kWhat, "state");
   Result<PageState> state = DecodePageState(state_bytes);
   if (!state.ok()) return state.status();
-  SavedPage saved{std::move(state).value(), std::nullopt, std::nullopt};
+  SavedPage saved{std::move(state).value(), std::nullopt, std::nullopt,
+                  std::nullopt};
   uint8_t has_profiles;
   if (!r.Byte(&has_profiles) || has_profiles > 1) {
     return Bad(kWhat, "profiles flag");
@@ -576,6 +584,29 @@ Result<SavedPage> DecodeSavedPage(std::string_view in) {
       return Bad(kWhat, "recent signals");
     }
     saved.recent = std::bit_cast<RecentSignals>(m);
+  }
+  uint8_t has_rate = 0;
+  if (version >= 3 && (!r.Byte(&has_rate) || has_rate > 1)) {
+    return Bad(kWhat, "rate draws flag");
+  }
+  if (has_rate == 1) {
+    RateMemory m;
+    uint8_t counted = 0;
+    if (!ReadFloats(r, m.draws.rate.data(), 3, NonNegativeFinite) ||
+        !r.Byte(&counted) || counted > 1 ||
+        !ReadFloats(r, &m.explore_interval, 1, NonNegativeFinite)) {
+      return Bad(kWhat, "rate draws");
+    }
+    // Ascending draws, all positive or all zero (no posterior yet); only a
+    // posterior can be counted in a histogram.
+    const auto& d = m.draws.rate;
+    const bool none = d[0] == 0 && d[1] == 0 && d[2] == 0;
+    if (!(none || (d[0] > 0 && d[0] <= d[1] && d[1] <= d[2])) ||
+        (none && counted == 1)) {
+      return Bad(kWhat, "rate draws (not ascending and positive)");
+    }
+    m.draws.counted = counted == 1;
+    saved.rate = m;
   }
   if (!r.done()) return Bad(kWhat, "length (trailing bytes)");
   return saved;

@@ -26,6 +26,7 @@
 #include "base/status.h"
 #include "sched/host_pool.h"
 #include "sched/page_state.h"
+#include "sched/rate_mixture.h"
 #include "sched/recent_signals.h"
 
 namespace freshd::sched {
@@ -46,9 +47,10 @@ inline constexpr uint8_t kHostStatsVersion = 2;
 // SavedGlobals records since they may carry the pool's host-rate spread;
 // version-1 records (without it) still decode.
 inline constexpr uint8_t kSavedGlobalsVersion = 2;
-// SavedPage records since they may carry RecentSignals; version-1 records
+// SavedPage records since they may carry the rate draws and exploration
+// interval (version 3) after RecentSignals (version 2); older records
 // (without them) still decode.
-inline constexpr uint8_t kSavedPageVersion = 2;
+inline constexpr uint8_t kSavedPageVersion = 3;
 
 // Refresh counts above this are restored as this (ChangeProfiles keeps no
 // setter, so the count is rebuilt by replay; the scheduler itself reads
@@ -80,13 +82,17 @@ Result<HostStats> DecodeHostStats(std::string_view in);
 // `recent`: the signal policies' claimed times of the signals since the last
 // fetch (Scheduler::RecentSignalsOf), so a restart keeps that interval's
 // timed evidence; absent in version-1 records.
+// `rate`: the rate mixture's draws and the exploration interval
+// (Scheduler::RateMemoryOf); absent in records before version 3.
 struct SavedPage {
   PageState state;
   std::optional<ProfileSet> profiles;
   std::optional<RecentSignals> recent;
+  std::optional<RateMemory> rate;
 };
 std::string EncodeSavedPage(const PageState& state, const ProfileSet* profiles,
-                            const RecentSignals* recent = nullptr);
+                            const RecentSignals* recent = nullptr,
+                            const RateMemory* rate = nullptr);
 Result<SavedPage> DecodeSavedPage(std::string_view in);
 
 // The global record: the pool's global HostStats, the scheduler's running

@@ -12,9 +12,9 @@ from .item_acceptance import BUDGETS, ESTIMATED, SEEDS, WEBS
 from .stats import mean_se, oracle_gap, paired, pm, results
 
 VARIANTS = [
-    ("gamma", []),
-    ("gamma + explore", ["--explore"]),
-    ("mixture", ["--rate-model", "mixture"]),
+    ("gamma", ["--rate-model", "gamma", "--no-explore"]),
+    ("gamma + explore", ["--rate-model", "gamma", "--explore"]),
+    ("mixture", ["--rate-model", "mixture", "--no-explore"]),
     ("mixture + explore", ["--rate-model", "mixture", "--explore"]),
 ]
 
@@ -58,7 +58,7 @@ def section_posterior(study, runs):
                 "noisy",
                 "POLICY",
                 "R",
-                extra=["[--rate-model mixture] [--explore]"],
+                extra=["--rate-model gamma|mixture --explore|--no-explore"],
                 seed="1..%d" % SEEDS,
             ).replace(study.webs["noisy"], "sim/webs/WEB.toml"),
         )

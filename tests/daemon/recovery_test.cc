@@ -64,11 +64,16 @@ std::map<std::string, sched::PageId> IdsByUrl(
 class RecoveryRoundTripTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(RecoveryRoundTripTest, RebuiltSchedulerMatchesTheOriginal) {
-  const std::string policy = GetParam();
-  std::printf("policy=%s seed=%llu\n", policy.c_str(),
+  // "POLICY+mixture": with the rate posterior and exploration, whose draws
+  // and intervals are saved with each page.
+  const std::string param = GetParam();
+  const bool mixture = param.ends_with("+mixture");
+  const std::string policy = param.substr(0, param.find('+'));
+  std::printf("policy=%s mixture=%d seed=%llu\n", policy.c_str(), mixture,
               static_cast<unsigned long long>(kSeed));
   TempDir dir;
-  const sched::SchedulerOptions options = DriverOptions(policy);
+  sched::SchedulerOptions options = DriverOptions(policy);
+  options.rate_mixture = options.explore = mixture;
   CrawlDriver original(options, kSeed);
   ASSERT_TRUE(original.ok());
   constexpr int kPages = 150, kHosts = 6, kSteps = 3000;
@@ -111,7 +116,7 @@ TEST_P(RecoveryRoundTripTest, RebuiltSchedulerMatchesTheOriginal) {
 
   const double now = original.now() + 30;
   const sched::RecentSignals kNoRecent;
-  int pages_with_times = 0;
+  int pages_with_times = 0, counted_draws = 0;
   EXPECT_EQ(a.hosts().GlobalRate(), b.hosts().GlobalRate());
   for (size_t h = 0; h < original.hosts().size(); ++h) {
     auto id = hosts.Find(original.hosts().Name(h));
@@ -138,6 +143,16 @@ TEST_P(RecoveryRoundTripTest, RebuiltSchedulerMatchesTheOriginal) {
     EXPECT_TRUE(Near(xa.alpha, xb.alpha)) << xa.alpha << " vs " << xb.alpha;
     EXPECT_TRUE(Near(xa.nu, xb.nu)) << xa.nu << " vs " << xb.nu;
     EXPECT_EQ(a.ProfileBaseTimes(p), b.ProfileBaseTimes(q));
+    const std::optional<sched::RateMemory> ma = a.RateMemoryOf(p);
+    const std::optional<sched::RateMemory> mb = b.RateMemoryOf(q);
+    ASSERT_EQ(ma.has_value(), mixture);
+    ASSERT_EQ(mb.has_value(), mixture);
+    if (mixture) {
+      counted_draws += ma->draws.counted;
+      EXPECT_EQ(ma->draws.rate, mb->draws.rate);
+      EXPECT_EQ(ma->draws.counted, mb->draws.counted);
+      EXPECT_EQ(ma->explore_interval, mb->explore_interval);
+    }
     const sched::RecentSignals* ra = a.RecentSignalsOf(p);
     const sched::RecentSignals* rb = b.RecentSignalsOf(q);
     ASSERT_EQ(ra == nullptr, rb == nullptr);
@@ -149,6 +164,10 @@ TEST_P(RecoveryRoundTripTest, RebuiltSchedulerMatchesTheOriginal) {
   std::printf("pages with saved signal times: %d\n", pages_with_times);
   if (a.policy().uses_signals()) {
     EXPECT_GT(pages_with_times, 0);
+  }
+  if (mixture) {  // the draws compared are posteriors, in the histograms
+    std::printf("pages with counted draws: %d\n", counted_draws);
+    EXPECT_GT(counted_draws, kPages / 2);
   }
 
   // The next 1000 selections agree: the same page, or — where several pages
@@ -210,7 +229,15 @@ TEST_P(RecoveryRoundTripTest, RebuiltSchedulerMatchesTheOriginal) {
 INSTANTIATE_TEST_SUITE_P(Policies, RecoveryRoundTripTest,
                          ::testing::Values("ncis", "longevity",
                                            "longevity-bound", "nutch",
-                                           "freshness"));
+                                           "freshness", "freshness+mixture",
+                                           "ncis+mixture"),
+                         [](const auto& info) {
+                           std::string name = info.param;
+                           for (char& c : name) {
+                             if (c == '-' || c == '+') c = '_';
+                           }
+                           return name;
+                         });
 
 TEST(RecoveryTest, CorruptStateIsReportedWithItsKeyAndTheUrlKept) {
   TempDir dir;

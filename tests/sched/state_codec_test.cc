@@ -660,8 +660,10 @@ TEST(StateCodecTest, SavedPageRoundTripWithAndWithoutProfiles) {
       ExpectRobust(bytes, DecodeSavedPage);
     }
   }
-  // Version 1: no recent-signals flag after the profiles.
+  // Version 1: no recent-signals flag (nor rate flag) after the profiles.
   std::string v1 = EncodeSavedPage(s, &set);
+  ASSERT_EQ(v1.back(), 0);
+  v1.pop_back();
   ASSERT_EQ(v1.back(), 0);
   v1.pop_back();
   v1[0] = 1;
@@ -674,10 +676,66 @@ TEST(StateCodecTest, SavedPageRoundTripWithAndWithoutProfiles) {
   for (float bad : {-0.5f, INFINITY, -INFINITY}) {
     std::string b = good;
     const uint32_t bits = std::bit_cast<uint32_t>(bad);
-    for (int i = 0; i < 4; ++i)
-      b[b.size() - 4 + i] = static_cast<char>(bits >> (8 * i));
+    for (int i = 0; i < 4; ++i)  // the last offset, before the rate flag
+      b[b.size() - 5 + i] = static_cast<char>(bits >> (8 * i));
     EXPECT_FALSE(DecodeSavedPage(b).ok()) << bad;
   }
+}
+
+TEST(StateCodecTest, SavedPageKeepsTheRateDrawsAndExploreInterval) {
+  std::mt19937_64 rng(kSeed + 9);
+  PageState s = RandomPageState(rng, 12);
+  RateMemory m;
+  m.draws.rate = {1e-6f, 3e-5f, 2e-3f};
+  m.draws.counted = true;
+  m.explore_interval = 86400;
+  RateMemory none;  // no posterior yet, no exploration interval
+  for (const RateMemory* r : {&m, &none}) {
+    std::string bytes = EncodeSavedPage(s, nullptr, nullptr, r);
+    Result<SavedPage> d = DecodeSavedPage(bytes);
+    ASSERT_TRUE(d.ok()) << d.status().ToString();
+    ASSERT_TRUE(d->rate.has_value());
+    EXPECT_EQ(d->rate->draws.rate, r->draws.rate);
+    EXPECT_EQ(d->rate->draws.counted, r->draws.counted);
+    EXPECT_EQ(d->rate->explore_interval, r->explore_interval);
+    EXPECT_EQ(EncodeSavedPage(d->state, nullptr, nullptr, &*d->rate), bytes);
+    ExpectRobust(bytes, DecodeSavedPage);
+  }
+  // Version 2 records carry no rate memory; a version-2 byte with one is
+  // corrupt (trailing bytes).
+  std::string v2 = EncodeSavedPage(s, nullptr);
+  ASSERT_EQ(v2.back(), 0);
+  v2.pop_back();
+  v2[0] = 2;
+  Result<SavedPage> old = DecodeSavedPage(v2);
+  ASSERT_TRUE(old.ok()) << old.status().ToString();
+  EXPECT_FALSE(old->rate.has_value());
+  std::string v2_with = EncodeSavedPage(s, nullptr, nullptr, &m);
+  v2_with[0] = 2;
+  EXPECT_FALSE(DecodeSavedPage(v2_with).ok());
+  // Draws out of order, negative, NaN; a counted empty posterior; a bad
+  // counted byte: corrupt.
+  const std::string good = EncodeSavedPage(s, nullptr, nullptr, &m);
+  const size_t draws_at = good.size() - 17;  // 3 floats, counted, interval
+  auto with_draw = [&](int i, float v) {
+    std::string b = good;
+    const uint32_t bits = std::bit_cast<uint32_t>(v);
+    for (int k = 0; k < 4; ++k)
+      b[draws_at + 4 * i + k] = static_cast<char>(bits >> (8 * k));
+    return b;
+  };
+  ASSERT_EQ(with_draw(1, 3e-5f), good);
+  EXPECT_FALSE(DecodeSavedPage(with_draw(1, 5e-3f)).ok());  // not ascending
+  EXPECT_FALSE(DecodeSavedPage(with_draw(0, -1e-6f)).ok());
+  EXPECT_FALSE(DecodeSavedPage(with_draw(2, NAN)).ok());
+  std::string bad_counted = good;
+  bad_counted[draws_at + 12] = 2;
+  EXPECT_FALSE(DecodeSavedPage(bad_counted).ok());
+  RateMemory counted_empty;
+  counted_empty.draws.counted = true;
+  EXPECT_FALSE(
+      DecodeSavedPage(EncodeSavedPage(s, nullptr, nullptr, &counted_empty))
+          .ok());
 }
 
 }  // namespace

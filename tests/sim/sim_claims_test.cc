@@ -162,6 +162,19 @@ TEST(SimClaimsTest, NutchFreshnessDoesNotFallWithTheBudget) {
   // 1,000 pages at 1,000 fetches a day: far more than Nutch's intervals
   // (≥ 60 s, mostly days) ask for on this web, so most tokens go unused.
   EXPECT_LT(previous_crawls, 0.9 * 1000);
+  // Exploration leaves the baseline's schedule alone (with it, its due
+  // dates moved and freshness fell 0.212 -> 0.164 from R = 300 to 1000).
+  SimOptions options;
+  options.policy = "nutch";
+  options.rate_per_day = 1000;
+  options.days = 120;
+  Result<SimResult> plain = RunSimulation(model, options);
+  options.rate_model = "mixture";
+  options.explore = true;
+  Result<SimResult> explored = RunSimulation(model, options);
+  ASSERT_TRUE(plain.ok() && explored.ok());
+  EXPECT_EQ(explored->total.crawls, plain->total.crawls);
+  EXPECT_EQ(explored->total.fresh, plain->total.fresh);
 }
 
 // A web whose servers report an exact Last-Modified: once a host's check
