@@ -2,7 +2,8 @@
 // (daemon/crawl_loop.h behind the status endpoint). Logs to stderr at
 // [log] level (spdlog; one line per fetch at debug); stops
 // cleanly on SIGTERM/SIGINT (fetches in flight get 10 s, the store is
-// synced); SIGHUP reloads the config file: [budget] rate applies at once,
+// synced); SIGHUP reloads the config file: [budget] rate, [log] level and
+// the [[rule]]s apply at once (every page matched again),
 // other changes are reported as needing a restart. Talks to systemd
 // (daemon/sd_notify.h): EXTEND_TIMEOUT_USEC while the store is recovered,
 // READY=1 once serving, RELOADING=1 … READY=1 around a SIGHUP, STATUS=
@@ -155,9 +156,15 @@ int RunDaemon(const std::string& config_path, const std::string& seeds_arg) {
           applied.budget.rate = fresh.value().budget.rate;
           applied.log.level = fresh.value().log.level;
           spdlog::set_level(spdlog::level::from_str(fresh.value().log.level));
+          if (Status r = crawl.SetRules(fresh.value().rules); r.ok()) {
+            applied.rules = fresh.value().rules;
+          } else {
+            spdlog::error("SIGHUP: rules not reloaded: {}", r.message());
+          }
           spdlog::info(
-              "SIGHUP: budget now {} pages/s, log level {}{}",
+              "SIGHUP: budget now {} pages/s, log level {}, {} rules{}",
               fresh.value().budget.rate, fresh.value().log.level,
+              applied.rules.size(),
               applied == fresh.value() ? "" : "; other changes need a restart");
         }
         daemon::SdNotify("READY=1");

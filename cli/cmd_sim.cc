@@ -12,6 +12,7 @@
 
 #include "cli/commands.h"
 #include "cli/progress.h"
+#include "conf/units.h"
 #include "sim/simulator.h"
 #include "sim/web_model.h"
 
@@ -23,7 +24,42 @@ struct SimArgs {
   uint64_t seed = 1;
   sim::SimOptions options;
   std::vector<std::string> rate_changes;
+  std::vector<std::string> rules;
 };
+
+// "CLASS:min=1d,max=7d,importance=2" (any of the three, durations as in the
+// config) -> SimRule; an error message on malformed input.
+std::string ParseRule(const std::string& s, sim::SimRule* out) {
+  const size_t colon = s.find(':');
+  if (colon == std::string::npos || colon == 0)
+    return "want CLASS:KEY=VALUE,...";
+  out->cls = s.substr(0, colon);
+  std::string rest = s.substr(colon + 1);
+  while (!rest.empty()) {
+    const size_t comma = rest.find(',');
+    const std::string item = rest.substr(0, comma);
+    rest = comma == std::string::npos ? "" : rest.substr(comma + 1);
+    const size_t eq = item.find('=');
+    if (eq == std::string::npos) return "want KEY=VALUE, got '" + item + "'";
+    const std::string key = item.substr(0, eq), value = item.substr(eq + 1);
+    if (key == "min" || key == "max") {
+      Result<double> d = ParseDuration(value);
+      if (!d.ok()) return d.status().message();
+      (key == "min" ? out->rule.min_interval : out->rule.max_interval) = *d;
+    } else if (key == "importance") {
+      try {
+        size_t used = 0;
+        out->rule.importance = std::stod(value, &used);
+        if (used != value.size()) return "bad importance '" + value + "'";
+      } catch (...) {
+        return "bad importance '" + value + "'";
+      }
+    } else {
+      return "unknown key '" + key + "' (min, max, importance)";
+    }
+  }
+  return {};
+}
 
 // "DAY:RATE" -> RateChange; false on malformed input.
 bool ParseRateChange(const std::string& s, sim::RateChange* out) {
@@ -110,7 +146,21 @@ void AddSimCommand(CLI::App& app, int* exit_code) {
       ->check(CLI::Range(0.0, 365.0));
   sub->add_option("--rate-change", a->rate_changes,
                   "DAY:RATE budget change (repeatable), e.g. 100:200");
+  sub->add_option("--rule", a->rules,
+                  "CLASS:min=DUR,max=DUR,importance=X an operator's rule on "
+                  "every page of a web class (repeatable; first match wins), "
+                  "e.g. slow:max=7d");
   sub->callback([exit_code, a] {
+    for (const std::string& s : a->rules) {
+      sim::SimRule rule;
+      if (std::string e = ParseRule(s, &rule); !e.empty()) {
+        std::fprintf(stderr, "freshd sim: bad --rule '%s': %s\n", s.c_str(),
+                     e.c_str());
+        *exit_code = 2;
+        return;
+      }
+      a->options.rules.push_back(rule);
+    }
     for (const std::string& s : a->rate_changes) {
       sim::RateChange rc;
       if (!ParseRateChange(s, &rc)) {

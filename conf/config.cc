@@ -189,10 +189,71 @@ bool IsNodeName(std::string_view name) {
   return true;
 }
 
+// How a [[rule]] is named in messages: [rule "name"], or [rule #3] (1-based)
+// while it has no name.
+std::string RuleSection(const RuleConfig& rule, size_t index) {
+  return rule.name.empty() ? "rule #" + std::to_string(index + 1)
+                           : "rule \"" + rule.name + "\"";
+}
+
+// The checks of one [[rule]] beyond its keys' ranges.
+void CheckRule(const RuleConfig& r, size_t index, const SchedConfig& sched,
+               std::set<std::string>* names, RangeChecker* check) {
+  const std::string section = RuleSection(r, index);
+  const auto fail = [&](const char* key, const std::string& message) {
+    check->Fail(section.c_str(), key, message);
+  };
+  if (r.name.empty() || r.name.size() > kMaxRuleNameBytes ||
+      !IsHeaderSafe(r.name) || r.name.find('"') != std::string::npos) {
+    return fail("name", "required: at most " +
+                            std::to_string(kMaxRuleNameBytes) +
+                            " printable characters, no '\"'");
+  }
+  if (!names->insert(r.name).second) {
+    return fail("name", "another rule has this name");
+  }
+  if (r.host.empty() == r.url.empty()) {
+    return fail(r.host.empty() ? "url" : "host",
+                "exactly one of host and url is required");
+  }
+  if (!r.host.empty()) {
+    const std::string domain =
+        r.host.starts_with("*.") ? r.host.substr(2) : r.host;
+    if (!IsHostName(domain)) {
+      return fail("host",
+                  "must be a host name or *.domain, got \"" + r.host + "\"");
+    }
+  }
+  if (r.url.size() > kMaxRulePatternBytes) {
+    return fail("url", "longer than " + std::to_string(kMaxRulePatternBytes) +
+                           " bytes");
+  }
+  if (!r.url.empty()) {
+    const re2::RE2 re(r.url, re2::RE2::Quiet);
+    if (!re.ok()) {
+      return fail(
+          "url", "invalid regular expression \"" + r.url + "\": " + re.error());
+    }
+  }
+  if (r.min_interval_s == 0 && r.max_interval_s == 0 && r.importance == 0) {
+    return fail("name", "sets none of min_interval, max_interval, importance");
+  }
+  if (r.max_interval_s > 0 && r.min_interval_s > r.max_interval_s) {
+    return fail("min_interval", "must not exceed the rule's max_interval");
+  }
+  if (r.max_interval_s > 0 && r.max_interval_s < sched.min_interval_s) {
+    return fail("max_interval", "must not be below [sched] min_interval");
+  }
+}
+
 // Bounds of every key, then the rules that relate keys to each other.
 std::optional<RangeChecker::Problem> FindProblem(const Config& c) {
   RangeChecker check;
   VisitConfig(c, check);
+  for (size_t i = 0; i < c.rules.size() && !check.problem(); ++i) {
+    check.Section(RuleSection(c.rules[i], i).c_str());
+    VisitRule(c.rules[i], check);
+  }
   if (check.problem()) return check.problem();
   if (c.crawler.user_agent.empty() || !IsHeaderSafe(c.crawler.user_agent)) {
     check.Fail("crawler", "user_agent",
@@ -261,6 +322,13 @@ std::optional<RangeChecker::Problem> FindProblem(const Config& c) {
     check.Fail("cluster", "node",
                "must be at most 64 letters, digits, '-' or '_', got \"" +
                    c.cluster.node + "\"");
+  }
+  if (c.rules.size() > kMaxRules) {
+    check.Fail("rule", "", "at most " + std::to_string(kMaxRules) + " rules");
+  }
+  std::set<std::string> rule_names;
+  for (size_t i = 0; i < c.rules.size() && !check.problem(); ++i) {
+    CheckRule(c.rules[i], i, c.sched, &rule_names, &check);
   }
   if (!IsHeaderSafe(c.cluster.nats_url) ||
       c.cluster.nats_url.find(' ') != std::string::npos) {
@@ -412,6 +480,44 @@ class TomlReader {
       map[k] = item.as_string().str;
     }
     *out = std::move(map);
+  }
+
+  // Reads [[rule]] (an array of tables) into `out`. Call after the visit,
+  // before Finish.
+  void Rules(std::vector<RuleConfig>* out) {
+    FinishSection();
+    table_ = nullptr;
+    seen_.clear();
+    known_sections_.insert("rule");
+    if (!root_.is_table() || !root_.contains("rule")) return;
+    const toml::value& v = root_.at("rule");
+    section_ = "rule";
+    if (!v.is_array()) {
+      return FailAt(v, "", "must be an array of tables [[rule]]");
+    }
+    const auto& items = v.as_array();
+    if (items.size() > kMaxRules) {
+      return FailAt(v, "",
+                    "at most " + std::to_string(kMaxRules) + " rules, got " +
+                        std::to_string(items.size()));
+    }
+    for (size_t i = 0; i < items.size() && status_.ok(); ++i) {
+      RuleConfig rule;
+      section_ = RuleSection(rule, i);
+      if (!items[i].is_table()) {
+        return FailAt(items[i], "", "must be a table [[rule]]");
+      }
+      table_ = &items[i];
+      seen_.clear();
+      const std::string unnamed = section_;
+      String("name", &rule.name, {});
+      section_ = RuleSection(rule, i);
+      lines_[section_ + ".name"] = lines_[unnamed + ".name"];
+      VisitRule(rule, *this);
+      FinishSection();
+      table_ = nullptr;
+      out->push_back(std::move(rule));
+    }
   }
 
   // Reports unknown sections and keys. Call after the visit.
@@ -604,6 +710,7 @@ Result<Config> LoadConfigString(std::string_view text, std::string_view name) {
   Config config;
   TomlReader reader(root, file);
   VisitConfig(config, reader);
+  reader.Rules(&config.rules);
   reader.Finish();
   if (!reader.status().ok()) return reader.status();
 
@@ -633,7 +740,15 @@ Result<Config> LoadConfigFile(const std::string& path) {
 std::string ConfigToToml(const Config& config) {
   TomlWriter writer;
   VisitConfig(config, writer);
-  return writer.text();
+  std::string out = writer.text();
+  for (const RuleConfig& rule : config.rules) {
+    TomlWriter one;
+    VisitRule(rule, one);
+    out += "\n[[rule]]\nname = ";
+    AppendTomlString(&out, rule.name);
+    out += "\n" + one.text();
+  }
+  return out;
 }
 
 std::string UserAgentHeader(const CrawlerConfig& crawler) {

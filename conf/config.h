@@ -211,6 +211,30 @@ struct ClusterConfig {
   bool operator==(const ClusterConfig&) const = default;
 };
 
+// One [[rule]] (array of tables): an operator's constraint on the pages it
+// matches, honoured by the scheduler while value order spends the rest of
+// the budget (sched/scheduler.h PageRule). Matched by `host` (exactly, or
+// "*.example.com": every subdomain of example.com, not example.com itself)
+// or by `url` (an RE2 pattern, searched anywhere in the URL as [crawler]
+// include is), exactly one of the two; the first rule that matches a page
+// is its rule. Intervals in seconds, 0: none; importance > 0 replaces the
+// page's importance (0: keep it). At least one of the three is set.
+struct RuleConfig {
+  std::string name;  // unique; shown by /page
+  std::string host;
+  std::string url;
+  double min_interval_s = 0;
+  double max_interval_s = 0;
+  double importance = 0;
+
+  bool operator==(const RuleConfig&) const = default;
+};
+// Bounds on [[rule]]: a page's rule is one byte (0: none); a URL pattern is
+// compiled once per rule and searched in every URL.
+inline constexpr size_t kMaxRules = 255;
+inline constexpr size_t kMaxRulePatternBytes = 1024;
+inline constexpr size_t kMaxRuleNameBytes = 64;
+
 struct Config {
   CrawlerConfig crawler;
   BudgetConfig budget;
@@ -224,6 +248,7 @@ struct Config {
   StatusConfig status;
   LogConfig log;
   ClusterConfig cluster;
+  std::vector<RuleConfig> rules;  // [[rule]], in file order
 
   bool operator==(const Config&) const = default;
 };

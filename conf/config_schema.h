@@ -155,6 +155,20 @@ void VisitConfig(C& c, Visitor& v) {
   v.Duration("ttl", &c.cluster.ttl_s, 0.1, 86400);
 }
 
+// The keys of one [[rule]] but its name (read first: messages name the rule),
+// without a Section() call: the caller names the section (the rule's name in
+// messages; the writer's [[rule]] header).
+template <typename R, typename Visitor>
+void VisitRule(R& r, Visitor& v) {
+  constexpr double kYear = 365 * 86400.0;
+  const std::vector<std::string> any;
+  v.String("host", &r.host, any);
+  v.String("url", &r.url, any);
+  v.Duration("min_interval", &r.min_interval_s, 0, 10 * kYear);
+  v.Duration("max_interval", &r.max_interval_s, 0, 10 * kYear);
+  v.Double("importance", &r.importance, 0, 1e6);
+}
+
 }  // namespace freshd
 
 #endif  // FRESHD_CONF_CONFIG_SCHEMA_H_

@@ -205,6 +205,7 @@ Status CrawlLoop::Init() {
     AddScope(book_->url(id));
     if (sched_->page(id).fetched()) NoteOrigin(id);
   }
+  if (Status r = SetRules(config_.rules); !r.ok()) return r;
 
   auto net = NetworkStage::Create(config_);
   if (!net.ok()) return net.status();
@@ -393,7 +394,32 @@ std::optional<sched::PageId> CrawlLoop::AddUrl(const std::string& url,
                        static_cast<uint32_t>(std::min<uint64_t>(
                            config_.crawler.max_urls_per_host, UINT32_MAX)));
   if (!id.ok()) return std::nullopt;
+  ApplyRule(id.value());
   return id.value();
+}
+
+Status CrawlLoop::SetRules(const std::vector<RuleConfig>& rules) {
+  auto matcher = RuleMatcher::Create(rules);
+  if (!matcher.ok()) return matcher.status();
+  std::vector<sched::PageRule> table;
+  for (const RuleConfig& r : rules) {
+    table.push_back({r.min_interval_s, r.max_interval_s, r.importance});
+  }
+  if (Status s = sched_->SetRules(std::move(table)); !s.ok()) return s;
+  rules_ = std::move(matcher).value();
+  config_.rules = rules;
+  // Every page is matched again (its rule's index may name another rule
+  // now); without rules before or after, nothing is.
+  for (sched::PageId id = 0; id < book_->size(); ++id) ApplyRule(id);
+  return Status::OK();
+}
+
+void CrawlLoop::ApplyRule(sched::PageId page) {
+  if (rules_.empty() && sched_->RuleOf(page) == 0) return;
+  const std::string_view url = book_->url(page);
+  const size_t rule = rules_.Match(url, parse::UrlHost(url));
+  // (Cannot fail: the page is known, the rule within the table.)
+  (void)sched_->SetPageRule(page, static_cast<uint8_t>(rule));
 }
 
 void CrawlLoop::Start() {

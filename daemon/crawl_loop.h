@@ -59,6 +59,7 @@
 #include "cluster/cluster_node.h"
 #include "cluster/work_router.h"
 #include "conf/config.h"
+#include "conf/rules.h"
 #include "daemon/cost_bounded_cache.h"
 #include "daemon/fetch_metrics.h"
 #include "daemon/host_slots.h"
@@ -140,6 +141,12 @@ class CrawlLoop {
   void Stop(double grace_s, std::function<void(Status)> done);
   // Changes the budget (pages per second) from now on; nothing recomputed.
   void SetRate(double pages_per_second);
+  // Replaces the operators' rules ([[rule]], conf/config.h; on SIGHUP): every
+  // known page is matched again, one pass over the book on the scheduler's
+  // thread (a few regex searches a page: seconds at 10M pages with url
+  // rules). InvalidArgument for rules the config loader would refuse; the
+  // rules in force are then kept. Call on the scheduler's thread.
+  Status SetRules(const std::vector<RuleConfig>& rules);
 
   // The status endpoint's views (DESIGN.md contract).
   nlohmann::json StatusJson() const;
@@ -324,6 +331,13 @@ class CrawlLoop {
   void AppendClusterMetrics(const nlohmann::json& status,
                             std::string* out) const;
 
+  // Gives the page the first [[rule]] its URL matches (none: 0).
+  void ApplyRule(sched::PageId page);
+  // /page "rule": the page's rule, null when none.
+  nlohmann::json RuleJson(sched::PageId page) const;
+  // /status "rules": [{"name", "pages"}] by [[rule]] ([] without rules).
+  nlohmann::json RulesStatusJson() const;
+
   void CountOutcome(std::string_view name);
   uint64_t QueuedBytes() const;
   void NoteLimit(Limit limit, double now);
@@ -358,6 +372,7 @@ class CrawlLoop {
   HostSlots slots_;
   std::vector<std::string> host_origins_;  // by host id; "": none yet
   std::optional<UrlScope> scope_;          // [crawler] scope, include, exclude
+  RuleMatcher rules_;                      // [[rule]]
   std::map<sched::PageId, InFlight> in_flight_;
   uint64_t on_network_ = 0;  // in_flight_ entries still on the network
   std::map<std::string, int> sitemaps_this_round_;  // per origin

@@ -104,10 +104,10 @@ void CrawlLoop::OnReplay(const std::vector<uint32_t>& shards,
       auto decoded = sched::DecodeSavedPage(record.sched_state);
       if (decoded.ok()) saved = std::move(decoded).value();
     }
-    if (book_
-            ->Adopt(p.url, host.value(), std::move(saved),
-                    PageMeta::FromRecord(record), max_per_host)
-            .ok()) {
+    auto id = book_->Adopt(p.url, host.value(), std::move(saved),
+                           PageMeta::FromRecord(record), max_per_host);
+    if (id.ok()) {
+      ApplyRule(id.value());  // [[rule]]
       ++adopted;
     }
   }

@@ -423,7 +423,36 @@ bool TomlPage(const std::string& example, std::string* page,
     if (!doc.seen) bad += "\n  not a config key: [" + k.first + "] " + k.second;
   }
   if (!bad.empty()) return *error = example + ":" + bad, false;
-  out << R"(.SH FILES
+  out << R"(.SH RULES
+Operators' rules, none by default: an array of tables, one \fB[[rule]]\fR
+each, the first rule matching a page being its rule (at most 255 rules).
+.TP
+.B name
+string, required, unique (at most 64 characters): how \fB/page\fR and
+\fB/status\fR name the rule.
+.TP
+.B host
+string: the page's host exactly, or \fB*.\fR\fIdomain\fR for every subdomain
+of \fIdomain\fR (not \fIdomain\fR itself).
+.TP
+.B url
+string: an RE2 pattern searched anywhere in the URL (at most 1,024 bytes).
+Exactly one of \fBhost\fR and \fBurl\fR.
+.TP
+.B min_interval
+duration, 0s to 3650d (0s: none): the page is not fetched again sooner.
+.TP
+.B max_interval
+duration, 0s to 3650d (0s: none; at least [sched] min_interval): the page
+is due, ahead of value order, once this long has passed since its last fetch.
+.TP
+.B importance
+number, 0 to 1e6 (0: the page's own): the page's importance in every value.
+.PP
+A rule sets at least one of the last three, and min_interval does not
+exceed max_interval. Forced fetches take tokens from the same [budget]; value
+order spends the rest. SIGHUP reloads the rules.
+.SH FILES
 .TP
 .I /etc/freshd/freshd.toml
 The configuration the systemd unit runs with.

@@ -315,9 +315,69 @@ double Scheduler::MixtureBound(PolicyInput in,
 }
 
 PageParams Scheduler::Params(PageId page) const {
-  if (options_.oracle) return truth_[page];
-  const PageState& s = pages_[page];
-  return PageParams{s.rate, s.importance, s.alpha, s.nu};
+  PageParams p;
+  if (options_.oracle) {
+    p = truth_[page];
+  } else {
+    const PageState& s = pages_[page];
+    p = PageParams{s.rate, s.importance, s.alpha, s.nu};
+  }
+  if (const PageRule* rule = RuleFor(page); rule && rule->importance > 0) {
+    p.mu = rule->importance;
+  }
+  return p;
+}
+
+Status Scheduler::SetRules(std::vector<PageRule> rules) {
+  if (rules.size() > kMaxPageRules) {
+    return Status::InvalidArgument("scheduler: more than " +
+                                   std::to_string(kMaxPageRules) + " rules");
+  }
+  for (size_t i = 0; i < rules.size(); ++i) {
+    const PageRule& r = rules[i];
+    for (double v : {r.min_interval, r.max_interval, r.importance}) {
+      if (!(v >= 0) || !std::isfinite(v)) {
+        return Status::InvalidArgument(
+            "scheduler: rule " + std::to_string(i + 1) +
+            ": intervals and importance must be finite and >= 0");
+      }
+    }
+    if (r.max_interval > 0 && r.min_interval > r.max_interval) {
+      return Status::InvalidArgument("scheduler: rule " +
+                                     std::to_string(i + 1) +
+                                     ": min_interval > max_interval");
+    }
+  }
+  rules_ = std::move(rules);
+  for (PageId p = 0; p < page_rule_.size(); ++p) {
+    if (page_rule_[p] == 0) continue;
+    if (page_rule_[p] > rules_.size()) page_rule_[p] = 0;
+    Reindex(p);
+  }
+  return Status::OK();
+}
+
+Status Scheduler::SetPageRule(PageId page, uint8_t rule) {
+  if (page >= pages_.size() || rule > rules_.size()) {
+    return Status::InvalidArgument("scheduler: unknown page or rule");
+  }
+  if (RuleOf(page) == rule) return Status::OK();
+  if (page_rule_.size() < pages_.size()) page_rule_.resize(pages_.size(), 0);
+  page_rule_[page] = rule;
+  Reindex(page);
+  return Status::OK();
+}
+
+std::vector<uint64_t> Scheduler::PagesPerRule() const {
+  std::vector<uint64_t> out(rules_.size() + 1, 0);
+  for (PageId p = 0; p < pages_.size(); ++p) ++out[RuleOf(p)];
+  return out;
+}
+
+double Scheduler::MinIntervalOf(PageId page) const {
+  const PageRule* rule = RuleFor(page);
+  return rule ? std::max(options_.min_interval, rule->min_interval)
+              : options_.min_interval;
 }
 
 double Scheduler::FreshProbability(PageId page, double now) const {
@@ -359,13 +419,16 @@ Scheduler::Summary Scheduler::Summarize(double now) const {
   double weight = 0, fresh = 0;
   for (PageId id = 0; id < pages_.size(); ++id) {
     const PageState& s = pages_[id];
-    weight += s.importance;
+    const PageRule* rule = RuleFor(id);
+    const double mu =
+        rule && rule->importance > 0 ? rule->importance : s.importance;
+    weight += mu;
     if (s.failures > 0) ++out.failed;
     if (!s.fetched()) {
       if (s.failures == 0) ++out.unfetched;
       continue;
     }
-    fresh += s.importance * FreshProbability(id, now);
+    fresh += mu * FreshProbability(id, now);
     if (Deadline(id) <= now) ++out.overdue;
   }
   out.estimated_freshness = weight > 0 ? fresh / weight : 0;
@@ -414,8 +477,15 @@ double Scheduler::Deadline(PageId page) const {
     const double last = s.rate_stats.RecentInterval(0);
     if (last > 0) interval = std::min(interval, last / 4);
   }
+  double min_interval = options_.min_interval;
+  if (const PageRule* rule = RuleFor(page)) {
+    if (rule->max_interval > 0) {
+      interval = std::min(interval, rule->max_interval);
+    }
+    min_interval = std::max(min_interval, rule->min_interval);
+  }
   if (!std::isfinite(interval)) return kInf;
-  return s.last_fetch + std::max(interval, options_.min_interval);
+  return s.last_fetch + std::max(interval, min_interval);
 }
 
 double Scheduler::IndexBound(PageId page, double start, double end) const {
@@ -565,6 +635,10 @@ bool Scheduler::Eligible(PageId page, double now,
   const PageState& s = pages_[page];
   if (s.in_flight() || now < s.not_before) return false;
   if (s.fetched() && now - s.last_fetch < options_.min_interval) return false;
+  if (const PageRule* rule = RuleFor(page);
+      rule && s.fetched() && now - s.last_fetch < rule->min_interval) {
+    return false;
+  }
   return host_open(s.host);
 }
 

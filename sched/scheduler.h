@@ -16,6 +16,14 @@
 // horizon's bounds are computed a slice a Select while the current one
 // serves (SchedulerOptions::refresh_slice_pages), so no Select computes
 // more than a slice of them once the first horizon is set.
+// Operators' rules (SetRules/SetPageRule; [[rule]] in the daemon's config)
+// are constraints the selection honours while value order spends the rest of
+// the budget: a ruled page is not eligible before last_fetch + its
+// min_interval, is due (overdue: ahead of value order, as the max_interval
+// floor) once last_fetch + its max_interval has passed, and is valued at its
+// rule's importance. Forced fetches take tokens from the same bucket. A page
+// holds its rule as one byte in a side table that exists only once a page has
+// a rule: nothing a page, and no change in any output, without rules.
 // Not thread-safe: one owner thread, no locks (DESIGN.md).
 
 #ifndef FRESHD_SCHED_SCHEDULER_H_
@@ -109,6 +117,17 @@ struct SchedulerOptions {
   HostPoolOptions host_pool;
 };
 
+// An operator's constraint on the pages it is given to (Scheduler::SetRules).
+// Intervals in seconds, 0: none; importance > 0 replaces the page's μ in every
+// value (0: the page's own). min_interval <= max_interval when both are set.
+struct PageRule {
+  double min_interval = 0;
+  double max_interval = 0;
+  double importance = 0;
+};
+// At most this many rules: a page's rule is one byte, 0 meaning none.
+inline constexpr size_t kMaxPageRules = 255;
+
 // Options from the daemon's config. [sched] new_page_value is read in
 // importance x days (x 86400 here); learning_l in days per refresh (0: auto).
 SchedulerOptions OptionsFromConfig(const Config& config);
@@ -152,6 +171,22 @@ class Scheduler {
   const RecentSignals* RecentSignalsOf(PageId page) const {
     return page < recent_signals_.size() ? &recent_signals_[page] : nullptr;
   }
+
+  // Replaces the rule table (rule r of SetPageRule is rules[r - 1]); pages
+  // whose rule no longer exists lose it; every ruled page is re-indexed.
+  // InvalidArgument past kMaxPageRules, for a negative, NaN or infinite
+  // field, or min_interval > max_interval (both set).
+  [[nodiscard]] Status SetRules(std::vector<PageRule> rules);
+  // Gives the page rule `rule` (1-based into SetRules' table; 0: none) and
+  // re-indexes it. InvalidArgument for an unknown page or rule.
+  [[nodiscard]] Status SetPageRule(PageId page, uint8_t rule);
+  // The page's rule (0: none, also for an unknown id).
+  uint8_t RuleOf(PageId page) const {
+    return page < page_rule_.size() ? page_rule_[page] : 0;
+  }
+  const std::vector<PageRule>& rules() const { return rules_; }
+  // Pages by rule, index 0 counting pages without one (size rules() + 1).
+  std::vector<uint64_t> PagesPerRule() const;
 
   // Oracle mode: the page's true parameters (rates per second) and
   // divergence model (rates per second). oracle_rate: only params.delta is
@@ -216,6 +251,11 @@ class Scheduler {
 
   // Changes the budget from `now` on. Nothing is recomputed.
   void SetRate(double pages_per_second, double now);
+
+  // The effective bounds on the page's next interval: the scheduler's
+  // min_interval or its rule's, whichever is longer, and its rule's
+  // max_interval (+inf: none; the scheduler's max_interval applies too).
+  double MinIntervalOf(PageId page) const;
 
   // The page's value at `now` under the policy (new_page_value if never
   // fetched; averaged over draws as SetTruthMixture and
@@ -333,9 +373,19 @@ class Scheduler {
   // host's pages with evidence.
   void UpdateStaticShare(PageId page, bool counted, const RatePrior& prior);
 
+  // The page's rule, nullptr when none.
+  const PageRule* RuleFor(PageId page) const {
+    const uint8_t r = RuleOf(page);
+    return r > 0 ? &rules_[r - 1] : nullptr;
+  }
+
   SchedulerOptions options_;
   std::unique_ptr<Policy> policy_;
   std::vector<PageState> pages_;
+  std::vector<PageRule> rules_;
+  // By page: its rule (0: none). Empty until a page is given a rule, then
+  // one byte a page.
+  std::vector<uint8_t> page_rule_;
   std::vector<PageParams> truth_;  // oracle and oracle_rate only
   // SetTruthMixture's sets, by page (oracle only; empty: none set).
   std::vector<std::vector<WeightedParams>> truth_mixtures_;

@@ -87,6 +87,11 @@ class Run {
   std::vector<FalseSignalStream> false_;
   std::vector<double> host_next_;
   std::vector<uint64_t> host_crawls_;  // measured crawls per host
+  // By page: its rule's index in SimOptions::rules + 1 (0: none); empty
+  // without rules.
+  std::vector<uint8_t> rule_of_;
+  // The measured window's intervals of ruled pages.
+  void NoteInterval(uint32_t p, double from, double to, bool closed);
   std::priority_queue<Event, std::vector<Event>, std::greater<Event>> queue_;
   SimResult r_;
   double fresh_all_ = 0;  // Σμ·fresh time over [0, now], unclipped
@@ -156,6 +161,9 @@ void Run::Crawl(uint32_t p, double now) {
     f.previous_last_modified = s.copy_modified;
     s.copy_modified = s.last_change;
   }
+  if (!rule_of_.empty() && rule_of_[p] > 0) {
+    NoteInterval(p, sched_.page(p).last_fetch, now, true);
+  }
   if (posterior_ != nullptr) {  // the interval the scheduler observes
     const sched::PageState& st = sched_.page(p);
     posterior_->Observe(p, now - st.last_fetch, st.signals, f.changed);
@@ -175,6 +183,21 @@ void Run::Crawl(uint32_t p, double now) {
     ++r_.per_class[m_.pages[p].cls].crawls;
     ++host_crawls_[m_.pages[p].host];
   }
+}
+
+void Run::NoteInterval(uint32_t p, double from, double to, bool closed) {
+  if (to < warm_) return;  // (an interval ending in the window counts)
+  SimRuleResult& x = r_.rules[rule_of_[p] - 1];
+  const double gap = to - from;
+  if (closed) {
+    ++x.crawls;
+    if (x.shortest_interval < 0 || gap < x.shortest_interval) {
+      x.shortest_interval = gap;
+    }
+  }
+  x.longest_interval = std::max(x.longest_interval, gap);
+  const double max = o_.rules[rule_of_[p] - 1].rule.max_interval;
+  if (max > 0 && gap > max + kRuleSlackS) ++x.late_intervals;
 }
 
 void Run::UpdatePosterior(uint32_t p) {
@@ -221,9 +244,29 @@ Result<SimResult> Run::Go() {
       if (count[h] > 0) host_log_mean[h] /= count[h];
     }
   }
+  if (!o_.rules.empty()) {
+    std::vector<sched::PageRule> table;
+    for (const SimRule& r : o_.rules) table.push_back(r.rule);
+    if (Status s = sched_.SetRules(std::move(table)); !s.ok()) return s;
+    r_.rules.resize(o_.rules.size());
+    rule_of_.assign(n, 0);
+    for (uint32_t p = 0; p < n; ++p) {
+      const std::string& cls = m_.spec.classes[m_.pages[p].cls].name;
+      for (size_t i = 0; i < o_.rules.size(); ++i) {
+        if (o_.rules[i].cls == cls) {
+          rule_of_[p] = static_cast<uint8_t>(i + 1);
+          ++r_.rules[i].pages;
+          break;
+        }
+      }
+    }
+  }
   for (uint32_t p = 0; p < n; ++p) {
     auto id = sched_.AddUrl(m_.pages[p].host, m_.pages[p].importance);
     if (!id.ok()) return id.status();
+    if (!rule_of_.empty() && rule_of_[p] > 0) {
+      if (Status s = sched_.SetPageRule(*id, rule_of_[p]); !s.ok()) return s;
+    }
     sched::PageParams truth = m_.TrueParams(p);
     if (distort) {
       truth.delta = DistortedRate(m_.seed, p, truth.delta,
@@ -346,6 +389,10 @@ Result<SimResult> Run::Go() {
     }
   }
   for (uint32_t p = 0; p < n; ++p) Integrate(p, end_);
+  for (uint32_t p = 0; p < rule_of_.size(); ++p) {
+    if (rule_of_[p] > 0)
+      NoteInterval(p, sched_.page(p).last_fetch, end_, false);
+  }
   r_.overdue_crawls = sched_.overdue_selections();
   r_.measured_days = (end_ - warm_) / kDay;
   double span = end_ - warm_;
@@ -536,6 +583,14 @@ Result<SimResult> RunSimulation(const WebModel& model,
         "change profiles, not a model); use longevity --oracle for the true "
         "curve");
   }
+  for (const SimRule& r : options.rules) {
+    bool known = false;
+    for (const auto& c : model.spec.classes) known = known || c.name == r.cls;
+    if (!known) {
+      return Status::InvalidArgument("sim: rule for unknown class \"" + r.cls +
+                                     "\"");
+    }
+  }
   sched::SchedulerOptions so;
   so.policy = options.policy;
   so.oracle = options.oracle;
@@ -665,6 +720,23 @@ std::string SimResultToJson(const WebModel& model, const SimOptions& options,
   if (r.rate_log_scatter >= 0) {
     j["rate_log_slope"] = r.rate_log_slope;
     j["rate_log_scatter"] = r.rate_log_scatter;
+  }
+  if (!options.rules.empty()) {
+    json rules = json::array();
+    for (size_t i = 0; i < options.rules.size() && i < r.rules.size(); ++i) {
+      const sched::PageRule& rule = options.rules[i].rule;
+      const SimRuleResult& x = r.rules[i];
+      rules.push_back({{"class", options.rules[i].cls},
+                       {"min_interval_s", rule.min_interval},
+                       {"max_interval_s", rule.max_interval},
+                       {"importance", rule.importance},
+                       {"pages", x.pages},
+                       {"crawls", x.crawls},
+                       {"shortest_interval_s", x.shortest_interval},
+                       {"longest_interval_s", x.longest_interval},
+                       {"late_intervals", x.late_intervals}});
+    }
+    j["rules"] = rules;
   }
   j["cpu_seconds"] = r.cpu_seconds;
   return j.dump();

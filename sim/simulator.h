@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "sched/scheduler.h"
 #include "sim/web_model.h"
 
 namespace freshd::sim {
@@ -27,6 +28,30 @@ struct RateChange {
   double day;           // from this day on
   double rate_per_day;  // the new budget
 };
+
+// An operator's rule in simulation (issue 31 item 7): sched::PageRule on
+// every page of one web class (the simulator's pages have no URLs; a class
+// stands for a host or URL pattern).
+struct SimRule {
+  std::string cls;  // WebSpec class name
+  sched::PageRule rule;
+};
+
+// What a rule's pages saw over the measured window (SimResult::rules):
+// their intervals between fetches, the last one running to the end.
+struct SimRuleResult {
+  uint64_t pages = 0;
+  uint64_t crawls = 0;
+  double shortest_interval = -1;  // s; -1: no interval closed by a fetch
+  double longest_interval = -1;   // s, open intervals at the end included
+  // Intervals (open ones included) longer than the rule's max_interval +
+  // kRuleSlackS: one selection step and a host's delay on the webs here.
+  // More than none where the rule's pages come due together faster than the
+  // budget can fetch them (every page starts fetched at time 0, so their
+  // first deadlines coincide): they wait their turn, earliest deadline first.
+  uint64_t late_intervals = 0;
+};
+inline constexpr double kRuleSlackS = 3600;
 
 struct SimOptions {
   std::string policy = "freshness";
@@ -72,6 +97,9 @@ struct SimOptions {
   // page's fetch are dropped (sched::SchedulerOptions::signal_window); days.
   double signal_window_days = 0;
   std::vector<RateChange> rate_changes;  // e.g. R -> 2R -> R
+  // Operators' rules, the first naming a page's class being its rule (at
+  // most sched::kMaxPageRules). Empty: the run is as without this option.
+  std::vector<SimRule> rules;
   // Called with the simulated day reached, about every 1% of `days`, on the
   // simulating thread (a command line's progress line); empty: none.
   std::function<void(double day)> progress;
@@ -145,6 +173,7 @@ struct SimResult {
   double host_rate_spread = 0;
   double host_rate_weight = 0;
   double cpu_seconds = 0;
+  std::vector<SimRuleResult> rules;  // by SimOptions::rules
 };
 
 // Runs `options.policy` on `model`. InvalidArgument for a bad policy or

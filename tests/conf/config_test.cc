@@ -237,6 +237,102 @@ TEST(ConfigTest, UserAgentAndProductToken) {
 }
 
 // Collects "section.key" for every key of the schema.
+constexpr const char* kTwoRules = R"(
+[sched]
+min_interval = "1m"
+
+[[rule]]
+name = "news"
+url = "^https?://example\\.com/news/"
+min_interval = "1h"
+max_interval = "1d"
+
+[[rule]]
+name = "archive"
+host = "*.archive.example"
+importance = 0.1
+)";
+
+TEST(RulesConfigTest, ReadsRulesInFileOrder) {
+  Result<Config> c = LoadConfigString(kTwoRules, "test.toml");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  ASSERT_EQ(c->rules.size(), 2u);
+  EXPECT_EQ(c->rules[0].name, "news");
+  EXPECT_EQ(c->rules[0].url, "^https?://example\\.com/news/");
+  EXPECT_EQ(c->rules[0].min_interval_s, 3600);
+  EXPECT_EQ(c->rules[0].max_interval_s, 86400);
+  EXPECT_EQ(c->rules[0].importance, 0);
+  EXPECT_EQ(c->rules[1].name, "archive");
+  EXPECT_EQ(c->rules[1].host, "*.archive.example");
+  EXPECT_EQ(c->rules[1].importance, 0.1);
+  EXPECT_EQ(c->rules[1].min_interval_s, 0);
+  // Written back, read back equal.
+  Result<Config> back = LoadConfigString(ConfigToToml(*c), "written.toml");
+  ASSERT_TRUE(back.ok()) << back.status().ToString() << "\n"
+                         << ConfigToToml(*c);
+  EXPECT_EQ(*back, *c);
+}
+
+TEST(RulesConfigTest, ErrorsNameTheRuleLineAndKey) {
+  EXPECT_EQ(LoadError("[[rule]]\nname = \"a\"\nhost = \"x.test\"\n"
+                      "min_interval = \"2d\"\nmax_interval = \"1d\"\n"),
+            "test.toml:4: [rule \"a\"] min_interval: must not exceed the "
+            "rule's max_interval");
+  EXPECT_EQ(LoadError("[[rule]]\nname = \"a\"\nmin_interval = \"1d\"\n"),
+            "test.toml: [rule \"a\"] url: exactly one of host and url is "
+            "required");
+  EXPECT_EQ(LoadError("[[rule]]\nname = \"a\"\nhost = \"x.test\"\n"
+                      "url = \"x\"\nmin_interval = \"1d\"\n"),
+            "test.toml:3: [rule \"a\"] host: exactly one of host and url is "
+            "required");
+  EXPECT_NE(LoadError("[[rule]]\nname = \"a\"\nurl = \"(\"\nimportance = 2\n")
+                .find("test.toml:3: [rule \"a\"] url: invalid regular "
+                      "expression"),
+            std::string::npos);
+  EXPECT_NE(LoadError("[[rule]]\nname = \"a\"\nhost = \"a b\"\n"
+                      "importance = 2\n")
+                .find("[rule \"a\"] host: must be a host name"),
+            std::string::npos);
+  EXPECT_EQ(LoadError("[[rule]]\nname = \"a\"\nhost = \"x.test\"\n"),
+            "test.toml:2: [rule \"a\"] name: sets none of min_interval, "
+            "max_interval, importance");
+  EXPECT_EQ(LoadError("[[rule]]\nhost = \"x.test\"\nimportance = 2\n"),
+            "test.toml: [rule #1] name: required: at most 64 printable "
+            "characters, no '\"'");
+  EXPECT_NE(LoadError("[[rule]]\nname = \"a\"\nhost = \"x.test\"\n"
+                      "importance = 2\n[[rule]]\nname = \"a\"\n"
+                      "host = \"y.test\"\nimportance = 2\n")
+                .find("[rule \"a\"] name: another rule has this name"),
+            std::string::npos);
+  EXPECT_NE(LoadError("[[rule]]\nname = \"a\"\nhost = \"x.test\"\n"
+                      "colour = 2\n")
+                .find("test.toml:4: [rule \"a\"] colour: unknown key"),
+            std::string::npos);
+  EXPECT_NE(LoadError("[[rule]]\nname = \"a\"\nhost = \"x.test\"\n"
+                      "importance = -1\n")
+                .find("test.toml:4: [rule \"a\"] importance: must be between"),
+            std::string::npos);
+  EXPECT_NE(LoadError("rule = 3\n").find("must be an array of tables"),
+            std::string::npos);
+  // A maximum below the scheduler's minimum could never be kept.
+  EXPECT_NE(LoadError("[sched]\nmin_interval = \"2h\"\n[[rule]]\nname = "
+                      "\"a\"\nhost = \"x.test\"\nmax_interval = \"1h\"\n")
+                .find("test.toml:6: [rule \"a\"] max_interval: must not be "
+                      "below [sched] min_interval"),
+            std::string::npos);
+  // Bounded: at most kMaxRules rules, patterns of kMaxRulePatternBytes.
+  std::string many;
+  for (size_t i = 0; i <= kMaxRules; ++i) {
+    many += "[[rule]]\nname = \"r" + std::to_string(i) +
+            "\"\nhost = \"x.test\"\nimportance = 2\n";
+  }
+  EXPECT_NE(LoadError(many).find("at most 255 rules"), std::string::npos);
+  EXPECT_NE(LoadError("[[rule]]\nname = \"a\"\nimportance = 2\nurl = \"" +
+                      std::string(kMaxRulePatternBytes + 1, 'a') + "\"\n")
+                .find("[rule \"a\"] url: longer than 1024 bytes"),
+            std::string::npos);
+}
+
 class KeyLister {
  public:
   void Section(const char* name) { section_ = name; }
