@@ -5,6 +5,7 @@
 // plus per_class and the continuous optimum). --rate is in pages per day.
 // Exit 0 ok, 1 runtime failure, 2 bad usage or bad web file.
 
+#include <cmath>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -25,6 +26,8 @@ struct SimArgs {
   sim::SimOptions options;
   std::vector<std::string> rate_changes;
   std::vector<std::string> rules;
+  std::vector<std::string> budget_changes;
+  std::vector<std::string> shard_losses;
 };
 
 // "CLASS:min=1d,max=7d,importance=2" (any of the three, durations as in the
@@ -61,20 +64,48 @@ std::string ParseRule(const std::string& s, sim::SimRule* out) {
   return {};
 }
 
-// "DAY:RATE" -> RateChange; false on malformed input.
-bool ParseRateChange(const std::string& s, sim::RateChange* out) {
+// "DAY:VALUE" -> (day, value); false on malformed input.
+bool ParseDayValue(const std::string& s, double* day, double* value) {
   size_t colon = s.find(':');
   if (colon == std::string::npos) return false;
   try {
     size_t used = 0;
-    out->day = std::stod(s.substr(0, colon), &used);
+    *day = std::stod(s.substr(0, colon), &used);
     if (used != colon) return false;
-    std::string rate = s.substr(colon + 1);
-    out->rate_per_day = std::stod(rate, &used);
-    return used == rate.size() && out->day >= 0 && out->rate_per_day > 0;
+    std::string rest = s.substr(colon + 1);
+    *value = std::stod(rest, &used);
+    return used == rest.size() && std::isfinite(*day) && std::isfinite(*value);
   } catch (...) {
     return false;
   }
+}
+
+// "DAY:RATE" -> RateChange; false on malformed input.
+bool ParseRateChange(const std::string& s, sim::RateChange* out) {
+  return ParseDayValue(s, &out->day, &out->rate_per_day) && out->day >= 0 &&
+         out->rate_per_day > 0;
+}
+
+// The cluster's events; false (with a message) on malformed input.
+bool ParseClusterEvents(SimArgs& a) {
+  for (const std::string& s : a.budget_changes) {
+    sim::BudgetChange c;
+    if (!ParseDayValue(s, &c.day, &c.factor)) {
+      std::fprintf(stderr, "freshd sim: bad --budget-change '%s'\n", s.c_str());
+      return false;
+    }
+    a.options.budget_changes.push_back(c);
+  }
+  for (const std::string& s : a.shard_losses) {
+    double day = 0, count = 0;
+    if (!ParseDayValue(s, &day, &count) || count != std::floor(count) ||
+        !(count >= 1 && count <= 1024)) {
+      std::fprintf(stderr, "freshd sim: bad --shard-loss '%s'\n", s.c_str());
+      return false;
+    }
+    a.options.shard_losses.push_back({day, static_cast<int>(count)});
+  }
+  return true;
 }
 
 }  // namespace
@@ -150,6 +181,26 @@ void AddSimCommand(CLI::App& app, int* exit_code) {
                   "CLASS:min=DUR,max=DUR,importance=X an operator's rule on "
                   "every page of a web class (repeatable; first match wins), "
                   "e.g. slow:max=7d");
+  sub->add_option("--shards", o.shards,
+                  "split the pages by host among this many schedulers, "
+                  "each at its share of the budget (a cluster's nodes)")
+      ->check(CLI::Range(1, 1024));
+  sub->add_option("--exchange-period", o.exchange_period_s,
+                  "seconds between the shards' λ exchanges, moving the "
+                  "shares toward equal thresholds (0: fixed equal shares)")
+      ->check(CLI::Range(0.0, 1e9));
+  sub->add_option("--share-step", o.share_options.step,
+                  "the exchange's exponent η (sched/rate_shares.h)")
+      ->check(CLI::Range(0.0, 1.0));
+  sub->add_option("--share-floor", o.share_options.floor,
+                  "no share below this fraction of the equal share")
+      ->check(CLI::Range(0.0, 1.0));
+  sub->add_option("--budget-change", a->budget_changes,
+                  "DAY:FACTOR the cluster's budget times FACTOR from DAY "
+                  "(repeatable)");
+  sub->add_option("--shard-loss", a->shard_losses,
+                  "DAY:K the K shards with the most pages die at DAY, their "
+                  "hosts going to the others (repeatable)");
   sub->callback([exit_code, a] {
     for (const std::string& s : a->rules) {
       sim::SimRule rule;
@@ -169,6 +220,10 @@ void AddSimCommand(CLI::App& app, int* exit_code) {
         return;
       }
       a->options.rate_changes.push_back(rc);
+    }
+    if (!ParseClusterEvents(*a)) {
+      *exit_code = 2;
+      return;
     }
     auto spec = sim::LoadWebSpec(a->web);
     if (!spec.ok()) {

@@ -74,6 +74,7 @@
 #include "parse/html_fingerprint.h"
 #include "parse/public_suffix.h"
 #include "parse/sitemap.h"
+#include "sched/rate_shares.h"
 #include "sched/scheduler.h"
 #include "store/page_store.h"
 #include "store/warc_writer.h"
@@ -89,6 +90,10 @@ inline constexpr double kMinRobotsRefreshS = 0.25;
 // A site feed that fails this many polls in a row is forgotten (a page
 // naming it again brings it back).
 inline constexpr int kMaxSiteFeedFailures = 5;
+// Clustered: the λ this node publishes is the mean of this many marginal
+// selections (or more, between heartbeats); fewer is too noisy to steer
+// the budget by.
+inline constexpr uint64_t kLambdaWindow = 10;
 inline constexpr double kMaxRobotsRefreshS = 3600;
 // CopySummary's cache (daemon/cost_bounded_cache.h).
 inline constexpr double kSummaryMinCostS = 1e-3;
@@ -326,6 +331,14 @@ class CrawlLoop {
   bool OwnsHost(sched::HostId host);
   // The budget this node crawls at: [budget] rate, or its share of it.
   double RateShare() const;
+  // Clustered: this node's share from the live members' published (λ,
+  // share) by sched::NextRateShares; a step when the members change or
+  // this node's λ is new (once per λ window: stepping again on the same λ
+  // would compound the same correction).
+  void StepShare();
+  // The λ this node publishes (sched::LambdaMeter over the scheduler's
+  // marginal values, windows of kLambdaWindow selections).
+  double ClusterLambda();
   // /status "cluster" (null without a cluster) and its /metrics gauges.
   nlohmann::json ClusterJson() const;
   void AppendClusterMetrics(const nlohmann::json& status,
@@ -465,6 +478,13 @@ class CrawlLoop {
   uint64_t work_applied_total_ = 0;   // delivered items applied here
   uint64_t pages_adopted_total_ = 0;  // pages rebuilt from the page stream
   std::optional<cluster::ClusterView> cluster_view_;
+  // This node's share as a fraction of [budget] rate (so a budget change
+  // scales it); < 0: none yet, an equal split. The λ window and the
+  // members it last stepped with.
+  double share_fraction_ = -1;
+  uint64_t share_stepped_window_ = 0;
+  std::vector<std::string> share_members_;
+  sched::LambdaMeter lambda_meter_{kLambdaWindow};
   std::vector<int32_t> host_shard_;  // by host id; -1: not computed yet
   // By shard: its pages were replayed since it was last acquired (its
   // hosts are fetched only then).

@@ -12,6 +12,7 @@
 #include "cluster/shard_map.h"
 #include "daemon/crawl_loop.h"
 #include "parse/url.h"
+#include "sched/rate_shares.h"
 #include "sched/state_codec.h"
 #include "spdlog/spdlog.h"
 #include "store/records.h"
@@ -242,11 +243,46 @@ void CrawlLoop::OnClusterView(cluster::ClusterView view) {
   }
   // After the view: work the router delivers for a shard finds it owned.
   if (router_) router_->SetOwned(cluster_view_->owned);
-  if (cluster_view_->members.size() != nodes_before) {
+  const double before = RateShare();
+  StepShare();
+  if (cluster_view_->members.size() != nodes_before || RateShare() != before) {
     sched_->SetRate(RateShare(), UnixNow());
   }
-  cluster_->SetFigures(sched_->threshold(), RateShare());
+  cluster_->SetFigures(ClusterLambda(), RateShare());
   TryDispatch();
+}
+
+void CrawlLoop::StepShare() {
+  const std::vector<cluster::MemberInfo>& members = cluster_view_->members;
+  const std::string& self = cluster_->options().node;
+  std::vector<std::string> names;
+  std::vector<sched::ShareMember> in;
+  size_t me = members.size();
+  for (const cluster::MemberInfo& m : members) {
+    if (m.node == self) me = in.size();
+    names.push_back(m.node);
+    in.push_back({m.node, m.lambda, m.rate_share});
+  }
+  if (me == members.size()) {  // our own heartbeat not heard: equal split
+    share_fraction_ = -1;
+    share_members_.clear();
+    return;
+  }
+  const uint64_t window = lambda_meter_.windows();
+  if (share_fraction_ >= 0 && names == share_members_ &&
+      window == share_stepped_window_) {
+    return;
+  }
+  const double rate = config_.budget.rate;
+  const std::vector<double> next = sched::NextRateShares(in, rate);
+  share_fraction_ = rate > 0 ? next[me] / rate : -1;
+  share_stepped_window_ = window;
+  share_members_ = std::move(names);
+}
+
+double CrawlLoop::ClusterLambda() {
+  return lambda_meter_.Update(sched_->size(), sched_->marginal_sum(),
+                              sched_->marginal_count());
 }
 
 bool CrawlLoop::OwnsHost(sched::HostId host) {
@@ -267,8 +303,9 @@ bool CrawlLoop::OwnsHost(sched::HostId host) {
 
 double CrawlLoop::RateShare() const {
   if (!cluster_) return config_.budget.rate;
-  // Equal shares for now (the λ exchange of issue #30 item 4 is to come);
-  // before the first view, the whole rate (nothing is owned yet).
+  if (share_fraction_ >= 0) return share_fraction_ * config_.budget.rate;
+  // Before the first step, equal shares; before the first view, the whole
+  // rate (nothing is owned yet).
   const size_t nodes = cluster_view_ ? cluster_view_->members.size() : 0;
   return config_.budget.rate / static_cast<double>(std::max<size_t>(1, nodes));
 }
@@ -288,7 +325,7 @@ nlohmann::json CrawlLoop::ClusterJson() const {
     connected = cluster_view_->connected;
     problem = cluster_view_->problem;
   }
-  const double lambda = sched_->threshold();
+  const double lambda = lambda_meter_.lambda();
   nlohmann::json work = nullptr;
   if (router_) {
     const cluster::WorkRouterStats w = router_->stats();
@@ -318,8 +355,9 @@ nlohmann::json CrawlLoop::ClusterJson() const {
       {"shards_owned", owned},
       {"shards_pending", pending},
       {"owned", ranges},  // the shards owned, e.g. "0-3,7,9-12"
-      // The scheduler's running estimate of its implied threshold (the
-      // value of its recent selections); null before any.
+      // The threshold λ this node publishes: the mean value of its
+      // marginal selections over the last window (sched::LambdaMeter);
+      // null before the first, 0 with no pages.
       {"lambda", lambda > 0 ? nlohmann::json(lambda) : nlohmann::json()},
       {"rate_share", RateShare()},
       {"connected", connected},

@@ -684,6 +684,8 @@ std::optional<PageId> Scheduler::Select(double now, const HostGate& host_open) {
   if (marginal) {
     double v = *marginal;
     threshold_ = threshold_ > 0 ? 0.99 * threshold_ + 0.01 * v : v;
+    marginal_sum_ += v;
+    ++marginal_count_;
   }
   return choice->page;
 }

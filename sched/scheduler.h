@@ -313,6 +313,12 @@ class Scheduler {
   void RestoreThreshold(double threshold) {
     if (threshold >= 0 && threshold < 1e300) threshold_ = threshold;
   }
+  // The sum and number of the marginal values threshold() has averaged,
+  // since creation: a caller's window of them is the mean of its
+  // differences (sched/rate_shares.h LambdaMeter), without the lag of
+  // threshold()'s 100-selection memory.
+  double marginal_sum() const { return marginal_sum_; }
+  uint64_t marginal_count() const { return marginal_count_; }
   uint64_t selections() const { return selections_; }
   uint64_t overdue_selections() const { return overdue_selections_; }
   size_t last_evaluations() const { return selector_.last_evaluations(); }
@@ -426,6 +432,8 @@ class Scheduler {
   Selector selector_;
   TokenBucket bucket_;
   double threshold_ = 0;
+  double marginal_sum_ = 0;
+  uint64_t marginal_count_ = 0;
   // Selection bounds hold until this time (see Reindex); -inf: none yet.
   double horizon_ = -std::numeric_limits<double>::infinity();
   // When the horizon was set: no value is asked for before it.

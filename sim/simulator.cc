@@ -2,18 +2,22 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <ctime>
 #include <deque>
 #include <limits>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <queue>
 
 #include "sched/allocation.h"
+#include "sched/rate_shares.h"
 #include "sched/scheduler.h"
 #include "sched/special_functions.h"
 #include "sim/page_process.h"
 #include "sim/population_posterior.h"
+#include "sim/random.h"
 
 namespace freshd::sim {
 namespace {
@@ -29,7 +33,20 @@ enum EventKind : uint8_t {
   kFalseSignal = 3,
   kRateChange = 4,
   kSnapshot = 5,
-  kEstimate = 6,  // sample the scheduler's estimated freshness
+  kEstimate = 6,      // sample the scheduler's estimated freshness
+  kExchange = 7,      // the shards' λ exchange
+  kBudgetChange = 8,  // SimOptions::budget_changes[index]
+  kShardLoss = 9,     // SimOptions::shard_losses[index]
+};
+
+// A node of the simulated cluster: a scheduler of its own hosts' pages.
+struct Shard {
+  std::unique_ptr<sched::Scheduler> sched;
+  std::vector<uint32_t> pages;  // local page id -> the web's page
+  double share = 0;             // its budget, pages per second
+  double wake = 0;              // no selection tried before
+  bool live = true;
+  sched::LambdaMeter lambda;  // what it publishes at each exchange
 };
 
 struct Event {
@@ -56,8 +73,8 @@ struct PageSim {
 class Run {
  public:
   Run(const WebModel& model, const SimOptions& options,
-      sched::Scheduler& scheduler, PopulationPosterior* posterior)
-      : m_(model), o_(options), sched_(scheduler), posterior_(posterior) {
+      std::vector<Shard>& shards, PopulationPosterior* posterior)
+      : m_(model), o_(options), shards_(shards), posterior_(posterior) {
     end_ = o_.days * kDay;
     double warm = o_.warmup_days >= 0 ? o_.warmup_days : 0.1 * o_.days;
     warm_ = std::min(warm, o_.days) * kDay;
@@ -65,7 +82,27 @@ class Run {
 
   Result<SimResult> Go();
 
+  // The scheduler's change-rate estimate of page p (per second).
+  double EstimatedRate(uint32_t p) const {
+    return shards_[page_shard_[p]].sched->page(local_[p]).rate;
+  }
+
  private:
+  sched::Scheduler& S(uint32_t p) { return *shards_[page_shard_[p]].sched; }
+  uint32_t L(uint32_t p) const { return local_[p]; }
+  // The live shard of `host`: rendezvous hashing over the live shards, so a
+  // loss moves only the dead shards' hosts.
+  uint32_t HostShard(uint32_t host) const;
+  // Adds page p to shard `s` (a fresh page, or `from` a dead shard's
+  // scheduler with its state); the page's truth as SetTruth wants it.
+  Status Place(uint32_t p, uint32_t s, const sched::Scheduler* from,
+               uint32_t from_local);
+  // Budget events and the exchange (SimOptions::shards).
+  void SetShare(Shard& sh, double share, double now);
+  void Exchange(double now, bool step);
+  void ScaleBudget(double factor, double now);
+  Status LoseShards(int count, double now);
+  void Settle();
   void Integrate(uint32_t p, double now);
   void Push(double t, uint32_t index, EventKind kind, double origin = 0) {
     if (t <= end_) queue_.push({t, index, kind, origin});
@@ -79,8 +116,13 @@ class Run {
 
   const WebModel& m_;
   const SimOptions& o_;
-  sched::Scheduler& sched_;
+  std::vector<Shard>& shards_;
   PopulationPosterior* posterior_;  // --oracle-posterior, else nullptr
+  std::vector<uint32_t> page_shard_, local_;        // by page
+  std::vector<sched::PageParams> truth_;            // what SetTruth is told
+  double total_rate_ = 0;                           // the cluster's, per second
+  std::vector<std::pair<double, double>> spreads_;  // (t, spread) per exchange
+  uint64_t exchange_stride_ = 1;
   double end_ = 0, warm_ = 0;
   std::vector<PageSim> pages_;
   std::vector<EventStream> churn_, scroll_;
@@ -145,8 +187,9 @@ void Run::Crawl(uint32_t p, double now) {
   PageSim& s = pages_[p];
   sched::FetchedObs f;
   f.changed = !(s.copy == s.live);
-  if (sched_.policy().uses_profiles()) {
-    for (double base : sched_.ProfileBaseTimes(p)) {
+  sched::Scheduler& sched = S(p);
+  if (sched.policy().uses_profiles()) {
+    for (double base : sched.ProfileBaseTimes(L(p))) {
       for (const auto& [t, v] : s.fetches) {
         if (t == base) {
           f.base_divergence.push_back(
@@ -162,13 +205,13 @@ void Run::Crawl(uint32_t p, double now) {
     s.copy_modified = s.last_change;
   }
   if (!rule_of_.empty() && rule_of_[p] > 0) {
-    NoteInterval(p, sched_.page(p).last_fetch, now, true);
+    NoteInterval(p, S(p).page(L(p)).last_fetch, now, true);
   }
   if (posterior_ != nullptr) {  // the interval the scheduler observes
-    const sched::PageState& st = sched_.page(p);
+    const sched::PageState& st = sched.page(L(p));
     posterior_->Observe(p, now - st.last_fetch, st.signals, f.changed);
   }
-  sched_.Observe({p, now, std::move(f)});
+  sched.Observe({L(p), now, std::move(f)});
   if (posterior_ != nullptr) UpdatePosterior(p);
   s.copy = s.live;
   s.stale_since = -1;
@@ -202,21 +245,201 @@ void Run::NoteInterval(uint32_t p, double from, double to, bool closed) {
 
 void Run::UpdatePosterior(uint32_t p) {
   const double mu = m_.pages[p].importance;
-  sched_.SetTruth(p, posterior_->Mean(p, mu), m_.TrueModel(p));
+  S(p).SetTruth(L(p), posterior_->Mean(p, mu), m_.TrueModel(p));
   if (o_.oracle_posterior_draws > 0) {
     std::vector<sched::Scheduler::WeightedParams> mixture;
     for (const sched::PageParams& d :
          posterior_->Draws(p, mu, o_.oracle_posterior_draws)) {
       mixture.push_back({d, 1.0});
     }
-    sched_.SetTruthMixture(p, std::move(mixture));
+    S(p).SetTruthMixture(L(p), std::move(mixture));
   }
 }
 
 void Run::SampleEstimate(double now) {
   if (m_.pages.empty()) return;
-  estimate_sum_ += sched_.Summarize(now).estimated_freshness;
+  if (shards_.size() == 1) {
+    estimate_sum_ += shards_[0].sched->Summarize(now).estimated_freshness;
+  } else {  // each shard's mean, weighted by its Σμ
+    double sum = 0;
+    for (const Shard& sh : shards_) {
+      if (!sh.live || sh.pages.empty()) continue;
+      double w = 0;
+      for (uint32_t p : sh.pages) w += m_.pages[p].importance;
+      sum += w * sh.sched->Summarize(now).estimated_freshness;
+    }
+    estimate_sum_ += sum / weight_;
+  }
   ++estimate_count_;
+}
+
+uint32_t Run::HostShard(uint32_t host) const {
+  if (shards_.size() == 1) return 0;
+  constexpr uint64_t kShardStream = 60;  // page_process uses 10–40
+  uint32_t best = 0;
+  uint64_t best_hash = 0;
+  bool found = false;
+  for (uint32_t s = 0; s < shards_.size(); ++s) {
+    if (!shards_[s].live) continue;
+    const uint64_t h = HashKey(host, s, kShardStream);
+    if (!found || h > best_hash) {
+      best = s;
+      best_hash = h;
+      found = true;
+    }
+  }
+  return best;
+}
+
+Status Run::Place(uint32_t p, uint32_t s, const sched::Scheduler* from,
+                  uint32_t from_local) {
+  Shard& sh = shards_[s];
+  Result<sched::PageId> id = Status::Internal("sim: page not placed");
+  if (from == nullptr) {
+    id = sh.sched->AddUrl(m_.pages[p].host, m_.pages[p].importance);
+  } else {  // its state travels, as the page stream carries it
+    std::optional<sched::ProfileSet> profiles;
+    if (const sched::ProfileSet* ps = from->Profiles(from_local)) {
+      profiles = *ps;
+    }
+    std::optional<sched::RecentSignals> recent;
+    if (const sched::RecentSignals* rs = from->RecentSignalsOf(from_local)) {
+      recent = *rs;
+    }
+    id = sh.sched->RestorePage(from->page(from_local), std::move(profiles),
+                               std::move(recent),
+                               from->RateMemoryOf(from_local));
+  }
+  if (!id.ok()) return id.status();
+  if (!rule_of_.empty() && rule_of_[p] > 0) {
+    if (Status st = sh.sched->SetPageRule(*id, rule_of_[p]); !st.ok()) {
+      return st;
+    }
+  }
+  page_shard_[p] = s;
+  local_[p] = *id;
+  sh.pages.push_back(p);
+  sh.sched->SetTruth(*id, truth_[p], m_.TrueModel(p));
+  if (posterior_ != nullptr) UpdatePosterior(p);
+  return Status::OK();
+}
+
+void Run::SetShare(Shard& sh, double share, double now) {
+  sh.share = share;
+  sh.sched->SetRate(share, now);
+}
+
+void Run::Exchange(double now, bool step) {
+  std::vector<sched::ShareMember> members;
+  std::vector<size_t> index;  // member -> shard
+  char name[32];
+  for (size_t s = 0; s < shards_.size(); ++s) {
+    const Shard& sh = shards_[s];
+    if (!sh.live) continue;
+    std::snprintf(name, sizeof name, "s%04zu", s);
+    // λ as the daemon publishes it: the mean marginal value since the last
+    // exchange (0 with nothing to fetch, unknown before the first).
+    const double lambda = step ? shards_[s].lambda.Update(
+                                     sh.pages.size(), sh.sched->marginal_sum(),
+                                     sh.sched->marginal_count())
+                               : sh.lambda.lambda();
+    members.push_back({name, lambda, sh.share});
+    index.push_back(s);
+  }
+  std::vector<double> next;
+  if (step && o_.exchange_period_s > 0) {
+    next = sched::NextRateShares(members, total_rate_, o_.share_options);
+  } else {  // no exchange: equal shares among the live
+    next.assign(members.size(), total_rate_ / members.size());
+  }
+  for (size_t i = 0; i < members.size(); ++i) {
+    SetShare(shards_[index[i]], next[i], now);
+  }
+  if (!step) return;
+  const double spread = sched::LambdaSpread(members);
+  spreads_.emplace_back(now, sched::LambdaDispersion(members));
+  if (r_.exchanges++ % exchange_stride_ != 0 ||
+      r_.trajectory.size() >= static_cast<size_t>(o_.trajectory_samples)) {
+    return;
+  }
+  SimResult::Sample sample{now / kDay, spread, spreads_.back().second, {}, {}};
+  sample.lambda.assign(shards_.size(), -1);
+  sample.share.assign(shards_.size(), 0);
+  for (size_t i = 0; i < members.size(); ++i) {
+    sample.lambda[index[i]] = members[i].lambda;
+    sample.share[index[i]] = next[i] * kDay;
+  }
+  r_.trajectory.push_back(std::move(sample));
+}
+
+void Run::ScaleBudget(double factor, double now) {
+  total_rate_ *= factor;
+  for (Shard& sh : shards_) {
+    if (sh.live) SetShare(sh, sh.share * factor, now);
+  }
+}
+
+Status Run::LoseShards(int count, double now) {
+  // The `count` live shards with the most pages die (the loss that moves
+  // the most); their pages, state and all, go to the survivors by the
+  // hosts' rendezvous hashes, and so do their hosts' pooled statistics.
+  std::vector<uint32_t> live;
+  for (uint32_t s = 0; s < shards_.size(); ++s) {
+    if (shards_[s].live) live.push_back(s);
+  }
+  std::stable_sort(live.begin(), live.end(), [&](uint32_t a, uint32_t b) {
+    return shards_[a].pages.size() > shards_[b].pages.size();
+  });
+  if (count >= static_cast<int>(live.size())) {
+    return Status::InvalidArgument("sim: a shard loss leaves no shard");
+  }
+  std::vector<uint32_t> dead(live.begin(), live.begin() + count);
+  for (uint32_t d : dead) shards_[d].live = false;
+  for (uint32_t d : dead) {
+    Shard& from = shards_[d];
+    std::vector<uint32_t> hosts;
+    for (uint32_t l = 0; l < from.pages.size(); ++l) {
+      const uint32_t p = from.pages[l];
+      const uint32_t host = m_.pages[p].host;
+      Status placed = Place(p, HostShard(host), from.sched.get(), l);
+      if (!placed.ok()) return placed;
+      if (hosts.empty() || hosts.back() != host) hosts.push_back(host);
+      ++r_.pages_moved;
+    }
+    for (uint32_t host : hosts) {
+      if (const sched::HostStats* stats = from.sched->hosts().Find(host)) {
+        shards_[HostShard(host)].sched->mutable_hosts().Restore(host, *stats);
+      }
+    }
+    from.pages.clear();
+    SetShare(from, 0, now);
+  }
+  // The survivors split the whole budget at once (the daemon's next
+  // heartbeat), by the rule when there is an exchange.
+  Exchange(now, o_.exchange_period_s > 0);
+  return Status::OK();
+}
+
+void Run::Settle() {
+  const double kWithin = std::log(1.1);
+  for (size_t e = 0; e < r_.events.size(); ++e) {
+    SimResult::Event& ev = r_.events[e];
+    const double from = ev.day * kDay;
+    const double to =
+        e + 1 < r_.events.size() ? r_.events[e + 1].day * kDay : kInf;
+    double settled = -1;
+    for (const auto& [t, spread] : spreads_) {  // (the dispersion)
+      if (t < from || t >= to) continue;
+      const bool within = spread <= kWithin;
+      if (within && ev.first_days < 0) ev.first_days = (t - from) / kDay;
+      if (!within) {
+        settled = -1;
+      } else if (settled < 0) {
+        settled = t;
+      }
+    }
+    ev.settle_days = settled >= 0 ? (settled - from) / kDay : -1;
+  }
 }
 
 Result<SimResult> Run::Go() {
@@ -247,7 +470,9 @@ Result<SimResult> Run::Go() {
   if (!o_.rules.empty()) {
     std::vector<sched::PageRule> table;
     for (const SimRule& r : o_.rules) table.push_back(r.rule);
-    if (Status s = sched_.SetRules(std::move(table)); !s.ok()) return s;
+    for (Shard& sh : shards_) {  // every shard knows every rule
+      if (Status s = sh.sched->SetRules(table); !s.ok()) return s;
+    }
     r_.rules.resize(o_.rules.size());
     rule_of_.assign(n, 0);
     for (uint32_t p = 0; p < n; ++p) {
@@ -261,25 +486,24 @@ Result<SimResult> Run::Go() {
       }
     }
   }
+  page_shard_.assign(n, 0);
+  local_.assign(n, 0);
+  truth_.resize(n);
   for (uint32_t p = 0; p < n; ++p) {
-    auto id = sched_.AddUrl(m_.pages[p].host, m_.pages[p].importance);
-    if (!id.ok()) return id.status();
-    if (!rule_of_.empty() && rule_of_[p] > 0) {
-      if (Status s = sched_.SetPageRule(*id, rule_of_[p]); !s.ok()) return s;
-    }
     sched::PageParams truth = m_.TrueParams(p);
     if (distort) {
       truth.delta = DistortedRate(m_.seed, p, truth.delta,
                                   host_log_mean[m_.pages[p].host],
                                   o_.oracle_rate_slope, o_.oracle_rate_noise);
     }
-    sched_.SetTruth(p, truth, m_.TrueModel(p));
-    if (posterior_ != nullptr) UpdatePosterior(p);
+    truth_[p] = truth;
+    Status placed = Place(p, HostShard(m_.pages[p].host), nullptr, 0);
+    if (!placed.ok()) return placed;
     sched::FetchedObs first;  // start fetched, fresh
     if (m_.pages[p].last_modified) {
       first.last_modified = pages_[p].copy_modified = 0;
     }
-    sched_.Observe({p, 0.0, std::move(first)});
+    S(p).Observe({L(p), 0.0, std::move(first)});
     pages_[p].fetches.emplace_back(0.0, Version{});
     churn_.emplace_back(m_, p, kChurn);
     scroll_.emplace_back(m_, p, kScroll);
@@ -313,16 +537,47 @@ Result<SimResult> Run::Go() {
         {std::min(snap_times[i], end_), static_cast<uint32_t>(i), kSnapshot});
   }
 
+  // The cluster: its budget and events; the exchange's first step one
+  // period in.
+  total_rate_ = o_.rate_per_day / kDay;
+  for (size_t i = 0; i < o_.budget_changes.size(); ++i) {
+    Push(o_.budget_changes[i].day * kDay, static_cast<uint32_t>(i),
+         kBudgetChange);
+  }
+  for (size_t i = 0; i < o_.shard_losses.size(); ++i) {
+    Push(o_.shard_losses[i].day * kDay, static_cast<uint32_t>(i), kShardLoss);
+  }
+  if (o_.exchange_period_s > 0) {
+    const double exchanges = std::floor(end_ / o_.exchange_period_s);
+    exchange_stride_ = static_cast<uint64_t>(std::max(
+        1.0, std::ceil(exchanges / std::max(1, o_.trajectory_samples))));
+    r_.events.push_back({"start", 0, 0});
+    Push(o_.exchange_period_s, 0, kExchange);
+  }
+
   const int samples = std::max(0, o_.estimate_samples);
   for (int i = 0; i < samples && end_ > warm_; ++i) {
     Push(warm_ + (i + 0.5) * (end_ - warm_) / samples, 0, kEstimate);
   }
-  double now = 0, wake = 0;
+  double now = 0;
   uint64_t selections = 0, evaluations = 0;
   const double progress_step = end_ / 100;
   double next_progress = o_.progress ? progress_step : kInf;
   while (true) {
-    double t_try = std::max(sched_.NextTokenTime(now), wake);
+    // The shard whose next token (or retry) comes first; empty and dead
+    // shards never select (an empty one's tokens are lost, as a node's
+    // with no pages would be).
+    size_t pick = 0;
+    double t_try = kInf;
+    for (size_t i = 0; i < shards_.size(); ++i) {
+      Shard& sh = shards_[i];
+      if (!sh.live || sh.pages.empty()) continue;
+      const double t = std::max(sh.sched->NextTokenTime(now), sh.wake);
+      if (t < t_try) {
+        t_try = t;
+        pick = i;
+      }
+    }
     double t_ev = queue_.empty() ? kInf : queue_.top().t;
     if (std::min(t_ev, t_try) > end_) break;
     if (now >= next_progress) {
@@ -346,7 +601,7 @@ Result<SimResult> Run::Go() {
           if (m_.pages[e.index].signal_lastmod) {  // a false one claims now
             signal.changed_at = e.kind == kTrueSignal ? e.origin : now;
           }
-          sched_.Observe({e.index, now, signal});
+          S(e.index).Observe({L(e.index), now, signal});
           ++r_.signals;
           if (e.kind == kFalseSignal) {
             false_[e.index].Advance();
@@ -355,7 +610,32 @@ Result<SimResult> Run::Go() {
           break;
         }
         case kRateChange:
-          sched_.SetRate(o_.rate_changes[e.index].rate_per_day / kDay, now);
+          if (shards_.size() == 1) {
+            shards_[0].sched->SetRate(
+                o_.rate_changes[e.index].rate_per_day / kDay, now);
+          } else {
+            const double rate = o_.rate_changes[e.index].rate_per_day / kDay;
+            r_.events.push_back(
+                {"budget_change", now / kDay, rate / total_rate_});
+            ScaleBudget(rate / total_rate_, now);
+          }
+          break;
+        case kBudgetChange:
+          r_.events.push_back(
+              {"budget_change", now / kDay, o_.budget_changes[e.index].factor});
+          ScaleBudget(o_.budget_changes[e.index].factor, now);
+          break;
+        case kShardLoss: {
+          const int count = o_.shard_losses[e.index].count;
+          r_.events.push_back(
+              {"shard_loss", now / kDay, static_cast<double>(count)});
+          Status lost = LoseShards(count, now);
+          if (!lost.ok()) return lost;
+          break;
+        }
+        case kExchange:
+          Exchange(now, true);
+          Push(now + o_.exchange_period_s, 0, kExchange);
           break;
         case kEstimate:
           SampleEstimate(now);
@@ -369,13 +649,14 @@ Result<SimResult> Run::Go() {
       continue;
     }
     now = t_try;
-    auto chosen = sched_.Select(
+    Shard& sh = shards_[pick];
+    auto chosen = sh.sched->Select(
         now, [&](sched::HostId h) { return host_next_[h] <= now; });
     ++selections;
-    evaluations += sched_.last_evaluations();
+    evaluations += sh.sched->last_evaluations();
     if (chosen) {
-      Crawl(*chosen, now);
-      wake = now;
+      Crawl(sh.pages[*chosen], now);
+      sh.wake = now;
     } else {
       double next_host = kInf;
       for (double t : host_next_) {
@@ -384,16 +665,22 @@ Result<SimResult> Run::Go() {
       // Nothing eligible: retry in a second (or min_interval). A due-only
       // policy (nutch) has nothing due most of the time; it retries every
       // minute, Nutch's shortest interval (its Generate rounds are coarser).
-      const double retry = sched_.policy().due_only() ? 60.0 : 1.0;
-      wake = std::min(next_host, now + std::max(retry, o_.min_interval_s));
+      const double retry = sh.sched->policy().due_only() ? 60.0 : 1.0;
+      sh.wake = std::min(next_host, now + std::max(retry, o_.min_interval_s));
     }
   }
   for (uint32_t p = 0; p < n; ++p) Integrate(p, end_);
   for (uint32_t p = 0; p < rule_of_.size(); ++p) {
     if (rule_of_[p] > 0)
-      NoteInterval(p, sched_.page(p).last_fetch, end_, false);
+      NoteInterval(p, S(p).page(L(p)).last_fetch, end_, false);
   }
-  r_.overdue_crawls = sched_.overdue_selections();
+  size_t largest = 0;
+  for (size_t i = 0; i < shards_.size(); ++i) {
+    r_.overdue_crawls += shards_[i].sched->overdue_selections();
+    if (shards_[i].pages.size() > shards_[largest].pages.size()) largest = i;
+    if (o_.clustered()) r_.shard_pages.push_back(shards_[i].pages.size());
+  }
+  if (o_.exchange_period_s > 0) Settle();
   r_.measured_days = (end_ - warm_) / kDay;
   double span = end_ - warm_;
   auto finish = [&](SimMetrics& x) {
@@ -414,8 +701,9 @@ Result<SimResult> Run::Go() {
     r_.least_host_crawl_share = static_cast<double>(least) * m_.spec.hosts /
                                 static_cast<double>(r_.total.crawls);
   }
-  r_.host_rate_spread = sched_.hosts().HostRateSpread();
-  r_.host_rate_weight = sched_.hosts().HostRateWeight();
+  // Sharded: the largest shard's.
+  r_.host_rate_spread = shards_[largest].sched->hosts().HostRateSpread();
+  r_.host_rate_weight = shards_[largest].sched->hosts().HostRateWeight();
   for (size_t i = 0; i + 1 < snap_times.size(); i += 2) {
     double len = snap_times[i + 1] - snap_times[i];
     r_.window_freshness.push_back(
@@ -503,15 +791,14 @@ void ContinuousOptima(const WebModel& m, double rate_per_day, bool staleness,
 // Median over changing pages of |ln(Δ̂/Δ)| at the end of the run (a page
 // with no estimate counts as infinitely wrong), and the slope and residual
 // scatter of ln Δ̂ on ln Δ over the pages with an estimate.
-void MeasureRateError(const WebModel& model, const sched::Scheduler& sched,
-                      SimResult& r) {
+void MeasureRateError(const WebModel& model, const Run& run, SimResult& r) {
   std::vector<double> errors;
   std::vector<std::vector<double>> bias(r.per_class.size());
   double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0, syy = 0;
   for (uint32_t p = 0; p < model.pages.size(); ++p) {
     const double truth = model.TrueParams(p).delta;
     if (!(truth > 0)) continue;
-    const double estimate = sched.page(p).rate;
+    const double estimate = run.EstimatedRate(p);
     if (!(estimate > 0)) {
       errors.push_back(kInf);
       continue;
@@ -574,6 +861,38 @@ Result<SimResult> RunSimulation(const WebModel& model,
     }
     last_day = c.day;
   }
+  if (!(options.shards >= 1 && options.shards <= 1024)) {
+    return Status::InvalidArgument("sim: shards must be in 1..1024");
+  }
+  if (options.exchange_period_s != 0 &&
+      !(options.exchange_period_s >= 1 &&
+        options.days * kDay / options.exchange_period_s <= 1e6)) {
+    return Status::InvalidArgument(
+        "sim: the exchange period must be >= 1 s and give at most 1e6 "
+        "exchanges");
+  }
+  last_day = 0;
+  for (const BudgetChange& c : options.budget_changes) {
+    if (!(c.day > last_day) || !(c.day < options.days) ||
+        !(c.factor > 0 && c.factor <= 1e3)) {
+      return Status::InvalidArgument(
+          "sim: budget changes need increasing days in (0, days) and "
+          "factors in (0, 1000]");
+    }
+    last_day = c.day;
+  }
+  last_day = 0;
+  int lost = 0;
+  for (const ShardLoss& c : options.shard_losses) {
+    lost += std::max(0, c.count);
+    if (!(c.day > last_day) || !(c.day < options.days) || c.count < 1 ||
+        lost >= options.shards) {
+      return Status::InvalidArgument(
+          "sim: shard losses need increasing days in (0, days), at least one "
+          "shard each, and a shard left");
+    }
+    last_day = c.day;
+  }
   if (options.oracle && options.policy == "longevity-bound") {
     // Its value is the expected curve between the change profiles' bounds,
     // which the truth cannot stand in for; with --oracle it only lost the
@@ -613,6 +932,7 @@ Result<SimResult> RunSimulation(const WebModel& model,
   so.history = options.history;
   so.signal_window = options.signal_window_days * kDay;
   so.max_pages = kMaxSimPages;
+  so.rate /= options.shards;  // equal shares to begin with
   auto scheduler = sched::Scheduler::Create(so);
   if (!scheduler.ok()) return scheduler.status();
   std::optional<PopulationPosterior> posterior;
@@ -635,10 +955,20 @@ Result<SimResult> RunSimulation(const WebModel& model,
     if (!created.ok()) return created.status();
     posterior = std::move(*created);
   }
-  Run run(model, options, **scheduler, posterior ? &*posterior : nullptr);
+  std::vector<Shard> shards(static_cast<size_t>(options.shards));
+  shards[0].sched = std::move(*scheduler);
+  for (Shard& sh : shards) {
+    if (!sh.sched) {
+      auto more = sched::Scheduler::Create(so);
+      if (!more.ok()) return more.status();
+      sh.sched = std::move(*more);
+    }
+    sh.share = so.rate;
+  }
+  Run run(model, options, shards, posterior ? &*posterior : nullptr);
   auto result = run.Go();
   if (!result.ok()) return result;
-  if (!options.oracle) MeasureRateError(model, **scheduler, *result);
+  if (!options.oracle) MeasureRateError(model, run, *result);
   ContinuousOptima(model, options.rate_per_day,
                    options.policy.starts_with("longevity"), *result);
   return result;
@@ -737,6 +1067,43 @@ std::string SimResultToJson(const WebModel& model, const SimOptions& options,
                        {"late_intervals", x.late_intervals}});
     }
     j["rules"] = rules;
+  }
+  if (options.clustered()) {
+    json c;
+    c["shards"] = options.shards;
+    c["exchange_period_s"] = options.exchange_period_s;
+    c["shard_pages"] = r.shard_pages;
+    c["pages_moved"] = r.pages_moved;
+    c["exchanges"] = r.exchanges;
+    json events = json::array();
+    for (const SimResult::Event& e : r.events) {
+      json x = {{"kind", e.kind}, {"day", e.day}};
+      if (e.kind == "budget_change") x["factor"] = e.value;
+      if (e.kind == "shard_loss") x["shards"] = e.value;
+      x["settle_days"] = e.settle_days;
+      x["first_within_days"] = e.first_days;
+      events.push_back(x);
+    }
+    c["events"] = events;
+    json day = json::array(), spread = json::array(), lambda = json::array(),
+         share = json::array(), dispersion = json::array();
+    for (const SimResult::Sample& s : r.trajectory) {
+      day.push_back(s.day);
+      spread.push_back(s.spread);
+      dispersion.push_back(s.dispersion);
+      lambda.push_back(s.lambda);
+      share.push_back(s.share);
+    }
+    // Sampled at exchanges (at most SimOptions::trajectory_samples):
+    // λ by shard (-1 unknown or dead; 0 nothing to fetch), share by shard
+    // in pages per day, the spread max/min of the positive λs and their
+    // dispersion (sched::LambdaDispersion).
+    c["trajectory"] = {{"day", day},
+                       {"lambda_spread", spread},
+                       {"lambda_dispersion", dispersion},
+                       {"lambda", lambda},
+                       {"share_per_day", share}};
+    j["cluster"] = c;
   }
   j["cpu_seconds"] = r.cpu_seconds;
   return j.dump();

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "sched/rate_shares.h"
 #include "sched/scheduler.h"
 #include "sim/web_model.h"
 
@@ -52,6 +53,18 @@ struct SimRuleResult {
   uint64_t late_intervals = 0;
 };
 inline constexpr double kRuleSlackS = 3600;
+
+// A sharded run's events (SimOptions::shards): from `day` on the cluster's
+// budget is `factor` times what it was; or `count` shards die, their hosts
+// moving to the survivors.
+struct BudgetChange {
+  double day;
+  double factor;
+};
+struct ShardLoss {
+  double day;
+  int count;
+};
 
 struct SimOptions {
   std::string policy = "freshness";
@@ -100,6 +113,25 @@ struct SimOptions {
   // Operators' rules, the first naming a page's class being its rule (at
   // most sched::kMaxPageRules). Empty: the run is as without this option.
   std::vector<SimRule> rules;
+  // The cluster (issue 30 item 4): pages are split by host (rendezvous
+  // hashing of the host id over the live shards) among `shards` schedulers,
+  // each with its own token bucket at its share of the budget. Every
+  // `exchange_period_s` the shares move toward equal thresholds by
+  // sched::NextRateShares (the daemon's rule); 0: fixed equal shares. One
+  // shard and no exchange is the single-node run, unchanged. 1..1024
+  // shards; at most 1e6 exchanges in a run.
+  int shards = 1;
+  double exchange_period_s = 0;
+  sched::RateShareOptions share_options;
+  std::vector<BudgetChange> budget_changes;  // days strictly increasing
+  std::vector<ShardLoss> shard_losses;       // at least one shard survives
+  // The per-shard λ and share trajectory kept for the JSON: at most this
+  // many exchanges, evenly strided.
+  int trajectory_samples = 100;
+  bool clustered() const {
+    return shards > 1 || exchange_period_s > 0 || !budget_changes.empty() ||
+           !shard_losses.empty();
+  }
   // Called with the simulated day reached, about every 1% of `days`, on the
   // simulating thread (a command line's progress line); empty: none.
   std::function<void(double day)> progress;
@@ -174,11 +206,38 @@ struct SimResult {
   double host_rate_weight = 0;
   double cpu_seconds = 0;
   std::vector<SimRuleResult> rules;  // by SimOptions::rules
+  // SimOptions::clustered() runs: the exchange's record.
+  struct Sample {
+    double day;
+    double spread;               // max/min of the positive λs; 0: none
+    double dispersion;           // sched::LambdaDispersion
+    std::vector<double> lambda;  // by shard; -1 unknown or dead
+    std::vector<double> share;   // by shard, pages per day; 0 when dead
+  };
+  struct Event {
+    std::string kind;  // "start", "budget_change", "shard_loss"
+    double day = 0;
+    double value = 0;  // the factor, or the shards lost
+    // Days from the event until the λs are within 10% (their dispersion,
+    // sched::LambdaDispersion, ≤ ln 1.1) at an exchange and stay so at
+    // every exchange until the next event or the end (settle), or first
+    // are (first); -1: not within it.
+    double settle_days = -1;
+    double first_days = -1;
+  };
+  std::vector<Sample> trajectory;  // strided
+  std::vector<Event> events;
+  std::vector<uint64_t> shard_pages;  // at the end, by shard
+  uint64_t exchanges = 0;
+  uint64_t pages_moved = 0;  // by shard losses
 };
 
 // Runs `options.policy` on `model`. InvalidArgument for a bad policy or
 // option (non-positive rate or days; rate changes not at strictly
-// increasing days inside (0, days) or with a non-positive rate).
+// increasing days inside (0, days) or with a non-positive rate; shards out
+// of 1..1024, an exchange period under 1 s or over 1e6 exchanges in the
+// run, budget changes or shard losses not at strictly increasing days in
+// (0, days), a factor not in (0, 1e3], or losses leaving no shard).
 Result<SimResult> RunSimulation(const WebModel& model,
                                 const SimOptions& options);
 
