@@ -783,7 +783,10 @@ void CrawlLoop::Housekeeping() {
   }
   PublishSnapshot();
   OperatorTick(now);
-  if (cluster_) cluster_->SetFigures(sched_->threshold(), RateShare());
+  if (cluster_) {
+    cluster_->SetFigures(sched_->threshold(), RateShare());
+    cluster_->SetSummary(ClusterSummary());
+  }
   housekeeping_.expires_after(
       std::chrono::milliseconds(static_cast<int>(kHousekeepingS * 1000)));
   housekeeping_.async_wait(

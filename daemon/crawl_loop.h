@@ -329,6 +329,9 @@ class CrawlLoop {
   // (writer thread) hands it each committed event; /status
   // "cluster"."changes" (null without it) and its /metrics.
   Status InitChangePublisher();
+  // What this node announces in its heartbeats beside λ and its rate share
+  // (`freshd cluster status` prints it): a JSON object.
+  std::string ClusterSummary() const;
   void PublishChanges(const std::vector<store::FeedEvent>& events);
   nlohmann::json ChangesJson() const;
   void AppendChangesMetrics(const nlohmann::json& status,

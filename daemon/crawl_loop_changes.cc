@@ -1,7 +1,7 @@
 // CrawlLoop as one node of a cluster: its change-feed events also go to the
 // cluster's change stream (cluster/change_publisher.h; cluster/README.md
-// "Change feed"). Nothing here runs without [cluster] nats_url and the
-// feed on.
+// "Change feed"), and the summary its heartbeats announce. Nothing here
+// runs without [cluster] nats_url (the publisher: and the feed on).
 
 #include <cstdio>
 
@@ -51,6 +51,25 @@ void CrawlLoop::PublishChanges(const std::vector<store::FeedEvent>& events) {
   for (const store::FeedEvent& e : events) {
     changes_->Publish(e.seq, ClusterEventJson(changes_->options().node, e));
   }
+}
+
+std::string CrawlLoop::ClusterSummary() const {
+  std::shared_ptr<const nlohmann::json> snapshot;
+  {
+    std::lock_guard<std::mutex> lock(snapshot_mu_);
+    snapshot = snapshot_;
+  }
+  nlohmann::json rate = nullptr;
+  if (snapshot && (*snapshot)["rate_actual"].is_number()) {
+    rate = (*snapshot)["rate_actual"];
+  }
+  return nlohmann::json{
+      {"pages_known", book_->size()},
+      {"pages_fetched", fetched_total_},
+      {"fetch_rate", rate},  // pages per second over the last minute
+      {"changes", store_->feed_bounds().newest},  // its feed's newest seq
+      {"shards_owned", cluster_view_ ? cluster_view_->shards_owned : 0}}
+      .dump();
 }
 
 nlohmann::json CrawlLoop::ChangesJson() const {

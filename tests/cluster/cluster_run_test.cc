@@ -282,6 +282,12 @@ TEST_F(ClusterRunTest, ThreeNodesShareTheWebAndSurviveTheLossOfOne) {
     EXPECT_EQ(j["shards"], kShards);
     EXPECT_NEAR(j["rate_share"].get<double>(), 3.0, 1e-9);
     EXPECT_LT(j["age_s"].get<double>(), kTtl + 1);
+    // The node's summary beside its figures.
+    EXPECT_TRUE(j["pages_known"].is_number()) << l;
+    EXPECT_TRUE(j["pages_fetched"].is_number()) << l;
+    EXPECT_TRUE(j.contains("fetch_rate")) << l;
+    EXPECT_TRUE(j["changes"].is_number()) << l;
+    EXPECT_TRUE(j["shards_owned"].is_number()) << l;
   }
   EXPECT_EQ(listed_nodes, names);
   EXPECT_EQ(testing::RunFreshd({"cluster", "status"}).exit_code, 2);
