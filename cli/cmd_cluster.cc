@@ -2,7 +2,10 @@
 // cluster as its latest heartbeat in the member bucket says
 // (cluster/member_list.h), one JSON line per node, sorted by name:
 // {"node", "shards", "lambda" (null: not known yet), "rate_share",
-// "age_s" (since the server stored it)}. The NATS URL comes from --nats or
+// "age_s" (since the server stored it)}, and the node's summary:
+// "pages_known", "pages_fetched", "fetch_rate" (pages/s over the last
+// minute), "changes" (its change feed's newest seq: events ever committed),
+// "shards_owned". The NATS URL comes from --nats or
 // the config's [cluster] nats_url. Exit codes: 0 listed (possibly nothing),
 // 1 NATS unreachable or no cluster bucket, 2 bad usage or config.
 
@@ -57,6 +60,15 @@ int RunClusterStatus(const ClusterArgs& a) {
          m.info.lambda >= 0 ? nlohmann::json(m.info.lambda) : nlohmann::json()},
         {"rate_share", m.info.rate_share},
         {"age_s", m.age_s}};
+    // The node's summary (pages_known, fetch_rate, pages_fetched, changes,
+    // shards_owned), when it announces one.
+    nlohmann::json summary =
+        nlohmann::json::parse(m.info.summary, nullptr, false);
+    if (summary.is_object()) {
+      for (const auto& [key, value] : summary.items()) {
+        if (!j.contains(key)) j[key] = value;
+      }
+    }
     std::printf("%s\n", j.dump().c_str());
   }
   return 0;

@@ -60,6 +60,11 @@ std::string EncodeMember(const MemberInfo& info, uint64_t instance) {
   } else {
     j["lambda"] = nullptr;
   }
+  if (!info.summary.empty()) {
+    nlohmann::json summary =
+        nlohmann::json::parse(info.summary, nullptr, false);
+    if (summary.is_object()) j["summary"] = std::move(summary);
+  }
   return j.dump();
 }
 
@@ -83,6 +88,9 @@ bool DecodeMember(std::string_view key, std::string_view value,
   auto share = j.find("rate_share");
   info->rate_share =
       share != j.end() && share->is_number() ? share->get<double>() : 0;
+  auto summary = j.find("summary");
+  info->summary = summary != j.end() && summary->is_object() ? summary->dump()
+                                                             : std::string();
   *instance = inst->get<uint64_t>();
   return true;
 }
@@ -131,6 +139,12 @@ void ClusterNode::Start() {
 void ClusterNode::Stop() {
   stop_ = true;
   if (thread_.joinable()) thread_.join();
+}
+
+void ClusterNode::SetSummary(std::string summary) {
+  if (summary.size() > kMaxSummaryBytes) summary.clear();
+  std::lock_guard<std::mutex> lock(mu_);
+  summary_ = std::move(summary);
 }
 
 void ClusterNode::SetFigures(double lambda, double rate_share) {
@@ -232,6 +246,7 @@ void ClusterNode::Heartbeat(double now) {
     std::lock_guard<std::mutex> lock(mu_);
     me.lambda = lambda_;
     me.rate_share = rate_share_;
+    me.summary = summary_;
   }
   const std::string value = EncodeMember(me, instance_);
   uint64_t rev = 0;

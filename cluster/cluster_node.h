@@ -85,6 +85,9 @@ class ClusterNode {
 
   // The figures the next heartbeats announce. Any thread.
   void SetFigures(double lambda, double rate_share);
+  // A JSON object the next heartbeats announce beside them (at most
+  // kMaxSummaryBytes; longer: not announced). Any thread.
+  void SetSummary(std::string summary);
   // The current view. Any thread.
   ClusterView view() const;
   const ClusterNodeOptions& options() const { return options_; }
@@ -125,10 +128,12 @@ class ClusterNode {
   ClusterView view_;       // guarded by mu_
   double lambda_ = -1;     // guarded by mu_
   double rate_share_ = 0;  // guarded by mu_
+  std::string summary_;    // guarded by mu_
 };
 
 // The JSON value of a heartbeat, and back (false for a value that is not
 // one: the entry is ignored).
+inline constexpr size_t kMaxSummaryBytes = 512;
 std::string EncodeMember(const MemberInfo& info, uint64_t instance);
 bool DecodeMember(std::string_view key, std::string_view value,
                   MemberInfo* info, uint64_t* instance);

@@ -25,6 +25,9 @@ struct MemberInfo {
   uint32_t shards = 0;    // its [cluster] shards
   double lambda = -1;     // its scheduler's threshold; < 0: not known
   double rate_share = 0;  // pages per second it crawls at
+  // What else it announces, a JSON object ("" none): the daemon's
+  // pages_known, fetch_rate, pages_fetched, changes, shards_owned.
+  std::string summary = "";
 
   bool operator==(const MemberInfo&) const = default;
 };

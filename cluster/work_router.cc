@@ -24,12 +24,6 @@ constexpr double kStopFlushS = 2;
 constexpr int64_t kStreamMaxBytes = int64_t{1} << 30;
 constexpr int64_t kStreamMaxAgeNs = int64_t{7} * 86400 * 1000000000;
 
-double SteadyNow() {
-  return std::chrono::duration<double>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
 const char* KindName(WorkItem::Kind kind) {
   switch (kind) {
     case WorkItem::Kind::kSitemap:
@@ -49,31 +43,22 @@ const char* KindName(WorkItem::Kind kind) {
 natsStatus EnsureStream(jsCtx* js, const std::string& name,
                         const std::string& subjects, const char* description,
                         jsRetentionPolicy retention, int64_t per_subject) {
-  jsStreamInfo* si = nullptr;
-  natsStatus s = js_GetStreamInfo(&si, js, name.c_str(), nullptr, nullptr);
-  if (s != NATS_OK) {
-    const char* subject_list[] = {subjects.c_str()};
-    jsStreamConfig cfg;
-    jsStreamConfig_Init(&cfg);
-    cfg.Name = name.c_str();
-    cfg.Description = description;
-    cfg.Subjects = subject_list;
-    cfg.SubjectsLen = 1;
-    cfg.Retention = retention;
-    cfg.Storage = js_FileStorage;
-    cfg.MaxBytes = kStreamMaxBytes;
-    if (per_subject > 0) {
-      cfg.MaxMsgsPerSubject = per_subject;
-    } else {
-      cfg.MaxAge = kStreamMaxAgeNs;
-    }
-    s = js_AddStream(&si, js, &cfg, nullptr, nullptr);
-    if (s != NATS_OK) {  // another node created it meanwhile
-      s = js_GetStreamInfo(&si, js, name.c_str(), nullptr, nullptr);
-    }
+  const char* subject_list[] = {subjects.c_str()};
+  jsStreamConfig cfg;
+  jsStreamConfig_Init(&cfg);
+  cfg.Name = name.c_str();
+  cfg.Description = description;
+  cfg.Subjects = subject_list;
+  cfg.SubjectsLen = 1;
+  cfg.Retention = retention;
+  cfg.Storage = js_FileStorage;
+  cfg.MaxBytes = kStreamMaxBytes;
+  if (per_subject > 0) {
+    cfg.MaxMsgsPerSubject = per_subject;
+  } else {
+    cfg.MaxAge = kStreamMaxAgeNs;
   }
-  if (si != nullptr) jsStreamInfo_Destroy(si);
-  return s;
+  return cluster::EnsureStream(js, &cfg);
 }
 
 std::string DeliverSubject(const std::string& stream, uint32_t shard) {
@@ -207,7 +192,7 @@ void WorkRouter::Publish(uint32_t shard, WorkItem item, DoneFn done) {
         return;
       }
     }
-    Pending p{shard, EncodeWork(item), std::move(done), SteadyNow()};
+    Pending p{shard, EncodeWork(item), std::move(done), MonotonicSeconds()};
     queue_bytes_ += p.data.size();
     queue_.push_back(std::move(p));
     while (queue_.size() > kPublishQueueItems ||
@@ -281,13 +266,11 @@ WorkRouterStats WorkRouter::stats() const {
 
 void WorkRouter::Run() {
   while (!stop_) {
-    const double now = SteadyNow();
+    const double now = MonotonicSeconds();
     if (nats_ == nullptr && now >= next_connect_ && !Connect()) {
       next_connect_ = now + 1;
     }
-    const bool connected =
-        nats_ != nullptr &&
-        natsConnection_Status(nats_->nc) == NATS_CONN_STATUS_CONNECTED;
+    const bool connected = nats_ != nullptr && NatsConnected(nats_->nc);
     {
       std::lock_guard<std::mutex> lock(mu_);
       stats_.connected = connected;
@@ -313,7 +296,7 @@ void WorkRouter::Run() {
         }
       }
       const bool more = ((!queue_.empty() || !pages_.empty()) && connected &&
-                         SteadyNow() >= publish_retry_at_) ||
+                         MonotonicSeconds() >= publish_retry_at_) ||
                         !incoming_.empty() || !to_ack_.empty() ||
                         !to_nak_.empty() || owned_changed_;
       if (late.empty() && !more) {
@@ -325,10 +308,10 @@ void WorkRouter::Run() {
     }
   }
   // Stopping: what is queued gets kStopFlushS to be stored.
-  const double until = SteadyNow() + kStopFlushS;
+  const double until = MonotonicSeconds() + kStopFlushS;
   publish_retry_at_ = 0;
-  while (nats_ != nullptr && SteadyNow() < until &&
-         natsConnection_Status(nats_->nc) == NATS_CONN_STATUS_CONNECTED) {
+  while (nats_ != nullptr && MonotonicSeconds() < until &&
+         NatsConnected(nats_->nc)) {
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (queue_.empty() && pages_.empty()) break;
@@ -409,7 +392,7 @@ void WorkRouter::ApplyOwned() {
 void WorkRouter::Acquire(const std::vector<uint32_t>& shards) {
   // Their pages first (the state the previous owner published), then their
   // work.
-  const double t0 = SteadyNow();
+  const double t0 = MonotonicSeconds();
   uint64_t replayed_before = 0;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -457,7 +440,8 @@ void WorkRouter::Acquire(const std::vector<uint32_t>& shards) {
   std::lock_guard<std::mutex> lock(mu_);
   spdlog::info(
       "cluster: {} shard(s) acquired: {} page records replayed in {:.2f} s",
-      shards.size(), stats_.pages_replayed - replayed_before, SteadyNow() - t0);
+      shards.size(), stats_.pages_replayed - replayed_before,
+      MonotonicSeconds() - t0);
 }
 
 void WorkRouter::PublishSome() {
@@ -480,7 +464,7 @@ void WorkRouter::PublishSome() {
     if (s != NATS_OK) {
       // Back to the front; try again in a second.
       spdlog::warn("cluster: work not published (retrying): {}", NatsError(s));
-      publish_retry_at_ = SteadyNow() + 1;
+      publish_retry_at_ = MonotonicSeconds() + 1;
       std::lock_guard<std::mutex> lock(mu_);
       queue_bytes_ += p.data.size();
       queue_.push_front(std::move(p));
@@ -496,7 +480,8 @@ void WorkRouter::PublishSome() {
 }
 
 void WorkRouter::PublishPages() {
-  for (size_t i = 0; i < kBatch && publish_retry_at_ <= SteadyNow(); ++i) {
+  for (size_t i = 0; i < kBatch && publish_retry_at_ <= MonotonicSeconds();
+       ++i) {
     PendingPage p;
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -513,7 +498,7 @@ void WorkRouter::PublishPages() {
     if (ack != nullptr) jsPubAck_Destroy(ack);
     std::lock_guard<std::mutex> lock(mu_);
     if (s != NATS_OK) {
-      publish_retry_at_ = SteadyNow() + 1;
+      publish_retry_at_ = MonotonicSeconds() + 1;
       pages_bytes_ += p.data.size();
       pages_.push_front(std::move(p));
       stats_.pages_queued = pages_.size();

@@ -207,6 +207,11 @@ struct ClusterConfig {
   int shards = 256;      // fixed for the life of a cluster
   double heartbeat_s = 1.0;
   double ttl_s = 5.0;
+  // The change stream freshd_changes (every node's change-feed events), as
+  // the first node creates it: events older than this, or past this many
+  // bytes, go first.
+  double changes_max_age_s = 7 * 86400.0;
+  uint64_t changes_max_bytes = uint64_t{1} << 30;
 
   bool operator==(const ClusterConfig&) const = default;
 };

@@ -153,6 +153,10 @@ void VisitConfig(C& c, Visitor& v) {
   v.Int("shards", &c.cluster.shards, 1, 65536);
   v.Duration("heartbeat", &c.cluster.heartbeat_s, 0.05, 3600);
   v.Duration("ttl", &c.cluster.ttl_s, 0.1, 86400);
+  v.Duration("changes_max_age", &c.cluster.changes_max_age_s, 60,
+             3650 * 86400.0);
+  v.Size("changes_max_bytes", &c.cluster.changes_max_bytes, 1 << 20,
+         uint64_t{1} << 40);
 }
 
 // The keys of one [[rule]] but its name (read first: messages name the rule),

@@ -273,6 +273,11 @@ Status CrawlLoop::Init() {
           PublishPages(pages);
         });
   }
+  if (Status c = InitChangePublisher(); !c.ok()) return c;
+  if (changes_) {  // each change event to the change stream, once committed
+    writer_->set_feed_hook(
+        [this](const std::vector<store::FeedEvent>& e) { PublishChanges(e); });
+  }
   return Status::OK();
 }
 
@@ -430,6 +435,7 @@ void CrawlLoop::Start() {
   net_->Start();
   if (cluster_) cluster_->Start();
   if (router_) router_->Start();
+  if (changes_) changes_->Start();
   PublishSnapshot();
   Housekeeping();
   TryDispatch();
@@ -803,7 +809,10 @@ void CrawlLoop::Housekeeping() {
   }
   PublishSnapshot();
   OperatorTick(now);
-  if (cluster_) cluster_->SetFigures(ClusterLambda(), RateShare());
+  if (cluster_) {
+    cluster_->SetFigures(ClusterLambda(), RateShare());
+    cluster_->SetSummary(ClusterSummary());
+  }
   housekeeping_.expires_after(
       std::chrono::milliseconds(static_cast<int>(kHousekeepingS * 1000)));
   housekeeping_.async_wait(
@@ -1058,6 +1067,7 @@ void CrawlLoop::Stop(double grace_s, std::function<void(Status)> done) {
         // Nothing of ours is in flight: leave the cluster, so the others
         // take our shards (after their handoff delay).
         if (router_) router_->Stop();
+        if (changes_) changes_->Stop();
         if (cluster_) cluster_->Stop();
         auto callback = done;
         *finish = nullptr;  // breaks the self-reference

@@ -56,6 +56,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "cluster/change_publisher.h"
 #include "cluster/cluster_node.h"
 #include "cluster/work_router.h"
 #include "conf/config.h"
@@ -343,6 +344,18 @@ class CrawlLoop {
   nlohmann::json ClusterJson() const;
   void AppendClusterMetrics(const nlohmann::json& status,
                             std::string* out) const;
+  // The cluster's change stream (crawl_loop_changes.cc): the publisher,
+  // created with the node when the feed is on; the writer's feed hook
+  // (writer thread) hands it each committed event; /status
+  // "cluster"."changes" (null without it) and its /metrics.
+  Status InitChangePublisher();
+  // What this node announces in its heartbeats beside λ and its rate share
+  // (`freshd cluster status` prints it): a JSON object.
+  std::string ClusterSummary() const;
+  void PublishChanges(const std::vector<store::FeedEvent>& events);
+  nlohmann::json ChangesJson() const;
+  void AppendChangesMetrics(const nlohmann::json& status,
+                            std::string* out) const;
 
   // Gives the page the first [[rule]] its URL matches (none: 0).
   void ApplyRule(sched::PageId page);
@@ -471,6 +484,9 @@ class CrawlLoop {
   // routed POST /signal hints the next WhenCommitted also waits for.
   std::unique_ptr<cluster::WorkRouter> router_;
   std::shared_ptr<RouteJoin> route_join_;
+  // The change stream's publisher (null without a cluster or a feed),
+  // stopped after the writer, so the last events are published.
+  std::unique_ptr<cluster::ChangePublisher> changes_;
   // Every seed given (bounded by [crawler] max_urls): added when its shard
   // is acquired.
   std::vector<std::pair<std::string, double>> cluster_seeds_;

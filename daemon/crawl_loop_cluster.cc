@@ -366,6 +366,8 @@ nlohmann::json CrawlLoop::ClusterJson() const {
       // shards routed, queued while NATS is away (at most
       // kPublishQueueItems, then the oldest dropped), and received.
       {"work", work},
+      // The change stream (crawl_loop_changes.cc).
+      {"changes", ChangesJson()},
   };
 }
 

@@ -245,6 +245,10 @@ void CrawlLoop::AppendOperatorMetrics(PrometheusText& out) const {
               static_cast<double>(writer.records));
   out.Counter("freshd_warc_records_total", "Fetches archived as WARC records.",
               static_cast<double>(writer.warc_records));
+  out.Counter("freshd_warc_deduplicated_total",
+              "Ok responses archived as revisit records: their payload "
+              "digest was archived before ([store] warc_dedup).",
+              static_cast<double>(writer.warc_deduped));
   out.Gauge("freshd_store_bytes", "Bytes in the store's directory.",
             store_disk_.bytes);
   out.Gauge("freshd_store_files", "Files in the store's directory.",

@@ -226,6 +226,7 @@ std::string CrawlLoop::MetricsText() const {
            std::to_string(count) + "\n";
   }
   AppendClusterMetrics(s, &out);
+  AppendChangesMetrics(s, &out);
   PrometheusText more;
   AppendOperatorMetrics(more);
   return out + more.Take();

@@ -136,7 +136,10 @@ void StoreWriter::Write(std::vector<WriterJob>& jobs) {
     batch.Append(std::move(job.batch));
     feed_events += job.feed.size();
   }
-  if (feed_.enabled) AddFeed(jobs, written, &batch);
+  std::vector<store::FeedEvent> events;  // for the feed hook
+  if (feed_.enabled) {
+    AddFeed(jobs, written, &batch, feed_hook_ ? &events : nullptr);
+  }
   const uint64_t records = batch.operations();
   std::vector<CommittedPage> pages;  // for the hook (Commit clears batch)
   if (committed_hook_) {
@@ -152,8 +155,14 @@ void StoreWriter::Write(std::vector<WriterJob>& jobs) {
       spdlog::error("store: {}", s.ToString());
       first_error = s;
       feed_events = 0;
-    } else if (committed_hook_ && !pages.empty()) {
-      committed_hook_(pages);
+    } else {
+      if (committed_hook_ && !pages.empty()) committed_hook_(pages);
+      if (feed_hook_ && !events.empty()) {
+        // This batch's events are the newest: the writer alone adds them.
+        uint64_t seq = store_->feed_bounds().newest - events.size();
+        for (store::FeedEvent& e : events) e.seq = ++seq;
+        feed_hook_(events);
+      }
     }
   }
   if (Status s = store_->MaybeSync(UnixNow()); !s.ok()) {
@@ -279,7 +288,7 @@ void StoreWriter::MaybePruneDigests(double now) {
 void StoreWriter::AddFeed(
     std::vector<WriterJob>& jobs,
     const std::vector<std::vector<store::WarcWritten>>& written,
-    store::StoreBatch* batch) {
+    store::StoreBatch* batch, std::vector<store::FeedEvent>* added) {
   // Sketches written earlier in this group (the store does not hold them
   // yet): a page fetched twice between two commits.
   std::unordered_map<std::string, std::string> group_sketches;
@@ -316,6 +325,8 @@ void StoreWriter::AddFeed(
       }
       if (Status s = batch->AddFeedEvent(e); !s.ok()) {
         spdlog::error("feed: event for {}: {}", e.url, s.ToString());
+      } else if (added != nullptr) {
+        added->push_back(e);
       }
     }
   }

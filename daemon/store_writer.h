@@ -76,6 +76,8 @@ struct CommittedPage {
   std::string value;
 };
 using CommittedHook = std::function<void(const std::vector<CommittedPage>&)>;
+// The change-feed events a commit wrote, in seq order, each with its seq.
+using FeedHook = std::function<void(const std::vector<store::FeedEvent>&)>;
 
 struct WriterJob {
   store::StoreBatch batch;
@@ -114,6 +116,10 @@ class StoreWriter {
   // Runs on the writer thread after each successful commit, with the page
   // records it wrote (a cluster node publishes them). Set it before Start.
   void set_committed_hook(CommittedHook fn) { committed_hook_ = std::move(fn); }
+  // Runs on the writer thread after each successful commit that wrote
+  // change-feed events, with those events (a cluster node publishes them).
+  // Set it before Start.
+  void set_feed_hook(FeedHook fn) { feed_hook_ = std::move(fn); }
 
   void Start();
   // Queues `job`. After Stop, the job is committed on the caller's thread.
@@ -130,10 +136,11 @@ class StoreWriter {
   // Writes `jobs` (WARC, then one commit); the writer thread, or the caller
   // after Stop.
   void Write(std::vector<WriterJob>& jobs);
-  // Adds the jobs' feed events (and sketches) to `batch`.
+  // Adds the jobs' feed events (and sketches) to `batch`, and to `added`
+  // (if not null) those it added.
   void AddFeed(std::vector<WriterJob>& jobs,
                const std::vector<std::vector<store::WarcWritten>>& written,
-               store::StoreBatch* batch);
+               store::StoreBatch* batch, std::vector<store::FeedEvent>* added);
   void MaybePruneFeed(double now);
   // Archives the jobs' fetches, adding the capture index to `batch`.
   void Archive(std::vector<WriterJob>& jobs,
@@ -148,6 +155,7 @@ class StoreWriter {
   const FeedConfig feed_;
   const ArchivePolicy archive_;
   CommittedHook committed_hook_;
+  FeedHook feed_hook_;
   // Writer thread only.
   uint64_t events_since_prune_ = 0;
   double last_prune_ = 0;

@@ -234,6 +234,7 @@ TEST_F(OperatorCliTest, TalksToSystemdAndTheJournalAndExportsEveryFamily) {
         "freshd_warc_bytes ",
         "freshd_warc_files ",
         "freshd_warc_records_total ",
+        "freshd_warc_deduplicated_total ",
         "freshd_store_errors_total ",
         "freshd_parse_queue ",
         "freshd_parse_queue_bytes ",

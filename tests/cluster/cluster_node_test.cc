@@ -159,5 +159,17 @@ TEST(MemberCodingTest, RoundTripsAndRejectsWhatIsNotAHeartbeat) {
   EXPECT_FALSE(DecodeMember("n1", std::string(2000, ' '), &out, &instance));
 }
 
+TEST(MemberCodingTest, CarriesTheNodesSummary) {
+  MemberInfo in{"n1", 256, 3.5, 2.0};
+  in.summary = R"({"changes":7,"pages_known":12})";
+  MemberInfo out;
+  uint64_t instance = 0;
+  ASSERT_TRUE(DecodeMember("n1", EncodeMember(in, 42), &out, &instance));
+  EXPECT_EQ(out, in);
+  in.summary = "not json";  // not announced
+  ASSERT_TRUE(DecodeMember("n1", EncodeMember(in, 42), &out, &instance));
+  EXPECT_EQ(out.summary, "");
+}
+
 }  // namespace
 }  // namespace freshd::cluster

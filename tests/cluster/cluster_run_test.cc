@@ -317,6 +317,12 @@ TEST_F(ClusterRunTest, ThreeNodesShareTheWebAndSurviveTheLossOfOne) {
     EXPECT_EQ(j["shards"], kShards);
     EXPECT_GT(j["rate_share"].get<double>(), 0);
     EXPECT_LT(j["age_s"].get<double>(), kTtl + 1);
+    // The node's summary beside its figures.
+    EXPECT_TRUE(j["pages_known"].is_number()) << l;
+    EXPECT_TRUE(j["pages_fetched"].is_number()) << l;
+    EXPECT_TRUE(j.contains("fetch_rate")) << l;
+    EXPECT_TRUE(j["changes"].is_number()) << l;
+    EXPECT_TRUE(j["shards_owned"].is_number()) << l;
   }
   EXPECT_EQ(listed_nodes, names);
   // The published shares sum to the budget (issue 30 item 4).
@@ -501,6 +507,36 @@ TEST_F(ClusterRunTest, ThreeNodesShareTheWebAndSurviveTheLossOfOne) {
     nodes_[n].pid = -1;
   }
   EXPECT_NE(Log("a").find("cluster: node a joined"), std::string::npos);
+
+  // 7. The change feed, cluster-wide: one reader of freshd_changes gets
+  // every node's events, each node's seqs 1..N in order, none twice — c's
+  // too, though it was killed once (what it had not published then came
+  // from its local feed after the restart).
+  testing::CommandResult changes =
+      testing::RunFreshd({"changes", "--nats", nats_->url()});
+  ASSERT_EQ(changes.exit_code, 0) << changes.err;
+  std::map<std::string, std::vector<uint64_t>> seqs;
+  std::stringstream change_lines(changes.out);
+  uint64_t last_stream_seq = 0;
+  for (std::string l; std::getline(change_lines, l);) {
+    nlohmann::json j = nlohmann::json::parse(l);
+    if (j.contains("next_cursor")) continue;
+    EXPECT_GT(j["stream_seq"].get<uint64_t>(), last_stream_seq);
+    last_stream_seq = j["stream_seq"].get<uint64_t>();
+    EXPECT_TRUE(j["url"].is_string() && j["kind"].is_string()) << l;
+    seqs[j["node"].get<std::string>()].push_back(j["seq"].get<uint64_t>());
+  }
+  ASSERT_EQ(seqs.size(), 3u) << changes.out.substr(0, 2000);
+  for (const auto& [node, list] : seqs) {
+    ASSERT_FALSE(list.empty()) << node;
+    for (size_t i = 1; i < list.size(); ++i) {
+      EXPECT_LT(list[i - 1], list[i]) << node;
+    }
+    EXPECT_EQ(list.front(), 1u) << node;
+    EXPECT_EQ(list.back(), list.size()) << node << " has gaps";
+    std::printf("change stream: node %s, %zu events\n", node.c_str(),
+                list.size());
+  }
 }
 
 }  // namespace

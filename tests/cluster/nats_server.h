@@ -115,6 +115,8 @@ class NatsServer {
   NatsServer& operator=(const NatsServer&) = delete;
 
   bool ok() const { return pid_ > 0 && port_ != 0; }
+  // The server's process (a test may SIGSTOP and SIGCONT it).
+  pid_t pid() const { return pid_; }
   std::string url() const {
     return "nats://127.0.0.1:" + std::to_string(port_);
   }

@@ -300,6 +300,23 @@ TEST_F(CrawlLoopTest, AFailedPageIsCountedAsFailedNotNew) {
   EXPECT_EQ(MetricValue(metrics, "freshd_queue_failed"), 1.0) << metrics;
 }
 
+TEST_F(CrawlLoopTest, MetricsCountResponsesArchivedAsRevisits) {
+  // robots.txt is fetched again every second with the same body: from its
+  // second fetch on, its response is archived as a revisit of the first.
+  asio::io_context io;
+  auto loop = CrawlLoop::Create(io, config_);
+  ASSERT_TRUE(loop.ok()) << loop.status().ToString();
+  ASSERT_TRUE(loop.value()->AddSeed(Seed(0), 1).ok());
+  RunUntil(io, *loop.value(), 0, 60, [&] {
+    return MetricValue(loop.value()->MetricsText(),
+                       "freshd_warc_deduplicated_total") >= 2;
+  });
+  const std::string metrics = loop.value()->MetricsText();
+  const double deduped = MetricValue(metrics, "freshd_warc_deduplicated_total");
+  EXPECT_GE(deduped, 2) << metrics;
+  EXPECT_LT(deduped, MetricValue(metrics, "freshd_warc_records_total"));
+}
+
 TEST_F(CrawlLoopTest, StatusAnswersWhileAParseIsHeld) {
   asio::io_context io;
   auto loop = CrawlLoop::Create(io, config_);

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <fstream>
 #include <future>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -132,6 +133,14 @@ TEST_F(StoreWriterTest, FeedEventsCarryWarcPlaceAndStaleness) {
   auto warc = store::WarcWriter::Open(wo);
   ASSERT_TRUE(warc.ok());
   StoreWriter writer(store_.get(), warc.value().get(), 1.0);
+  // The feed hook (what a cluster node publishes) sees each event once
+  // committed, with the seq and fields the store holds.
+  std::mutex hooked_mu;
+  std::vector<store::FeedEvent> hooked;
+  writer.set_feed_hook([&](const std::vector<store::FeedEvent>& e) {
+    std::lock_guard<std::mutex> lock(hooked_mu);
+    hooked.insert(hooked.end(), e.begin(), e.end());
+  });
   const store::PageRecord page = Page(1);
   auto job = [&](const char* kind, const BottomSketch& sketch,
                  const std::string& body) {
@@ -177,6 +186,10 @@ TEST_F(StoreWriterTest, FeedEventsCarryWarcPlaceAndStaleness) {
                   .ok());
   ASSERT_EQ(events.size(), 4u);
   EXPECT_EQ(writer.stats().feed_events, 4u);
+  {
+    std::lock_guard<std::mutex> lock(hooked_mu);
+    EXPECT_EQ(hooked, events);
+  }
   EXPECT_LT(events[0].staleness, 0);            // no previous version
   EXPECT_NEAR(events[1].staleness, 0.67, 0.2);  // 1/3 of the shingles shared
   EXPECT_EQ(events[2].staleness, 0);            // same sketch as in-group one
