@@ -357,6 +357,40 @@ TEST_F(ClusterRunTest, ThreeNodesShareTheWebAndSurviveTheLossOfOne) {
         << owner_of_host[host];
   }
 
+  // One budget: the nodes' page fetches together, over the crawl so far
+  // (from 2 s after the first fetch, past the start's burst), come within
+  // 10% of the cluster's rate.
+  {
+    double first = 1e300;
+    for (const auto& r : before) first = std::min(first, r.time);
+    // A window of 10 s at least: 90 fetches at the budget.
+    const double wait_s = first + 12 - UnixNow();
+    if (wait_s > 0) {
+      std::this_thread::sleep_for(std::chrono::duration<double>(wait_s));
+    }
+    const std::vector<Request> log = ReadAccessLog(dir_ / "access.log");
+    double last = -1e300;
+    for (const auto& r : log) last = std::max(last, r.time);
+    std::map<std::string, size_t> by_node;
+    size_t pages = 0;
+    for (const auto& r : log) {
+      if (r.time < first + 2) continue;
+      if (r.target.rfind("/p/", 0) != 0 && r.target != "/") continue;
+      ++pages;
+      ++by_node[r.agent.substr(0, r.agent.find('/'))];
+    }
+    const double span = last - (first + 2);
+    ASSERT_GT(span, 8) << "too short a crawl to measure its rate";
+    const double achieved = pages / span;
+    std::printf(
+        "achieved %.2f page fetches/s over %.1f s (budget 9):", achieved, span);
+    for (const auto& [node, n] : by_node) {
+      std::printf(" %s %.2f", node.c_str(), n / span);
+    }
+    std::printf("\n");
+    EXPECT_NEAR(achieved, 9, 0.9);
+  }
+
   // 3. Routing: a page is known on one node only (every URL fetched so far,
   // asked of every node), and the nodes' books add up.
   std::set<std::string> urls_fetched;
