@@ -1,6 +1,7 @@
 #include "sched/selector.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <limits>
 
@@ -11,12 +12,18 @@ constexpr std::greater<> kLater{};
 }  // namespace
 
 float Selector::RoundUp(double upper_bound) {
-  if (std::isnan(upper_bound)) return std::numeric_limits<float>::infinity();
-  auto bound = static_cast<float>(upper_bound);  // (nearest; +inf past max)
-  if (bound < upper_bound) {
-    bound = std::nextafter(bound, std::numeric_limits<float>::infinity());
+  constexpr double kMax = std::numeric_limits<float>::max();
+  if (!(upper_bound <= kMax)) {  // NaN too
+    return std::numeric_limits<float>::infinity();
   }
-  return bound;
+  if (upper_bound < -kMax) return std::numeric_limits<float>::lowest();
+  const auto bound = static_cast<float>(upper_bound);  // (nearest, in range)
+  if (!(bound < upper_bound)) return bound;
+  // The next float up, by its bits (std::nextafter is a library call, on
+  // every staged bound): +1 for +0 and positives, -1 for negatives; bound is
+  // never -0, -inf or FLT_MAX here.
+  const auto bits = std::bit_cast<uint32_t>(bound);
+  return std::bit_cast<float>(bound >= 0 ? bits + 1 : bits - 1);
 }
 
 bool Better(const Priority& a, const Priority& b) {
