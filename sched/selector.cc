@@ -1,6 +1,7 @@
 #include "sched/selector.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <limits>
 
@@ -10,6 +11,21 @@ namespace {
 constexpr std::greater<> kLater{};
 }  // namespace
 
+float Selector::RoundUp(double upper_bound) {
+  constexpr double kMax = std::numeric_limits<float>::max();
+  if (!(upper_bound <= kMax)) {  // NaN too
+    return std::numeric_limits<float>::infinity();
+  }
+  if (upper_bound < -kMax) return std::numeric_limits<float>::lowest();
+  const auto bound = static_cast<float>(upper_bound);  // (nearest, in range)
+  if (!(bound < upper_bound)) return bound;
+  // The next float up, by its bits (std::nextafter is a library call, on
+  // every staged bound): +1 for +0 and positives, -1 for negatives; bound is
+  // never -0, -inf or FLT_MAX here.
+  const auto bits = std::bit_cast<uint32_t>(bound);
+  return std::bit_cast<float>(bound >= 0 ? bits + 1 : bits - 1);
+}
+
 bool Better(const Priority& a, const Priority& b) {
   if (a.overdue != b.overdue) return a.overdue;
   return a.overdue ? a.key < b.key : a.key > b.key;
@@ -17,7 +33,7 @@ bool Better(const Priority& a, const Priority& b) {
 
 void Selector::Resize(size_t pages) {
   if (pages <= bound_.size()) return;
-  bound_.resize(pages, std::numeric_limits<double>::quiet_NaN());
+  bound_.resize(pages, std::numeric_limits<float>::quiet_NaN());
   deadline_.resize(pages, std::numeric_limits<double>::infinity());
   stamp_.resize(pages, 0);
   in_recent_.resize(pages, 0);
@@ -25,13 +41,11 @@ void Selector::Resize(size_t pages) {
 
 void Selector::Update(PageId page, double upper_bound, double deadline) {
   if (page >= bound_.size()) Resize(static_cast<size_t>(page) + 1);
-  if (std::isnan(upper_bound)) {
-    upper_bound = std::numeric_limits<double>::infinity();
-  }
-  if (upper_bound != bound_[page]) {  // (true for NaN: not indexed yet)
+  const float bound = RoundUp(upper_bound);
+  if (bound != bound_[page]) {  // (true for NaN: not indexed yet)
     if (in_recent_[page]) recent_.erase({bound_[page], page});
-    bound_[page] = upper_bound;
-    recent_.insert({upper_bound, page});
+    bound_[page] = bound;
+    recent_.insert({bound, page});
     in_recent_[page] = 1;  // its sorted_ entry, if any, is dead now
     if (recent_.size() > std::max<size_t>(1024, sorted_.size() / 8)) {
       MergeRecent();
@@ -51,9 +65,7 @@ void Selector::UpdateAll(size_t pages, const IndexFn& index) {
     const auto page = static_cast<PageId>(i);
     if (i < pages) {
       auto [upper_bound, deadline] = index(page);
-      bound_[i] = std::isnan(upper_bound)
-                      ? std::numeric_limits<double>::infinity()
-                      : upper_bound;
+      bound_[i] = RoundUp(upper_bound);
       SetDeadline(page, deadline);
     }
     if (!std::isnan(bound_[i])) sorted_.emplace_back(bound_[i], page);
@@ -82,24 +94,19 @@ void Selector::BeginStage() {
 }
 
 void Selector::StageNext(double upper_bound) {
-  if (std::isnan(upper_bound)) {
-    upper_bound = std::numeric_limits<double>::infinity();
-  }
+  const float bound = RoundUp(upper_bound);
   const auto page = static_cast<PageId>(stage_pages_++);
-  next_bound_.push_back(upper_bound);
-  if (page % kSampleEvery == 0) sample_.emplace_back(upper_bound, page);
+  next_bound_.push_back(bound);
+  if (page % kSampleEvery == 0) sample_.emplace_back(bound, page);
 }
 
 void Selector::Restage(PageId page, double upper_bound) {
   if (!Staged(page)) return;
-  if (std::isnan(upper_bound)) {
-    upper_bound = std::numeric_limits<double>::infinity();
-  }
   if (page >= next_bound_.size()) {
     next_bound_.resize(static_cast<size_t>(page) + 1,
-                       std::numeric_limits<double>::quiet_NaN());
+                       std::numeric_limits<float>::quiet_NaN());
   }
-  next_bound_[page] = upper_bound;
+  next_bound_[page] = RoundUp(upper_bound);
   // Before ordering reaches it, the ordering reads the new bound; after, or
   // past the staged pages, the page joins recent_ at the swap.
   if (stage_ != Stage::kBounds &&
@@ -162,7 +169,7 @@ void Selector::FinishStage() {
   // Pages indexed since staging began were restaged (Staged() is true for
   // every page once the bounds ended); any other is left unindexed.
   next_bound_.resize(std::max(next_bound_.size(), bound_.size()),
-                     std::numeric_limits<double>::quiet_NaN());
+                     std::numeric_limits<float>::quiet_NaN());
   bound_.swap(next_bound_);
   const size_t n = bound_.size();
   if (deadline_.size() < n) {

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -248,6 +249,47 @@ TEST(SelectorTest, NothingEligibleGivesNoChoice) {
   auto choice = selector.Select(
       0, [](PageId) { return false; }, [](PageId) { return 1.0; });
   EXPECT_FALSE(choice.has_value());
+}
+
+// Bounds are kept as floats rounded up: values closer than a float's
+// precision, with bounds equal to them, must still be told apart (a bound
+// rounded to nearest would fall below its value and cut the scan short),
+// through every path that indexes a bound (Update, UpdateAll, staging).
+TEST(SelectorTest, BoundsCloserThanAFloatStayExact) {
+  const std::vector<double> value = {1.0, 1.0 + 1e-12, 1e300, 1e300 * 1.5};
+  auto of = [&](PageId p) { return value[p]; };
+  auto index = [&](PageId p) { return std::pair{value[p], kNoDeadline}; };
+  auto pick = [&](Selector& s, const std::vector<PageId>& pages) {
+    auto choice = s.Select(
+        0,
+        [&](PageId p) {
+          return std::find(pages.begin(), pages.end(), p) != pages.end();
+        },
+        of);
+    return choice ? choice->page : PageId{99};
+  };
+  Selector by_update;
+  for (PageId p = 0; p < value.size(); ++p) {
+    by_update.Update(p, value[p], kNoDeadline);
+  }
+  Selector by_all;
+  by_all.UpdateAll(value.size(), index);
+  Selector staged;
+  staged.UpdateAll(value.size(), [](PageId) {
+    return std::pair{0.0, kNoDeadline};  // stale: below every value
+  });
+  staged.BeginStage();
+  for (double v : value) staged.StageNext(v);
+  staged.EndStageBounds();
+  while (!staged.OrderStage(1)) {
+  }
+  staged.FinishStage();
+  for (Selector* s : {&by_update, &by_all, &staged}) {
+    EXPECT_EQ(pick(*s, {0, 1}), 1u);
+    // Past the largest float: indexed as +inf, still in order by value.
+    EXPECT_EQ(pick(*s, {0, 1, 2, 3}), 3u);
+    EXPECT_EQ(pick(*s, {0, 2}), 2u);
+  }
 }
 
 }  // namespace
