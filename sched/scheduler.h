@@ -37,6 +37,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "base/status.h"
@@ -88,6 +89,12 @@ struct SchedulerOptions {
   // evaluations per value (BENCHMARKS.md). [sched]
   // value_over_rate_uncertainty in the daemon's config.
   bool value_over_rate_uncertainty = true;
+  // Lazy re-valuation in Select (policies with a finite
+  // Policy::MaxValueGrowth: freshness, ncis): a page valued earlier, with no
+  // change to it since, is passed over unvalued while its value then plus
+  // its growth bound times the time elapsed is not above the best found.
+  // The choice is the same either way (off: for comparisons).
+  bool lazy_revaluation = true;
   // Estimated mode: each page's rate is also a posterior on a grid under
   // its host's distribution of rates (sched/rate_mixture.h): the policies
   // without signals value a page over its three draws (and take the middle
@@ -414,6 +421,13 @@ class Scheduler {
   // its weight × σⁿe^{−στ} for the signal policies.
   double MixtureValue(PolicyInput in, std::span<const WeightedParams> draws,
                       double tau) const;
+  // An upper bound of dValue(page, now)/dnow while the page's state stays
+  // as it is (+inf: none): Policy::MaxValueGrowth, over the draws when the
+  // value is averaged over them.
+  double ValueGrowth(PageId page) const;
+  // The last Select's work, in values: those evaluated, and the candidates
+  // passed over by lazy re-valuation at a fraction of one.
+  double SelectionWork() const;
   // A bound on MixtureValue until the horizon (see IndexBound).
   double MixtureBound(PolicyInput in, std::span<const WeightedParams> draws,
                       double start, double end) const;
@@ -430,6 +444,19 @@ class Scheduler {
   // fetched once, fixed at that fetch (so its deadline stays put); 0: none.
   std::vector<float> explore_interval_;
   Selector selector_;
+  // Lazy re-valuation (policies with a finite Policy::MaxValueGrowth): the
+  // value of each page Select valued since the horizon moved, when, and its
+  // growth bound, so that a later Select passes over a page whose value
+  // cannot have risen to the running best since (Selector::Select's
+  // value_bound). Erased by Reindex (any change to the page), cleared when
+  // the horizon moves (so it holds at most the pages valued in a horizon).
+  struct ValueMemo {
+    double time;
+    double value;
+    double growth;
+  };
+  bool memo_values_ = false;
+  std::unordered_map<PageId, ValueMemo> value_memo_;
   TokenBucket bucket_;
   double threshold_ = 0;
   double marginal_sum_ = 0;
