@@ -189,22 +189,23 @@ Status CrawlLoop::Init() {
   auto sched = sched::Scheduler::Create(sched::OptionsFromConfig(config_));
   if (!sched.ok()) return sched.status();
   sched_ = std::move(sched).value();
-  book_ = std::make_unique<PageBook>(sched_.get());
-  // The URLs go straight into the book's blocks: no transient string per
-  // page (at 1M pages those left ~200 B/page of freed heap resident).
-  auto report = RebuildScheduler(
-      *store_, sched_.get(), &book_->hosts(),
-      [book = book_.get()](sched::PageId, std::string_view url) {
-        book->RestoreUrl(url);
-      });
+  // The book's URL file sits in the store's directory (LevelDB created it
+  // and leaves a file it does not name alone; this one is unlinked anyway).
+  book_ = std::make_unique<PageBook>(sched_.get(), config_.store.path);
+  // The URLs go straight into the book (no transient string per page: at
+  // 1M pages those left ~200 B/page of freed heap resident), and the scope
+  // and origins are noted as they pass (no read of the URL file per page).
+  auto report =
+      RebuildScheduler(*store_, sched_.get(), &book_->hosts(),
+                       [this](sched::PageId id, std::string_view url) {
+                         book_->RestoreUrl(url);
+                         AddScope(url);
+                         if (sched_->page(id).fetched()) NoteOrigin(id, url);
+                       });
   if (!report.ok()) return report.status();
   recovery_ = std::move(report).value();
   book_->FinishRestore(std::move(recovery_.metas));
   recovery_.metas = {};
-  for (sched::PageId id = 0; id < book_->size(); ++id) {
-    AddScope(book_->url(id));
-    if (sched_->page(id).fetched()) NoteOrigin(id);
-  }
   if (Status r = SetRules(config_.rules); !r.ok()) return r;
 
   auto net = NetworkStage::Create(config_);
@@ -414,14 +415,26 @@ Status CrawlLoop::SetRules(const std::vector<RuleConfig>& rules) {
   rules_ = std::move(matcher).value();
   config_.rules = rules;
   // Every page is matched again (its rule's index may name another rule
-  // now); without rules before or after, nothing is.
-  for (sched::PageId id = 0; id < book_->size(); ++id) ApplyRule(id);
+  // now); without rules before or after, nothing is. The URLs are read in
+  // one sequential pass of the URL file.
+  if (rules_.empty()) {
+    for (sched::PageId id = 0; id < book_->size(); ++id) {
+      if (sched_->RuleOf(id) != 0) (void)sched_->SetPageRule(id, 0);
+    }
+  } else {
+    book_->ForEachUrl(
+        [this](sched::PageId id, std::string_view url) { ApplyRule(id, url); });
+  }
   return Status::OK();
 }
 
 void CrawlLoop::ApplyRule(sched::PageId page) {
   if (rules_.empty() && sched_->RuleOf(page) == 0) return;
-  const std::string_view url = book_->url(page);
+  ApplyRule(page, book_->url(page));
+}
+
+void CrawlLoop::ApplyRule(sched::PageId page, std::string_view url) {
+  if (rules_.empty() && sched_->RuleOf(page) == 0) return;
   const size_t rule = rules_.Match(url, parse::UrlHost(url));
   // (Cannot fail: the page is known, the rule within the table.)
   (void)sched_->SetPageRule(page, static_cast<uint8_t>(rule));
@@ -528,8 +541,8 @@ void CrawlLoop::WakeAt(double unix_time) {
 }
 
 void CrawlLoop::Dispatch(sched::PageId page, double now) {
-  NoteOrigin(page);
-  const std::string_view url = book_->url(page);
+  const std::string url = book_->url(page);  // one read of the URL file
+  NoteOrigin(page, url);
   const sched::HostId host = sched_->page(page).host;
   in_flight_[page] = InFlight{now, host, true};
   ++on_network_;
@@ -537,7 +550,7 @@ void CrawlLoop::Dispatch(sched::PageId page, double now) {
   slots_.Start(host);
   const PageMeta& meta = book_->meta(page);
   fetch::CrawlRequest req;
-  req.url = std::string(url);
+  req.url = url;
   req.etag = std::string(meta.etag());
   req.last_modified = std::string(meta.last_modified());
   req.keep_raw = warc_ != nullptr;
@@ -625,10 +638,12 @@ void CrawlLoop::Complete(sched::PageId page, fetch::FetchResult r,
   }
   CountOutcome(fetch::OutcomeName(r.outcome));
   NoteFetch(page, r, now);
-  spdlog::debug("fetch {} -> {} {} {} bytes {:.0f} ms{}{}", book_->url(page),
-                fetch::OutcomeName(r.outcome), r.status, r.bytes,
-                r.total_elapsed_s * 1000, r.detail.empty() ? "" : ": ",
-                r.detail);
+  if (spdlog::should_log(spdlog::level::debug)) {  // the URL is a read
+    spdlog::debug("fetch {} -> {} {} {} bytes {:.0f} ms{}{}", book_->url(page),
+                  fetch::OutcomeName(r.outcome), r.status, r.bytes,
+                  r.total_elapsed_s * 1000, r.detail.empty() ? "" : ": ",
+                  r.detail);
+  }
   PageMeta& meta = book_->meta(page);
   // The change feed's view, before this fetch updates the page.
   const bool was_gone = IsGone(meta.last_status, meta.last_outcome());
@@ -835,12 +850,10 @@ void CrawlLoop::RefreshRobots(double now) {
   next_robots_refresh_ = now + period;
 }
 
-void CrawlLoop::NoteOrigin(sched::PageId page) {
+void CrawlLoop::NoteOrigin(sched::PageId page, std::string_view url) {
   const sched::HostId host = sched_->page(page).host;
   if (host_origins_.size() <= host) host_origins_.resize(host + 1);
-  if (host_origins_[host].empty()) {
-    host_origins_[host] = parse::UrlOrigin(book_->url(page));
-  }
+  if (host_origins_[host].empty()) host_origins_[host] = parse::UrlOrigin(url);
 }
 
 // ---- sitemaps ----

@@ -263,7 +263,8 @@ class CrawlLoop {
   void ArchiveOnly(fetch::FetchResult raw, double started_unix);
   void Housekeeping();
   void RefreshRobots(double now);
-  void NoteOrigin(sched::PageId page);
+  // Keeps the host's origin (from the page's URL) if it has none yet.
+  void NoteOrigin(sched::PageId page, std::string_view url);
   // Saves the fetcher's robots cache and gate state of the hosts touched
   // since the last save (every [store] sync_interval, so a crash neither
   // refetches every robots.txt nor forgets a back-off), through the book.
@@ -369,7 +370,8 @@ class CrawlLoop {
                             std::string* out) const;
 
   // Gives the page the first [[rule]] its URL matches (none: 0).
-  void ApplyRule(sched::PageId page);
+  void ApplyRule(sched::PageId page);  // reads the page's URL
+  void ApplyRule(sched::PageId page, std::string_view url);
   // /page "rule": the page's rule, null when none.
   nlohmann::json RuleJson(sched::PageId page) const;
   // /status "rules": [{"name", "pages"}] by [[rule]] ([] without rules).

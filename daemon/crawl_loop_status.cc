@@ -287,7 +287,8 @@ std::string CrawlLoop::MetricsText() const {
 Result<nlohmann::json> CrawlLoop::PageJson(std::string_view raw_url) const {
   auto url = parse::NormalizeUrl(raw_url);
   if (!url.ok()) return url.status();
-  std::optional<sched::PageId> known = book_->Find(url.value());
+  // Checked against the stored URL: never another URL's page.
+  std::optional<sched::PageId> known = book_->FindExact(url.value());
   if (!known) return Status::NotFound("unknown URL");
   sched::PageId id = *known;
   double now = UnixNow();

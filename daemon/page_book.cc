@@ -6,7 +6,8 @@
 
 namespace freshd::daemon {
 
-PageBook::PageBook(sched::Scheduler* scheduler) : sched_(scheduler) {}
+PageBook::PageBook(sched::Scheduler* scheduler, std::string url_dir)
+    : sched_(scheduler), urls_(std::move(url_dir)) {}
 
 void PageBook::Assign(std::vector<std::string> urls,
                       std::vector<PageMeta> metas) {
@@ -36,7 +37,9 @@ Result<sched::PageId> PageBook::Add(const std::string& url, sched::HostId host,
   auto id = sched_->AddUrl(host, importance);
   if (!id.ok()) return id.status();
   ++host_pages_[host];
-  urls_.Add(url);  // as id.value(): both count the pages added
+  // As id.value(): both count the pages added (appended even if the caller
+  // did not ask Find first, so the two never drift apart).
+  urls_.AddRestored(url);
   metas_.emplace_back();
   page_dirty_.push_back(false);
   MarkPage(id.value());
@@ -56,7 +59,7 @@ Result<sched::PageId> PageBook::Adopt(const std::string& url,
                                 std::move(saved.recent), saved.rate);
   if (!id.ok()) return id.status();
   ++host_pages_[host];
-  urls_.Add(url);
+  urls_.AddRestored(url);  // as id.value(), as in Add
   metas_.push_back(std::move(meta));
   page_dirty_.push_back(false);
   MarkPage(id.value());

@@ -7,13 +7,16 @@
 // Scheduler::Observe returned); TakeBatch then writes each marked record
 // once, so a page observed ten times between two group commits is encoded
 // once, and a host and the global record only when they changed.
-// Dispatch reads validators from here: no store read on the dispatch path.
+// Dispatch reads validators from here: no store read on the dispatch path;
+// the URL itself is one pread of the book's URL file (daemon/url_index.h:
+// the URL bytes are in the OS page cache, not the process).
 // Not thread-safe: the scheduler's thread.
 
 #ifndef FRESHD_DAEMON_PAGE_BOOK_H_
 #define FRESHD_DAEMON_PAGE_BOOK_H_
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -31,8 +34,9 @@ namespace freshd::daemon {
 
 class PageBook {
  public:
-  // `scheduler` must outlive the book.
-  explicit PageBook(sched::Scheduler* scheduler);
+  // `scheduler` must outlive the book. The URLs' file goes in `url_dir`
+  // (daemon/url_index.h; empty: the temporary directory).
+  explicit PageBook(sched::Scheduler* scheduler, std::string url_dir = {});
   PageBook(const PageBook&) = delete;
   PageBook& operator=(const PageBook&) = delete;
 
@@ -58,12 +62,22 @@ class PageBook {
                               sched::SavedPage saved, PageMeta meta,
                               uint32_t max_per_host);
 
+  // By the URL's 64-bit key (no read; daemon/url_index.h "Collisions").
   std::optional<sched::PageId> Find(std::string_view url) const {
     return urls_.Find(url);
   }
-  // Valid while the book lives. REQUIRES: page < size().
-  std::string_view url(sched::PageId page) const { return urls_.url(page); }
-  // Valid while the book lives and no page is added.
+  // The same, checked against the stored URL (one read on a hit).
+  std::optional<sched::PageId> FindExact(std::string_view url) const {
+    return urls_.FindExact(url);
+  }
+  // Read from the URL file (one pread; daemon/url_index.h).
+  // REQUIRES: page < size().
+  std::string url(sched::PageId page) const { return urls_.url(page); }
+  // Every page's URL in id order, read in large chunks (no read per page).
+  void ForEachUrl(
+      const std::function<void(sched::PageId, std::string_view)>& fn) const {
+    urls_.ForEach(fn);
+  }
   UrlIndex::Urls urls() const { return urls_.urls(); }
   size_t size() const { return urls_.size(); }
   PageMeta& meta(sched::PageId page) { return metas_[page]; }

@@ -1,66 +1,177 @@
 #include "daemon/url_index.h"
 
+#include <fcntl.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+#include <xxhash.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
-#include <functional>
 #include <utility>
 
 namespace freshd::daemon {
 
 namespace {
 
-constexpr size_t kMaxVarint = 10;
-
-size_t PutVarint(char* out, uint64_t v) {
-  size_t n = 0;
-  while (v >= 0x80) {
-    out[n++] = static_cast<char>((v & 0x7f) | 0x80);
-    v >>= 7;
-  }
-  out[n++] = static_cast<char>(v);
-  return n;
+std::string TempDir(const std::string& dir) {
+  if (!dir.empty()) return dir;
+  const char* tmp = std::getenv("TMPDIR");
+  return tmp != nullptr && *tmp != '\0' ? tmp : "/tmp";
 }
 
-// REQUIRES: a varint written by PutVarint at p.
-std::string_view ReadEntry(const char* p) {
-  uint64_t length = 0;
-  int shift = 0;
-  for (;;) {
-    const auto byte = static_cast<unsigned char>(*p++);
-    length |= static_cast<uint64_t>(byte & 0x7f) << shift;
-    if (byte < 0x80) break;
-    shift += 7;
-  }
-  return {p, static_cast<size_t>(length)};
+// Reading back what this process wrote to its own unlinked file cannot
+// fail but through the machine: not a state to carry on from.
+[[noreturn]] void ReadFailed(uint64_t at, int err) {
+  std::fprintf(stderr, "freshd: reading the URL file at %llu failed: %s\n",
+               static_cast<unsigned long long>(at),
+               err != 0 ? std::strerror(err) : "short file");
+  std::abort();
 }
 
 }  // namespace
 
-std::string_view UrlIndex::url(sched::PageId id) const {
-  const uint64_t offset = offsets_[id];
-  return ReadEntry(blocks_[offset / kBlockBytes].get() + offset % kBlockBytes);
+UrlIndex::UrlIndex(std::string dir) : dir_(std::move(dir)) {}
+
+UrlIndex::~UrlIndex() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void UrlIndex::Reset() {
+  offsets_.clear();
+  offsets_.shrink_to_fit();
+  keys_.clear();
+  keys_.shrink_to_fit();
+  std::string().swap(tail_);
+  // The file keeps its old bytes past tail_start_ = 0: they are written
+  // over (pwrite at explicit offsets) and never read before.
+  tail_start_ = 0;
+  flush_at_ = kTailBytes;
+  table_.clear();
+  table_used_ = 0;
+}
+
+void UrlIndex::Flush() {
+  if (fd_ < 0 && !open_failed_) {
+    std::string path = TempDir(dir_) + "/freshd-urls-XXXXXX";
+    fd_ = ::mkostemp(path.data(), O_CLOEXEC);
+    if (fd_ >= 0) {
+      ::unlink(path.c_str());
+    } else {
+      open_failed_ = true;
+      spdlog::warn("URL file in {}: {}; the URLs stay in memory", path,
+                   std::strerror(errno));
+    }
+  }
+  size_t done = 0;
+  int err = 0;
+  while (fd_ >= 0 && done < tail_.size()) {
+    const ssize_t n = ::pwrite(fd_, tail_.data() + done, tail_.size() - done,
+                               static_cast<off_t>(tail_start_ + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      err = n < 0 ? errno : ENOSPC;
+      break;
+    }
+    done += static_cast<size_t>(n);
+  }
+  tail_.erase(0, done);
+  tail_start_ += done;
+  if (tail_.empty()) {
+    flush_at_ = kTailBytes;
+    if (tail_.capacity() > 2 * kTailBytes) std::string().swap(tail_);
+  } else {
+    // Not written (no file, a full disk): kept, and tried again once the
+    // tail has doubled (not at every URL).
+    if (err != 0 && flush_at_ == kTailBytes) {
+      spdlog::warn("URL file: {}; {} bytes of URLs kept in memory",
+                   std::strerror(err), tail_.size());
+    }
+    flush_at_ = 2 * tail_.size();
+  }
+}
+
+void UrlIndex::Read(uint64_t begin, uint64_t end, std::string* out) const {
+  out->resize(end - begin);
+  char* to = out->data();
+  while (begin < end && begin < tail_start_) {
+    const uint64_t want = std::min(end, tail_start_) - begin;
+    const ssize_t n =
+        ::pread(fd_, to, static_cast<size_t>(want), static_cast<off_t>(begin));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) ReadFailed(begin, n < 0 ? errno : 0);
+    begin += static_cast<uint64_t>(n);
+    to += n;
+  }
+  if (begin < end) {
+    std::memcpy(to, tail_.data() + (begin - tail_start_), end - begin);
+  }
+}
+
+std::string UrlIndex::url(sched::PageId id) const {
+  const uint64_t end =
+      id + 1 < offsets_.size() ? offsets_[id + 1] : tail_start_ + tail_.size();
+  std::string out;
+  Read(offsets_[id], end, &out);
+  return out;
+}
+
+bool UrlIndex::Equals(sched::PageId id, std::string_view url) const {
+  const uint64_t begin = offsets_[id];
+  const uint64_t end =
+      id + 1 < offsets_.size() ? offsets_[id + 1] : tail_start_ + tail_.size();
+  if (end - begin != url.size()) return false;
+  if (begin >= tail_start_) {  // in the tail: no copy
+    return std::string_view(tail_).substr(begin - tail_start_, url.size()) ==
+           url;
+  }
+  std::string stored;
+  Read(begin, end, &stored);
+  return stored == url;
+}
+
+void UrlIndex::ForEach(
+    const std::function<void(sched::PageId, std::string_view)>& fn) const {
+  constexpr uint64_t kChunk = uint64_t{1} << 20;
+  std::string chunk, one;
+  sched::PageId id = 0;
+  const auto n = static_cast<sched::PageId>(offsets_.size());
+  auto end_of = [&](sched::PageId i) {
+    return i + 1 < n ? offsets_[i + 1] : tail_start_ + tail_.size();
+  };
+  while (id < n) {
+    const uint64_t begin = offsets_[id];
+    if (begin >= tail_start_) {  // the rest is in the tail
+      for (; id < n; ++id) {
+        fn(id, std::string_view(tail_).substr(offsets_[id] - tail_start_,
+                                              end_of(id) - offsets_[id]));
+      }
+      break;
+    }
+    if (end_of(id) - begin > kChunk) {  // one URL longer than a chunk
+      Read(begin, end_of(id), &one);
+      fn(id, one);
+      ++id;
+      continue;
+    }
+    // The whole URLs that fit in the next chunk, read at once.
+    sched::PageId last = id;
+    while (last + 1 < n && end_of(last + 1) - begin <= kChunk) ++last;
+    Read(begin, end_of(last), &chunk);
+    for (; id <= last; ++id) {
+      fn(id, std::string_view(chunk).substr(offsets_[id] - begin,
+                                            end_of(id) - offsets_[id]));
+    }
+  }
 }
 
 void UrlIndex::Append(std::string_view url) {
-  const size_t need = url.size() + kMaxVarint;
-  if (block_used_ + need > kBlockBytes) {
-    // A new block; a URL longer than a block gets one of its own size, and
-    // the next URL starts another.
-    blocks_.push_back(
-        std::make_unique_for_overwrite<char[]>(std::max(need, kBlockBytes)));
-    block_used_ = 0;
-  }
-  const uint64_t block = blocks_.size() - 1;
-  char* at = blocks_.back().get() + block_used_;
-  offsets_.push_back(block * kBlockBytes + block_used_);
-  const size_t header = PutVarint(at, url.size());
-  if (!url.empty()) std::memcpy(at + header, url.data(), url.size());
-  block_used_ =
-      need > kBlockBytes ? kBlockBytes : block_used_ + header + url.size();
-}
-
-size_t UrlIndex::SlotOf(std::string_view url) const {
-  return std::hash<std::string_view>()(url) & (table_.size() - 1);
+  offsets_.push_back(tail_start_ + tail_.size());
+  keys_.push_back(XXH3_64bits(url.data(), url.size()) & key_mask_);
+  tail_.append(url);
+  if (tail_.size() >= flush_at_) Flush();
 }
 
 void UrlIndex::Grow() {
@@ -68,39 +179,38 @@ void UrlIndex::Grow() {
   table_.assign(old.empty() ? 16 : 2 * old.size(), kEmpty);
   for (uint32_t id : old) {
     if (id == kEmpty) continue;
-    size_t slot = SlotOf(url(id));
-    while (table_[slot] != kEmpty) slot = (slot + 1) & (table_.size() - 1);
+    size_t slot = keys_[id] & Mask();
+    while (table_[slot] != kEmpty) slot = (slot + 1) & Mask();
     table_[slot] = id;
   }
 }
 
 void UrlIndex::Insert(sched::PageId id) {
   if (2 * (table_used_ + 1) > table_.size()) Grow();
-  const std::string_view u = url(id);
-  size_t slot = SlotOf(u);
+  const uint64_t key = keys_[id];
+  size_t slot = key & Mask();
   while (table_[slot] != kEmpty) {
-    if (url(table_[slot]) == u) return;  // a duplicate keeps the first
-    slot = (slot + 1) & (table_.size() - 1);
+    const uint32_t other = table_[slot];
+    // The same key: the same URL (a duplicate keeps the first; see the
+    // header for the odds of another URL).
+    if (keys_[other] == key) return;
+    slot = (slot + 1) & Mask();
   }
   table_[slot] = id;
   ++table_used_;
 }
 
 void UrlIndex::Assign(std::vector<std::string> urls) {
-  offsets_.clear();
-  offsets_.shrink_to_fit();
-  blocks_.clear();
-  block_used_ = kBlockBytes;
-  table_.clear();
-  table_used_ = 0;
+  Reset();
   offsets_.reserve(urls.size());
+  keys_.reserve(urls.size());
   size_t slots = 16;
   while (slots < 2 * urls.size()) slots *= 2;
   table_.assign(slots, kEmpty);
   for (std::string& u : urls) {
     Append(u);
-    std::string().swap(u);  // released as it is copied in
     Insert(static_cast<sched::PageId>(offsets_.size() - 1));
+    std::string().swap(u);  // released as it is copied in
   }
 }
 
@@ -118,11 +228,18 @@ void UrlIndex::AddRestored(std::string_view url) {
 
 std::optional<sched::PageId> UrlIndex::Find(std::string_view u) const {
   if (table_.empty()) return std::nullopt;
-  for (size_t slot = SlotOf(u);; slot = (slot + 1) & (table_.size() - 1)) {
+  const uint64_t key = XXH3_64bits(u.data(), u.size()) & key_mask_;
+  for (size_t slot = key & Mask();; slot = (slot + 1) & Mask()) {
     const uint32_t id = table_[slot];
     if (id == kEmpty) return std::nullopt;
-    if (url(id) == u) return id;
+    if (keys_[id] == key) return id;
   }
+}
+
+std::optional<sched::PageId> UrlIndex::FindExact(std::string_view u) const {
+  std::optional<sched::PageId> id = Find(u);
+  if (id && !Equals(*id, u)) return std::nullopt;
+  return id;
 }
 
 }  // namespace freshd::daemon

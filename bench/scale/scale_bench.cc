@@ -412,6 +412,46 @@ CycleResult RunCycles(const Flags& f, Frontier& fr) {
   return r;
 }
 
+// The URL index's costs off the selection path (the URLs live in a file):
+// url(id) at random (dispatch, a record, /page: one pread from the page
+// cache), Find of a known URL (dedupe of a link: a key match, then one read
+// to compare) and of an unknown one (no read). Wall and CPU ns per call.
+void UrlReads(const Flags& f, const Frontier& fr) {
+  constexpr size_t kCalls = 200'000;
+  std::mt19937_64 rng(11);
+  std::uniform_int_distribution<size_t> any(0, f.pages - 1);
+  std::vector<std::string> known, unknown;
+  std::vector<PageId> ids;
+  for (size_t k = 0; k < kCalls; ++k) {
+    const size_t i = any(rng);
+    ids.push_back(static_cast<PageId>(i));
+    known.push_back(PageUrl(HostOfPage(f, i), i));
+    unknown.push_back(PageUrl(HostOfPage(f, i), i + f.pages));
+  }
+  auto time = [&](auto&& call) {
+    const double w0 = WallNow(), c0 = CpuNow();
+    size_t sink = 0;
+    for (size_t k = 0; k < kCalls; ++k) sink += call(k);
+    const double wall = WallNow() - w0, cpu = CpuNow() - c0;
+    if (sink == 0) std::printf("  (no result)\n");
+    return std::pair(1e9 * wall / kCalls, 1e9 * cpu / kCalls);
+  };
+  const auto read = time([&](size_t k) { return fr.book->url(ids[k]).size(); });
+  const auto hit = time([&](size_t k) {
+    return static_cast<size_t>(fr.book->Find(known[k]) == ids[k]);
+  });
+  const auto miss = time([&](size_t k) {
+    return static_cast<size_t>(!fr.book->Find(unknown[k]).has_value());
+  });
+  std::printf(
+      "\nURL index, %zu calls each at random (ns per call, wall / CPU; "
+      "shared machine, indicative)\n"
+      "  url(id) %.0f / %.0f; Find, known %.0f / %.0f; Find, unknown "
+      "%.0f / %.0f\n",
+      kCalls, read.first, read.second, hit.first, hit.second, miss.first,
+      miss.second);
+}
+
 // Writes every page, host and the global record through the page book into
 // a fresh store at f.store; false on an error.
 bool WriteStore(const Flags& f, Frontier& fr, double* seconds,
@@ -574,6 +614,8 @@ int Main(int argc, char** argv) {
       c.summary_turn_ms);
   std::printf("  RSS after the cycles: %.1f B/page\n",
               MemNow().rss / static_cast<double>(f.pages));
+
+  UrlReads(f, fr);
 
   if (f.store.empty()) return 0;
   double write_s = 0;

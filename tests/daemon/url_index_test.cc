@@ -1,13 +1,17 @@
 // UrlIndex: ids are positions, each URL is found by string_view without a
 // copy, a known URL is not added twice, and Assign (recovery) rebuilds the
-// lookup, duplicates keeping their first id. URLs are packed in blocks:
-// many URLs, a URL longer than a block and an empty one keep their bytes.
+// lookup, duplicates keeping their first id. The URLs live in an unlinked
+// file (a small tail in memory): many URLs, a URL longer than the tail or a
+// read chunk and an empty one keep their bytes, read one by one or in one
+// pass; URLs sharing a key are one to Find, two to FindExact; without a
+// writable directory the URLs stay in memory and nothing is lost.
 
 #include "daemon/url_index.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -26,8 +30,8 @@ TEST(UrlIndexTest, IdsArePositionsAndLookupsNeedNoCopy) {
   ASSERT_EQ(view, "http://b.example/x");
   EXPECT_EQ(index.Find(view), sched::PageId{1});
   EXPECT_EQ(index.url(0), "http://a.example/");
-  // Many more: the set rehashes through the vector's strings (which move
-  // as the vector grows); every URL still maps to its id.
+  // Many more: the table grows (rehashing the keys, no read) and the tail
+  // is written out; every URL still maps to its id.
   for (int i = 0; i < 5000; ++i) {
     ASSERT_TRUE(index.Add("http://c.example/" + std::to_string(i)));
   }
@@ -55,8 +59,8 @@ TEST(UrlIndexTest, AssignRebuildsTheLookup) {
 TEST(UrlIndexTest, UrlsSpanBlocksAndKeepTheirBytes) {
   UrlIndex index;
   std::vector<std::string> expected;
-  // ~3 MiB of URLs: several blocks, lengths across the varint's 1-2-3
-  // byte forms, one longer than a block, one empty.
+  // ~3 MiB of URLs: many tails written, one URL longer than a read chunk
+  // (1 MiB), one longer than the tail, one empty.
   for (int i = 0; i < 30000; ++i) {
     expected.push_back("https://h" + std::to_string(i % 300) + ".example/" +
                        std::string(static_cast<size_t>(i % 200), 'p') +
@@ -87,6 +91,132 @@ TEST(UrlIndexTest, UrlsSpanBlocksAndKeepTheirBytes) {
     ASSERT_EQ(copy.Find(expected[i]), sched::PageId(i));
   }
   EXPECT_FALSE(copy.Find("https://h1.example/none").has_value());
+  // The URLs went to the file; what waits in memory is under a tail.
+  EXPECT_GT(index.file_bytes(), uint64_t{3} << 20);
+  EXPECT_LT(index.tail_bytes(), UrlIndex::kTailBytes);
+  // One sequential pass sees every URL in id order, file and tail.
+  size_t seen = 0;
+  index.ForEach([&](sched::PageId id, std::string_view url) {
+    ASSERT_EQ(id, seen);
+    ASSERT_EQ(url, expected[id]) << id;
+    ++seen;
+  });
+  EXPECT_EQ(seen, expected.size());
+}
+
+// The file is created in the directory given and unlinked at once: nothing
+// is left there, and the URLs read back after many writes.
+TEST(UrlIndexTest, TheFileLeavesNothingInItsDirectory) {
+  const std::filesystem::path dir =
+      std::filesystem::path(::testing::TempDir()) / "url_index_dir";
+  std::filesystem::remove_all(dir);
+  ASSERT_TRUE(std::filesystem::create_directories(dir));
+  {
+    UrlIndex index(dir.string());
+    for (int i = 0; i < 20000; ++i) {
+      ASSERT_TRUE(index.Add("https://d.example/" + std::to_string(i) +
+                            std::string(40, 'x')));
+    }
+    EXPECT_GT(index.file_bytes(), 0u);
+    EXPECT_TRUE(std::filesystem::is_empty(dir));
+    EXPECT_EQ(index.url(12345),
+              "https://d.example/12345" + std::string(40, 'x'));
+    EXPECT_EQ(index.Find("https://d.example/19999" + std::string(40, 'x')),
+              sched::PageId{19999});
+  }
+  EXPECT_TRUE(std::filesystem::is_empty(dir));
+  std::filesystem::remove_all(dir);
+}
+
+// Distinct URLs with one key (the hook keeps 8 bits of the key: 256 keys for
+// 3,000 URLs). Find trusts the key, as documented: a URL whose key is taken
+// is found as the first one's id and not added. FindExact reads the stored
+// URL (in the file or the tail) and tells them apart.
+TEST(UrlIndexTest, UrlsSharingAKeyAreToldApartByFindExact) {
+  UrlIndex index;
+  index.TEST_set_key_bits(8);
+  std::vector<std::string> added, shadowed;
+  std::vector<sched::PageId> shadow_of;
+  for (int i = 0; i < 3000; ++i) {
+    const std::string u =
+        "https://k.example/" + std::to_string(i) + std::string(300, 'k');
+    if (auto first = index.Find(u)) {
+      EXPECT_FALSE(index.FindExact(u).has_value()) << u;
+      EXPECT_FALSE(index.Add(u));
+      shadowed.push_back(u);
+      shadow_of.push_back(*first);
+    } else {
+      ASSERT_TRUE(index.Add(u)) << i;
+      added.push_back(u);
+    }
+  }
+  EXPECT_EQ(added.size(), 256u);  // one URL per key
+  EXPECT_EQ(index.size(), 256u);
+  EXPECT_GT(index.file_bytes(), 0u);  // some compared from the file
+  for (size_t i = 0; i < added.size(); ++i) {
+    ASSERT_EQ(index.Find(added[i]), sched::PageId(i)) << i;
+    ASSERT_EQ(index.FindExact(added[i]), sched::PageId(i)) << i;
+    ASSERT_EQ(index.url(static_cast<sched::PageId>(i)), added[i]);
+  }
+  for (size_t i = 0; i < shadowed.size(); ++i) {
+    ASSERT_EQ(index.Find(shadowed[i]), shadow_of[i]);
+    ASSERT_FALSE(index.FindExact(shadowed[i]).has_value());
+  }
+  // A restart's duplicate keeps the first id.
+  index.AddRestored(added[5]);
+  EXPECT_EQ(index.Find(added[5]), sched::PageId{5});
+  EXPECT_EQ(index.url(256), added[5]);
+}
+
+// No directory to write in: the URLs stay in memory (the tail grows) and
+// every one still resolves both ways; Assign starts over.
+TEST(UrlIndexTest, WithoutAFileTheUrlsStayInMemory) {
+  UrlIndex index("/nonexistent-dir-for-url-index-test/x");
+  std::vector<std::string> urls;
+  for (int i = 0; i < 10000; ++i) {
+    urls.push_back("https://m.example/" + std::to_string(i) +
+                   std::string(50, 'm'));
+    ASSERT_TRUE(index.Add(urls.back()));
+  }
+  EXPECT_EQ(index.file_bytes(), 0u);
+  EXPECT_GT(index.tail_bytes(), UrlIndex::kTailBytes);
+  for (size_t i = 0; i < urls.size(); i += 13) {
+    ASSERT_EQ(index.url(static_cast<sched::PageId>(i)), urls[i]);
+    ASSERT_EQ(index.Find(urls[i]), sched::PageId(i));
+  }
+  size_t seen = 0;
+  index.ForEach([&](sched::PageId id, std::string_view url) {
+    ASSERT_EQ(url, urls[id]);
+    ++seen;
+  });
+  EXPECT_EQ(seen, urls.size());
+  index.Assign({"https://a.example/"});
+  EXPECT_EQ(index.size(), 1u);
+  EXPECT_FALSE(index.Find(urls[0]).has_value());
+  EXPECT_EQ(index.url(0), "https://a.example/");
+}
+
+// An index reused by Assign after its file was written: the new URLs are
+// written over the old bytes, and none of the old ones is found.
+TEST(UrlIndexTest, AssignOverAWrittenFile) {
+  UrlIndex index;
+  for (int i = 0; i < 5000; ++i) {
+    ASSERT_TRUE(index.Add("https://old.example/" + std::to_string(i) +
+                          std::string(60, 'o')));
+  }
+  ASSERT_GT(index.file_bytes(), 0u);
+  std::vector<std::string> fresh;
+  for (int i = 0; i < 3000; ++i) {
+    fresh.push_back("https://new.example/" + std::to_string(i));
+  }
+  index.Assign(fresh);
+  ASSERT_EQ(index.size(), fresh.size());
+  for (size_t i = 0; i < fresh.size(); ++i) {
+    ASSERT_EQ(index.url(static_cast<sched::PageId>(i)), fresh[i]);
+    ASSERT_EQ(index.Find(fresh[i]), sched::PageId(i));
+  }
+  EXPECT_FALSE(
+      index.Find("https://old.example/1" + std::string(60, 'o')).has_value());
 }
 
 }  // namespace
