@@ -451,24 +451,38 @@ double Scheduler::FreshProbability(PageId page, double now) const {
 }
 
 Scheduler::Summary Scheduler::Summarize(double now) const {
-  Summary out;
-  double weight = 0, fresh = 0;
-  for (PageId id = 0; id < pages_.size(); ++id) {
+  SummaryPass pass;
+  (void)SummarizeSome(now, pages_.size(), &pass);
+  return pass.summary();
+}
+
+Scheduler::Summary Scheduler::SummaryPass::summary() const {
+  Summary out = counts_;
+  out.estimated_freshness = weight_ > 0 ? fresh_ / weight_ : 0;
+  return out;
+}
+
+bool Scheduler::SummarizeSome(double now, size_t max_pages,
+                              SummaryPass* pass) const {
+  const PageId end = static_cast<PageId>(
+      std::min<size_t>(pages_.size(), size_t{pass->next_} + max_pages));
+  Summary& out = pass->counts_;
+  for (PageId id = pass->next_; id < end; ++id) {
     const PageState& s = pages_[id];
     const PageRule* rule = RuleFor(id);
     const double mu =
         rule && rule->importance > 0 ? rule->importance : s.importance;
-    weight += mu;
+    pass->weight_ += mu;
     if (s.failures > 0) ++out.failed;
     if (!s.fetched()) {
       if (s.failures == 0) ++out.unfetched;
       continue;
     }
-    fresh += mu * FreshProbability(id, now);
+    pass->fresh_ += mu * FreshProbability(id, now);
     if (Deadline(id) <= now) ++out.overdue;
   }
-  out.estimated_freshness = weight > 0 ? fresh / weight : 0;
-  return out;
+  pass->next_ = std::max(pass->next_, end);
+  return pass->next_ >= pages_.size();
 }
 
 const DivergenceModel* Scheduler::Model(PageId page) const {

@@ -297,6 +297,25 @@ class Scheduler {
   };
   Summary Summarize(double now) const;
 
+  // The same pass in slices, for a caller that must not hold its thread
+  // for a whole pass (~170 ms at 10M pages): SummarizeSome adds up to
+  // `max_pages` pages from pass->next on, each at the `now` it is given,
+  // and returns true once the pass has covered every page; summary() is
+  // then the figures of the pass (before: of the pages covered so far).
+  // Pages added during a pass are covered if the pass reaches them.
+  class SummaryPass {
+   public:
+    PageId next() const { return next_; }
+    Summary summary() const;
+
+   private:
+    friend class Scheduler;
+    PageId next_ = 0;
+    double weight_ = 0, fresh_ = 0;
+    Summary counts_;
+  };
+  bool SummarizeSome(double now, size_t max_pages, SummaryPass* pass) const;
+
   // Base times of the page's change profiles, oldest first (longevity).
   std::vector<double> ProfileBaseTimes(PageId page) const;
   // The page's divergence curve (true in oracle mode, else fitted; "never
