@@ -376,6 +376,10 @@ class CrawlLoop {
   nlohmann::json RuleJson(sched::PageId page) const;
   // /status "rules": [{"name", "pages"}] by [[rule]] ([] without rules).
   nlohmann::json RulesStatusJson() const;
+  // /status "summary_pass": whether the figures above come from a pass in
+  // slices (large frontiers), whether one has completed and the pages the
+  // reported figures cover.
+  nlohmann::json SummaryPassJson() const;
 
   void CountOutcome(std::string_view name);
   uint64_t QueuedBytes() const;
@@ -490,6 +494,7 @@ class CrawlLoop {
   // Beyond kStatusSlicedPages: the summary of the last complete pass (the
   // running pass's until one completes), and the pass under way.
   sched::Scheduler::Summary sliced_summary_;
+  size_t sliced_summary_pages_ = 0;  // pages sliced_summary_ covers
   sched::Scheduler::SummaryPass summary_pass_;
   bool summary_pass_done_ = false;
   // The overview's pass: its result, the pass under way (the next page and

@@ -53,23 +53,33 @@ void CrawlLoop::AdvanceStatusPasses(double now) {
   if (pages <= kStatusSlicedPages) return;
   const double cpu0 = ThreadCpuNow();
   auto spent = [&] { return ThreadCpuNow() - cpu0 >= kStatusSliceCpuS; };
-  bool done;
-  do {
-    done = sched_->SummarizeSome(now, kSlicePages, &summary_pass_);
-  } while (!done && !spent());
-  if (done || !summary_pass_done_) sliced_summary_ = summary_pass_.summary();
+  // Runs `step` (one slice; true once its pass is complete) until the pass
+  // completes or this turn's CPU is spent; true if the pass completed.
+  auto advance = [&](auto&& step) {
+    bool done;
+    do {
+      done = step();
+    } while (!done && !spent());
+    return done;
+  };
+  bool done = advance(
+      [&] { return sched_->SummarizeSome(now, kSlicePages, &summary_pass_); });
+  if (done || !summary_pass_done_) {
+    sliced_summary_ = summary_pass_.summary();
+    sliced_summary_pages_ = done ? pages : summary_pass_.next();
+  }
   if (done) {
     summary_pass_done_ = true;
     summary_pass_ = {};
   }
   if (SteadyNow() >= due_wanted_until_ || spent()) return;
-  do {
+  done = advance([&] {
     const auto end = static_cast<sched::PageId>(
         std::min<size_t>(pages, size_t{due_pass_next_} + kSlicePages));
     AddDueValues(due_pass_next_, end, now, &due_pass_top_);
     due_pass_next_ = end;
-    done = end >= pages;
-  } while (!done && !spent());
+    return end >= pages;
+  });
   if (done || !due_pass_done_) {
     sliced_due_ = due_pass_top_;
     std::sort(sliced_due_.begin(), sliced_due_.end(), std::greater<>());
@@ -80,6 +90,19 @@ void CrawlLoop::AdvanceStatusPasses(double now) {
     due_pass_top_.clear();
     due_pass_next_ = 0;
   }
+}
+
+nlohmann::json CrawlLoop::SummaryPassJson() const {
+  // Below kStatusSlicedPages every figure is a whole pass's (cached); above,
+  // the last complete sliced pass's, or the first pass's so far.
+  if (sched_->size() <= kStatusSlicedPages) {
+    return {{"sliced", false},
+            {"complete", true},
+            {"pages_covered", sched_->size()}};
+  }
+  return {{"sliced", true},
+          {"complete", summary_pass_done_},
+          {"pages_covered", sliced_summary_pages_}};
 }
 
 void CrawlLoop::AddDueValues(
@@ -134,6 +157,7 @@ nlohmann::json CrawlLoop::StatusJson() const {
        recent.size() / std::clamp(now - started_unix_, 1.0, 60.0)},
       {"hosts", book_->hosts().size()},
       {"estimated_freshness", summary.estimated_freshness},
+      {"summary_pass", SummaryPassJson()},
       {"queue",
        {{"due", summary.overdue},
         {"new", summary.unfetched},

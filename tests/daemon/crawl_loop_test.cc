@@ -570,15 +570,22 @@ TEST_F(CrawlLoopTest, ALargeFrontiersStatusComesFromPassesInSlices) {
         loop.value()->AddSeed(Seed(0) + "bulk/" + std::to_string(i), 1).ok());
   }
   CrawlLoop& c = *loop.value();
-  ASSERT_EQ(c.StatusJson()["pages_known"].get<int>(), extra);
+  const nlohmann::json before = c.StatusJson();
+  ASSERT_EQ(before["pages_known"].get<int>(), extra);
+  // No pass has run yet: the figures say they are partial.
+  EXPECT_TRUE(before["summary_pass"]["sliced"].get<bool>()) << before.dump();
+  EXPECT_FALSE(before["summary_pass"]["complete"].get<bool>());
+  EXPECT_LT(before["summary_pass"]["pages_covered"].get<int>(), extra);
   RunUntil(io, c, 0, 60, [&] {
     const nlohmann::json s = c.StatusJson();
-    return s["queue"]["new"].get<int>() + s["queue"]["failed"].get<int>() +
+    return s["summary_pass"]["complete"].get<bool>() &&
+           s["queue"]["new"].get<int>() + s["queue"]["failed"].get<int>() +
                    200 >=
                extra &&
            !c.OverviewJson()["due_next"].empty();
   });
   const nlohmann::json s = c.StatusJson();
+  EXPECT_GE(s["summary_pass"]["pages_covered"].get<int>(), extra) << s.dump();
   // At 20 pages/s most pages are still new; every page was counted.
   EXPECT_GE(
       s["queue"]["new"].get<int>() + s["queue"]["failed"].get<int>() + 200,
