@@ -64,6 +64,11 @@ Result<std::unique_ptr<Scheduler>> Scheduler::Create(
       !std::isfinite(options.signal_window)) {
     return Status::InvalidArgument("scheduler: bad interval/history option");
   }
+  if (!(options.initial_horizon_scale >= kMinHorizonScale &&
+        options.initial_horizon_scale <= kMaxHorizonScale)) {
+    return Status::InvalidArgument(
+        "scheduler: initial_horizon_scale must be in [1, 64]");
+  }
   auto policy = MakePolicy(options.policy, options.policy_options);
   if (!policy.ok()) return policy.status();
   return std::unique_ptr<Scheduler>(
@@ -76,7 +81,8 @@ Scheduler::Scheduler(const SchedulerOptions& options,
       policy_(std::move(policy)),
       hosts_(options.host_pool),
       rate_mixture_(options.rate_mixture_options),
-      bucket_(options.rate, options.burst, 0) {
+      bucket_(options.rate, options.burst, 0),
+      horizon_scale_(options.initial_horizon_scale) {
   // A due-only policy (nutch) is a baseline with its own schedule.
   if (policy_->due_only()) options_.explore = false;
   PageState probe;
@@ -580,6 +586,11 @@ void Scheduler::RescaleHorizon() {
   // bounds cannot prune, shortening would only add refreshes).
   const double n = static_cast<double>(pages_.size()) + 1;
   if (horizon_refreshes_ > 0) {
+    // The step is from the span the horizon had: staging may have
+    // lengthened it beyond the scale (HorizonSpan), and a scale stepping up
+    // from below that floor would change nothing for horizons on end (five
+    // at 10M pages from scale 1).
+    horizon_scale_ = std::max(horizon_scale_, StagingFloor() / std::sqrt(n));
     double step = std::sqrt(2 * n / std::max(1.0, horizon_evaluations_));
     // Staged, the span set now is the horizon after next's: the step acts
     // a horizon late, and is halved (in log) so that it does not overshoot
@@ -604,15 +615,19 @@ double Scheduler::SelectionWork() const {
 double Scheduler::HorizonSpan() const {
   const double n = static_cast<double>(pages_.size()) + 1;
   const double rate = std::max(bucket_.rate(), 1e-12);
-  double selections = horizon_scale_ * std::sqrt(n);
-  if (Stages()) {
-    // The horizon that stages the next must hold enough Selects for its
-    // slices: 4/3 of N / slice (staging aims to end at 3/4 of it), and a
-    // margin for Selects that come later than their token.
-    const double slices = n / static_cast<double>(options_.refresh_slice_pages);
-    selections = std::max(selections, 2 * slices + 16);
-  }
+  const double selections =
+      std::max(horizon_scale_ * std::sqrt(n), StagingFloor());
   return std::clamp(selections / rate, 1.0, 1e9);
+}
+
+double Scheduler::StagingFloor() const {
+  // The horizon that stages the next must hold enough Selects for its
+  // slices: 4/3 of N / slice (staging aims to end at 3/4 of it), and a
+  // margin for Selects that come later than their token.
+  if (!Stages()) return 0;
+  const double n = static_cast<double>(pages_.size()) + 1;
+  const double slices = n / static_cast<double>(options_.refresh_slice_pages);
+  return 2 * slices + 16;
 }
 
 void Scheduler::AdvanceHorizon(double now) {

@@ -54,6 +54,11 @@
 
 namespace freshd::sched {
 
+// Bounds on the selection horizon's length, in sqrt(N) token intervals
+// (Scheduler::AdvanceHorizon adapts it between them).
+inline constexpr double kMinHorizonScale = 1;
+inline constexpr double kMaxHorizonScale = 64;
+
 struct SchedulerOptions {
   std::string policy = "ncis";
   bool oracle = false;  // values from SetTruth(), not estimates
@@ -120,6 +125,11 @@ struct SchedulerOptions {
   // than this: every page's bound in the one Select that moves the horizon
   // (the former way).
   size_t refresh_slice_pages = 1024;
+  // The selection horizon's first length, in sqrt(N) token intervals
+  // (kMinHorizonScale..kMaxHorizonScale); AdvanceHorizon adapts it from
+  // there, a horizon at a time, so a frontier of millions of pages spends
+  // its first horizons far from the balance (benchmarks start there).
+  double initial_horizon_scale = kMinHorizonScale;
   PolicyOptions policy_options;
   HostPoolOptions host_pool;
 };
@@ -138,11 +148,6 @@ inline constexpr size_t kMaxPageRules = 255;
 // Options from the daemon's config. [sched] new_page_value is read in
 // importance x days (x 86400 here); learning_l in days per refresh (0: auto).
 SchedulerOptions OptionsFromConfig(const Config& config);
-
-// Bounds on the selection horizon's length, in sqrt(N) token intervals
-// (Scheduler::AdvanceHorizon adapts it between them).
-inline constexpr double kMinHorizonScale = 1;
-inline constexpr double kMaxHorizonScale = 64;
 
 class Scheduler {
  public:
@@ -380,6 +385,8 @@ class Scheduler {
   // A horizon's length: the adapted scale, lengthened so that the next
   // one's staging fits in it.
   double HorizonSpan() const;
+  // The fewest Selects a staging horizon holds (0 when not staging).
+  double StagingFloor() const;
   void RescaleHorizon();
   // A Select's share of the staging: bounds of at most refresh_slice_pages
   // pages, or ordering; `all`: the rest at once.
@@ -487,7 +494,7 @@ class Scheduler {
   // The horizon's length in units of sqrt(N) token intervals, and the
   // values evaluated by selections since it was last refreshed (see
   // AdvanceHorizon).
-  double horizon_scale_ = 1;
+  double horizon_scale_ = kMinHorizonScale;
   double horizon_evaluations_ = 0;
   uint64_t horizon_refreshes_ = 0;
   // The staged next horizon [horizon_, next_horizon_] (Selector::stage()).

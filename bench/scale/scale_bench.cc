@@ -80,8 +80,9 @@ struct Flags {
   std::string policy = "ncis";
   double rate = 1000;  // pages per second of simulated time
   double crawl_delay = 5;
-  double cycle_cpu = 5;   // s of CPU for the timed cycles
-  std::string store;      // empty: no store part
+  double cycle_cpu = 5;  // s of CPU for the timed cycles
+  double horizon_scale = sched::kMinHorizonScale;  // the first horizon's
+  std::string store;                               // empty: no store part
   bool add_path = false;  // pages through PageBook::Add, as seeds and links
 };
 
@@ -188,6 +189,7 @@ Result<std::unique_ptr<sched::Scheduler>> NewScheduler(const Flags& f) {
   so.rate = f.rate;
   so.burst = 10;
   so.max_pages = std::max<size_t>(so.max_pages, f.pages);
+  so.initial_horizon_scale = f.horizon_scale;
   return sched::Scheduler::Create(so);
 }
 
@@ -306,6 +308,8 @@ struct CycleResult {
   int summary_turns = 0;
   double summary_turn_ms = 0;
   uint64_t cycles = 0, refreshes = 0;
+  double bounds_per_select = 0;  // the horizon's bounds (staged or all)
+  double scale_start = 0, scale_end = 0;  // Scheduler::horizon_scale()
 };
 
 CycleResult RunCycles(const Flags& f, Frontier& fr) {
@@ -376,6 +380,8 @@ CycleResult RunCycles(const Flags& f, Frontier& fr) {
   for (int i = 0; i < 2000; ++i) cycle();
   r = CycleResult{};
   selected = evaluations = empty = 0;
+  const uint64_t bounds0 = s.bound_evaluations();
+  r.scale_start = s.horizon_scale();
   double cpu = 0;
   int chunk = 256;
   while (cpu < f.cycle_cpu) {
@@ -391,6 +397,9 @@ CycleResult RunCycles(const Flags& f, Frontier& fr) {
   r.empty_share =
       static_cast<double>(empty) / static_cast<double>(selected + empty);
   r.refreshes = s.horizon_refreshes() - refreshes0;
+  r.bounds_per_select = static_cast<double>(s.bound_evaluations() - bounds0) /
+                        static_cast<double>(std::max<uint64_t>(1, selected));
+  r.scale_end = s.horizon_scale();
   // The marks of the run are the next commit's; not this benchmark's.
   store::StoreBatch discard;
   book.TakeBatch(&discard);
@@ -543,7 +552,7 @@ int Usage(const char* argv0) {
   std::fprintf(stderr,
                "usage: %s [--pages N] [--ten-million] [--hosts H] "
                "[--policy P] [--rate R] [--crawl-delay S] [--cycle-cpu S] "
-               "[--store DIR] [--add]\n",
+               "[--horizon-scale S] [--store DIR] [--add]\n",
                argv0);
   return 2;
 }
@@ -571,6 +580,8 @@ int Main(int argc, char** argv) {
       f.crawl_delay = std::strtod(v, nullptr);
     } else if (a == "--cycle-cpu" && (v = next())) {
       f.cycle_cpu = std::strtod(v, nullptr);
+    } else if (a == "--horizon-scale" && (v = next())) {
+      f.horizon_scale = std::strtod(v, nullptr);
     } else if (a == "--add") {
       f.add_path = true;
     } else if (a == "--store" && (v = next())) {
@@ -603,15 +614,16 @@ int Main(int argc, char** argv) {
       "\ncycles (CPU figures: shared machine, indicative)\n"
       "  Select+Observe cycles per CPU-second %.0f over %llu cycles; "
       "%.1f values evaluated per selection; %.1f%% empty selections; "
-      "%llu horizon refreshes\n"
+      "%llu horizon refreshes; %.1f bounds computed per selection; horizon "
+      "scale %.2f -> %.2f\n"
       "  longest Select %.2f ms, longest Observe %.2f ms, longest cycle "
       "%.2f ms (wall); status pass (Summarize) %.1f ms CPU, sliced as the "
       "daemon does: %d turns, the longest %.2f ms CPU\n",
       c.cycles_per_cpu_s, static_cast<unsigned long long>(c.cycles),
       c.evals_per_select, 100 * c.empty_share,
-      static_cast<unsigned long long>(c.refreshes), c.max_select_ms,
-      c.max_observe_ms, c.max_cycle_ms, c.summary_ms, c.summary_turns,
-      c.summary_turn_ms);
+      static_cast<unsigned long long>(c.refreshes), c.bounds_per_select,
+      c.scale_start, c.scale_end, c.max_select_ms, c.max_observe_ms,
+      c.max_cycle_ms, c.summary_ms, c.summary_turns, c.summary_turn_ms);
   std::printf("  RSS after the cycles: %.1f B/page\n",
               MemNow().rss / static_cast<double>(f.pages));
 
