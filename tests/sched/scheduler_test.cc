@@ -363,19 +363,26 @@ TEST(SchedulerTest, PagesAddedWhileStagingAreIndexed) {
 // first horizon is set (the refresh used to compute all 200k in one Select),
 // and the staging keeps up: every horizon after the first is swapped in.
 // Counts bound evaluations, not time.
+// Options for the horizon tests: a budget of a quarter of the n pages a
+// day, one token of burst, no interval limits.
+SchedulerOptions HorizonOptions(const std::string& policy, size_t n) {
+  SchedulerOptions o;
+  o.policy = policy;
+  o.oracle = policy == "freshness";
+  o.rate = 0.25 * static_cast<double>(n) / kDay;
+  o.burst = 1;
+  o.min_interval = 0;
+  o.max_interval = 0;
+  return o;
+}
+
 TEST(SchedulerTest, NoSelectComputesMoreThanASliceOfBounds) {
   std::mt19937_64 rng(29);
   std::uniform_real_distribution<double> u(0, 1);
   const size_t n = 200'000;
   for (const std::string policy : {"freshness", "ncis"}) {
     SCOPED_TRACE(policy);
-    SchedulerOptions o;
-    o.policy = policy;
-    o.oracle = policy == "freshness";
-    o.rate = 0.25 * n / kDay;
-    o.burst = 1;
-    o.min_interval = 0;
-    o.max_interval = 0;
+    SchedulerOptions o = HorizonOptions(policy, n);
     auto s = Make(o);
     ASSERT_EQ(o.refresh_slice_pages, 1024u);
     std::vector<double> delta(n);
@@ -422,13 +429,7 @@ TEST(SchedulerTest, TheHorizonScaleStartsWhereToldAndStepsFromTheFloor) {
   const size_t n = 20'000;
   for (const double initial : {1.0, 32.0}) {
     SCOPED_TRACE(initial);
-    SchedulerOptions o;
-    o.policy = "freshness";
-    o.oracle = true;
-    o.rate = 0.25 * n / kDay;
-    o.burst = 1;
-    o.min_interval = 0;
-    o.max_interval = 0;
+    SchedulerOptions o = HorizonOptions("freshness", n);
     o.refresh_slice_pages = 16;
     o.initial_horizon_scale = initial;
     auto s = Make(o);
@@ -651,13 +652,7 @@ TEST(SchedulerTest, HorizonBalancesSelectionAndRefreshWork) {
   std::mt19937_64 rng(11);
   std::uniform_real_distribution<double> u(0, 1);
   const size_t n = 20000;
-  SchedulerOptions o;
-  o.policy = "freshness";
-  o.oracle = true;
-  o.rate = 0.25 * n / kDay;
-  o.burst = 1;
-  o.min_interval = 0;
-  o.max_interval = 0;
+  SchedulerOptions o = HorizonOptions("freshness", n);
   auto s = Make(o);
   std::vector<PageParams> truth(n);
   for (size_t i = 0; i < n; ++i) {
