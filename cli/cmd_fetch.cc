@@ -10,7 +10,9 @@
 // 304s as revisits, each after a request record holding the request head
 // exactly as sent (WARC-Concurrent-To links the two; store/warc_writer.h);
 // with [store] warc_dedup, a payload repeated within the run is written as
-// an identical-payload-digest revisit of its first response.
+// an identical-payload-digest revisit of its first response. The
+// robots.txt exchanges the fetches needed are archived first, as the daemon
+// archives its own (a replay then knows what the crawler was allowed).
 // The config is --config or the defaults, so loopback/private URLs are
 // refused unless [fetch] allow_private_networks = true.
 // Exit: 0 when every URL got an outcome (even an error outcome), 1 if the
@@ -132,7 +134,9 @@ void RunFetch(const FetchOptions& o, int* exit_code) {
     warc = std::move(w).value();
   }
   fetch::CrawlerOptions co = fetch::CrawlerOptionsFromConfig(config);
-  auto results = fetch::FetchAll(co, o.urls, warc != nullptr);
+  std::vector<fetch::OneShotResult> robots;
+  auto results = fetch::FetchAll(co, o.urls, warc != nullptr,
+                                 /*sitemaps=*/nullptr, &robots);
   if (!results.ok()) {
     std::fprintf(stderr, "freshd fetch: %s\n",
                  results.status().ToString().c_str());
@@ -140,18 +144,21 @@ void RunFetch(const FetchOptions& o, int* exit_code) {
     return;
   }
   *exit_code = 0;
+  auto archive = [&](const fetch::OneShotResult& r) {
+    if (!warc) return;
+    daemon::ArchiveContext context;
+    context.errors = config.store.warc_errors;
+    Status s =
+        daemon::ArchiveFetch(*warc, r.fetch, r.started_unix, nullptr, context);
+    if (!s.ok()) {
+      std::fprintf(stderr, "freshd fetch: WARC: %s\n", s.ToString().c_str());
+      *exit_code = 1;
+    }
+  };
+  for (const fetch::OneShotResult& r : robots) archive(r);
   for (const fetch::OneShotResult& r : *results) {
     std::printf("%s\n", ToJson(r, config).dump().c_str());
-    if (warc) {
-      daemon::ArchiveContext context;
-      context.errors = config.store.warc_errors;
-      Status s = daemon::ArchiveFetch(*warc, r.fetch, r.started_unix, nullptr,
-                                      context);
-      if (!s.ok()) {
-        std::fprintf(stderr, "freshd fetch: WARC: %s\n", s.ToString().c_str());
-        *exit_code = 1;
-      }
-    }
+    archive(r);
   }
   std::fflush(stdout);
   if (warc) {

@@ -9,7 +9,8 @@ namespace freshd::fetch {
 
 Result<std::vector<OneShotResult>> FetchAll(
     const CrawlerOptions& options, const std::vector<std::string>& urls,
-    bool keep_raw, std::vector<std::string>* sitemaps) {
+    bool keep_raw, std::vector<std::string>* sitemaps,
+    std::vector<OneShotResult>* robots) {
   boost::asio::io_context io;
   Result<std::unique_ptr<Crawler>> crawler = Crawler::Create(io, options);
   if (!crawler.ok()) return crawler.status();
@@ -18,6 +19,12 @@ Result<std::vector<OneShotResult>> FetchAll(
         [sitemaps](const std::string&, const std::vector<std::string>& maps) {
           sitemaps->insert(sitemaps->end(), maps.begin(), maps.end());
         });
+  }
+  if (keep_raw && robots != nullptr) {
+    (*crawler)->set_archive_handler([robots](FetchResult r) {
+      const double started = UnixNow() - r.elapsed_s;
+      robots->push_back({std::move(r), started});
+    });
   }
   std::vector<OneShotResult> out(urls.size());
   double now_unix = UnixNow();

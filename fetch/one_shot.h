@@ -22,11 +22,15 @@ struct OneShotResult {
 };
 
 // Results are in the order of `urls`, one per URL (errors are outcomes).
-// `keep_raw` keeps raw headers and body for archiving. Fails only if the
-// fetcher cannot be created (Internal).
+// `keep_raw` keeps raw headers and body for archiving; then, with `robots`,
+// each robots.txt exchange the fetches needed (with its redirect hops) is
+// appended there in the order it completed. `sitemaps` receives the
+// sitemaps robots.txt files name. Fails only if the fetcher cannot be
+// created (Internal).
 Result<std::vector<OneShotResult>> FetchAll(
     const CrawlerOptions& options, const std::vector<std::string>& urls,
-    bool keep_raw, std::vector<std::string>* sitemaps = nullptr);
+    bool keep_raw, std::vector<std::string>* sitemaps = nullptr,
+    std::vector<OneShotResult>* robots = nullptr);
 
 }  // namespace freshd::fetch
 

@@ -162,6 +162,20 @@ std::vector<WarcRecord> SplitWarc(const std::string& data) {
   return out;
 }
 
+// The robots.txt exchange `freshd fetch --warc` archives before the pages
+// (the test site answers it 404): checks it is records 1-2 and removes it.
+void ExpectAndDropRobots(const TestServer& server,
+                         std::vector<WarcRecord>* recs) {
+  ASSERT_GE(recs->size(), 3u);
+  EXPECT_EQ((*recs)[1].fields["WARC-Type"], "request");
+  EXPECT_EQ((*recs)[2].fields["WARC-Type"], "response");
+  for (size_t i : {1, 2}) {
+    EXPECT_EQ((*recs)[i].fields["WARC-Target-URI"], server.Url("/robots.txt"));
+  }
+  EXPECT_EQ((*recs)[2].block.rfind("HTTP/1.1 404", 0), 0u) << (*recs)[2].block;
+  recs->erase(recs->begin() + 1, recs->begin() + 3);
+}
+
 TEST(FetchCliTest, WarcOutputHoldsRequestAndResponseRecords) {
   TestServer server(Site);
   std::string config = LoopbackConfig();
@@ -176,9 +190,10 @@ TEST(FetchCliTest, WarcOutputHoldsRequestAndResponseRecords) {
         .push_back(e.path().string());
   }
   ASSERT_EQ(files.size(), 1u);
-  ASSERT_EQ(indexes.size(), 1u);  // the CDXJ beside it: response, revisit
+  // The CDXJ beside it: robots.txt's 404, the response, the revisit.
+  ASSERT_EQ(indexes.size(), 1u);
   const std::string cdxj = testing::ReadWholeFile(indexes[0]);
-  EXPECT_EQ(std::count(cdxj.begin(), cdxj.end(), '\n'), 2) << cdxj;
+  EXPECT_EQ(std::count(cdxj.begin(), cdxj.end(), '\n'), 3) << cdxj;
   EXPECT_NE(cdxj.find("\"status\":\"200\",\"digest\":\""), std::string::npos)
       << cdxj;
   EXPECT_NE(files[0].find(".warc.gz"), std::string::npos);
@@ -190,13 +205,14 @@ TEST(FetchCliTest, WarcOutputHoldsRequestAndResponseRecords) {
   EXPECT_EQ(std::system(verify.c_str()), 0)
       << testing::ReadWholeFile(dir + "/verify.txt");
   EXPECT_NE(
-      testing::ReadWholeFile(dir + "/verify.txt").find("5 records, 0 errors"),
+      testing::ReadWholeFile(dir + "/verify.txt").find("7 records, 0 errors"),
       std::string::npos)
       << testing::ReadWholeFile(dir + "/verify.txt");
   std::string text = dir + "/dump.txt";
   ASSERT_EQ(std::system(("gzip -dc " + files[0] + " > " + text).c_str()), 0);
   std::vector<WarcRecord> recs = SplitWarc(testing::ReadWholeFile(text));
-  ASSERT_EQ(recs.size(), 5u);
+  ASSERT_EQ(recs.size(), 7u);
+  ExpectAndDropRobots(server, &recs);
   EXPECT_EQ(recs[0].fields["WARC-Type"], "warcinfo");
   WarcRecord& req = recs[1];
   WarcRecord& resp = recs[2];
@@ -279,7 +295,8 @@ TEST(FetchCliTest, WarcHoldsEachRedirectHopAndErrorResponses) {
   std::string text = dir + "/dump.txt";
   ASSERT_EQ(std::system(("gzip -dc " + warc + " > " + text).c_str()), 0);
   std::vector<WarcRecord> recs = SplitWarc(testing::ReadWholeFile(text));
-  ASSERT_EQ(recs.size(), 7u);
+  ASSERT_EQ(recs.size(), 9u);
+  ExpectAndDropRobots(server, &recs);
   const std::vector<std::pair<std::string, std::string>> want = {
       {"request", "/moved"},     {"response", "/moved"},
       {"request", "/page.html"}, {"response", "/page.html"},
@@ -294,7 +311,7 @@ TEST(FetchCliTest, WarcHoldsEachRedirectHopAndErrorResponses) {
   EXPECT_EQ(recs[6].block.rfind("HTTP/1.1 404", 0), 0u) << recs[6].block;
   EXPECT_NE(recs[6].block.find("\r\n\r\nnope"), std::string::npos);
   const std::string index = testing::ReadWholeFile(cdxj);
-  EXPECT_EQ(std::count(index.begin(), index.end(), '\n'), 3) << index;
+  EXPECT_EQ(std::count(index.begin(), index.end(), '\n'), 4) << index;
   EXPECT_NE(index.find("\"status\":\"301\""), std::string::npos) << index;
   EXPECT_NE(index.find("\"status\":\"404\""), std::string::npos) << index;
   std::filesystem::remove_all(dir);
