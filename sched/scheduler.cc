@@ -46,6 +46,11 @@ SchedulerOptions OptionsFromConfig(const Config& config) {
   o.signal_window = config.sched.signal_window_s;
   o.value_over_rate_uncertainty = config.sched.value_over_rate_uncertainty;
   o.rate_mixture = config.sched.rate_model == "mixture";
+  const double scale = config.sched.prior_change_interval_s / kDay;
+  if (scale > 0 && std::isfinite(scale) && scale != 1) {
+    o.rate_mixture_options.min_rate /= scale;
+    o.rate_mixture_options.max_rate /= scale;
+  }
   o.explore = config.sched.explore;
   return o;
 }
