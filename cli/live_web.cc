@@ -29,6 +29,8 @@ Config LiveConfig(const sim::TestWeb& web, const LiveWebOptions& o,
   config.budget.rate = o.rate_per_day / o.day_seconds;
   config.budget.burst = o.burst;
   config.sched.policy = o.policy;
+  config.sched.rate_model = o.rate_model;
+  config.sched.explore = o.explore;
   config.sched.min_interval_s = 60 * scale;
   config.sched.max_interval_s = 90 * o.day_seconds;
   config.sched.prior_change_interval_s = o.day_seconds;

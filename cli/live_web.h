@@ -50,6 +50,9 @@ struct LiveWebStart {
 
 struct LiveWebOptions {
   std::string policy = "ncis";
+  // [sched] rate_model ("gamma" or "mixture") and explore.
+  std::string rate_model = "gamma";
+  bool explore = false;
   double rate_per_day = 100;  // budget, pages per virtual day
   double burst = 5;           // token bucket depth, pages
   double days = 60;           // virtual days to crawl

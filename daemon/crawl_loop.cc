@@ -879,6 +879,9 @@ void CrawlLoop::FetchSitemap(const std::string& url, int depth) {
     // Network thread: parse on the pool (up to 50,000 entries: tens of
     // ms), then count and apply on the scheduler's thread.
     if (!*alive) return;
+    const double read_at = UnixNow() - r.total_elapsed_s;
+    const bool whole = !r.truncated;
+    const std::string source = r.final_url;
     PostArchive(&r);
     if (r.outcome != fetch::OutcomeClass::kOk) {
       boost::asio::post(io_, [this, alive] {
@@ -892,22 +895,29 @@ void CrawlLoop::FetchSitemap(const std::string& url, int depth) {
     *parse_bytes_ += bytes;
     const uint64_t max_decoded = config_.fetch.max_decompressed_bytes;
     auto work = [this, depth, o, bytes, max_decoded, r = std::move(r), alive,
-                 parse_bytes = parse_bytes_]() mutable {
+                 read_at, whole, source, parse_bytes = parse_bytes_]() mutable {
       fetch::DecodeDeferredBody(&r, max_decoded);
       auto parsed =
           r.outcome == fetch::OutcomeClass::kOk
               ? parse::ParseSitemap(r.body, o)
               : Result<parse::SitemapResult>(Status::InvalidArgument(r.detail));
       *parse_bytes -= bytes;
-      boost::asio::post(
-          io_, [this, depth, parsed = std::move(parsed), alive]() mutable {
-            if (!*alive || stopping_) return;
-            ++sitemaps_fetched_;
-            if (!parsed.ok()) return;
-            ApplySitemap(std::make_shared<const parse::SitemapResult>(
-                             std::move(parsed).value()),
-                         0, depth);
-          });
+      boost::asio::post(io_, [this, depth, parsed = std::move(parsed), alive,
+                              read_at, whole, source]() mutable {
+        if (!*alive || stopping_) return;
+        ++sitemaps_fetched_;
+        if (!parsed.ok()) return;
+        // A whole list of URLs read covers its host through the read;
+        // an index covers nothing itself (its children do, as read),
+        // nor does a read cut short (truncated, max_urls, bad XML).
+        if (whole && parsed.value().status.ok() &&
+            parsed.value().format != parse::SitemapFormat::kSitemapIndex) {
+          ObserveSignalCoverage(source, read_at);
+        }
+        ApplySitemap(std::make_shared<const parse::SitemapResult>(
+                         std::move(parsed).value()),
+                     0, depth);
+      });
     };
     boost::asio::post(*parse_pool_, std::move(work));
   });
@@ -965,6 +975,13 @@ void CrawlLoop::ApplySitemap(
 }
 
 // ---- signals ----
+
+void CrawlLoop::ObserveSignalCoverage(const std::string& source_url,
+                                      double read_at) {
+  const std::optional<sched::HostId> host =
+      book_->hosts().Find(parse::UrlAuthority(source_url));
+  if (host) sched_->ObserveSignalCoverage(*host, read_at);
+}
 
 bool CrawlLoop::ConsiderDatedSignal(sched::PageId page, double changed_at,
                                     double now, sched::SignalSource source) {

@@ -285,6 +285,13 @@ class CrawlLoop {
   // taken.
   bool ConsiderDatedSignal(sched::PageId page, double changed_at, double now,
                            sched::SignalSource source);
+  // A complete read of the signal source at `source_url` (a sitemap's
+  // urlset, a feed), whose exchange began at `read_at`: the source has
+  // shown every change of its host up to then, so that host's silence
+  // counts as evidence through `read_at` (Scheduler::ObserveSignalCoverage).
+  // Called only for a whole read: not for a failed or cut-short one, nor a
+  // sitemap index (its children cover), nor pushed signals.
+  void ObserveSignalCoverage(const std::string& source_url, double read_at);
 
   // Site feeds (crawl_loop_feeds.cc; [site_feeds]). A feed named by a page
   // of `host` is kept if in scope and under the caps, and polled at once.
@@ -293,8 +300,10 @@ class CrawlLoop {
   void PollSiteFeeds(double now);
   void PollSiteFeed(const std::string& url);
   // Scheduler thread: a poll ended; `parsed` set when a body was parsed.
+  // `read_at`: when the exchange began.
   void SiteFeedDone(const std::string& url, fetch::FetchResult head,
-                    std::optional<Result<parse::FeedResult>> parsed);
+                    std::optional<Result<parse::FeedResult>> parsed,
+                    double read_at);
   void ApplySiteFeed(const parse::FeedResult& feed);
   nlohmann::json SiteFeedsJson() const;
   void AppendSiteFeedMetrics(PrometheusText& out) const;

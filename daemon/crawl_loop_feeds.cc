@@ -62,11 +62,13 @@ void CrawlLoop::PollSiteFeed(const std::string& url) {
                                                           double) {
     // Network thread.
     if (!*alive) return;
+    const double read_at = UnixNow() - r.total_elapsed_s;
     PostArchive(&r);
     if (r.outcome != fetch::OutcomeClass::kOk) {
-      boost::asio::post(io_, [this, url, alive, r = std::move(r)]() mutable {
-        if (*alive) SiteFeedDone(url, std::move(r), std::nullopt);
-      });
+      boost::asio::post(
+          io_, [this, url, alive, r = std::move(r), read_at]() mutable {
+            if (*alive) SiteFeedDone(url, std::move(r), std::nullopt, read_at);
+          });
       return;
     }
     parse::FeedOptions o;
@@ -81,7 +83,7 @@ void CrawlLoop::PollSiteFeed(const std::string& url) {
     const uint64_t max_decoded = std::min<uint64_t>(
         config_.fetch.max_decompressed_bytes, config_.site_feeds.max_bytes);
     auto work = [this, url, o = std::move(o), bytes, max_decoded,
-                 r = std::move(r), alive,
+                 r = std::move(r), alive, read_at,
                  parse_bytes = parse_bytes_]() mutable {
       fetch::DecodeDeferredBody(&r, max_decoded);
       Result<parse::FeedResult> parsed =
@@ -90,17 +92,21 @@ void CrawlLoop::PollSiteFeed(const std::string& url) {
               : Result<parse::FeedResult>(Status::InvalidArgument(r.detail));
       *parse_bytes -= bytes;
       r.body.clear();
-      boost::asio::post(io_, [this, url, r = std::move(r),
-                              parsed = std::move(parsed), alive]() mutable {
-        if (*alive) SiteFeedDone(url, std::move(r), std::move(parsed));
-      });
+      boost::asio::post(
+          io_, [this, url, r = std::move(r), parsed = std::move(parsed), alive,
+                read_at]() mutable {
+            if (*alive) {
+              SiteFeedDone(url, std::move(r), std::move(parsed), read_at);
+            }
+          });
     };
     boost::asio::post(*parse_pool_, std::move(work));
   });
 }
 
 void CrawlLoop::SiteFeedDone(const std::string& url, fetch::FetchResult head,
-                             std::optional<Result<parse::FeedResult>> parsed) {
+                             std::optional<Result<parse::FeedResult>> parsed,
+                             double read_at) {
   auto it = site_feeds_.find(url);
   if (it == site_feeds_.end()) return;
   SiteFeed& feed = it->second;
@@ -110,11 +116,17 @@ void CrawlLoop::SiteFeedDone(const std::string& url, fetch::FetchResult head,
   if (head.outcome == fetch::OutcomeClass::kNotModified) {
     ++site_feed_counts_.not_modified;
     ok = true;
+    ObserveSignalCoverage(url, read_at);  // unchanged: nothing new since
   } else if (parsed && parsed->ok()) {
     feed.etag = head.etag;
     feed.last_modified = head.last_modified;
     ApplySiteFeed(parsed->value());
     ok = true;
+    // A feed cut short (parse status not OK: max_entries, max_bytes, bad
+    // XML) lists only part of the host's news: no coverage.
+    if (parsed->value().status.ok() && !head.truncated) {
+      ObserveSignalCoverage(url, read_at);
+    }
   } else {
     ++site_feed_counts_.errors;
   }

@@ -46,6 +46,11 @@ SchedulerOptions OptionsFromConfig(const Config& config) {
   o.signal_window = config.sched.signal_window_s;
   o.value_over_rate_uncertainty = config.sched.value_over_rate_uncertainty;
   o.rate_mixture = config.sched.rate_model == "mixture";
+  const double scale = config.sched.prior_change_interval_s / kDay;
+  if (scale > 0 && std::isfinite(scale) && scale != 1) {
+    o.rate_mixture_options.min_rate /= scale;
+    o.rate_mixture_options.max_rate /= scale;
+  }
   o.explore = config.sched.explore;
   return o;
 }
@@ -270,10 +275,12 @@ double Scheduler::MixtureValue(PolicyInput in,
                                double tau) const {
   const bool signals = policy_->uses_signals();
   const double n = in.state->signals;
+  // Silence counts only where a signal source looked.
+  const double heard = CoveredTau(*in.state, tau);
   double top = -kInf, sigma;
   for (const WeightedParams& w : draws) {
     if (w.weight > 0) {
-      top = std::max(top, SignalLogWeight(w.params, signals, n, tau, &sigma));
+      top = std::max(top, SignalLogWeight(w.params, signals, n, heard, &sigma));
     }
   }
   double sum = 0, total = 0;
@@ -281,7 +288,7 @@ double Scheduler::MixtureValue(PolicyInput in,
     if (!(w.weight > 0)) continue;
     const double weight =
         w.weight *
-        std::exp(SignalLogWeight(w.params, signals, n, tau, &sigma) - top);
+        std::exp(SignalLogWeight(w.params, signals, n, heard, &sigma) - top);
     in.params = w.params;
     sum += weight * policy_->Value(in, tau);
     total += weight;
@@ -326,10 +333,14 @@ double Scheduler::MixtureBound(PolicyInput in,
   // draw's value is at most c_i = min(UpperBound, value at τ_h), and its
   // weight u_i(τ) = u_i(τ_0)e^{−σ_i(τ−τ_0)} within [u_i(τ_0)e^{−σ_i(τ_h−τ_0)},
   // u_i(τ_0)]. So the average is at most Σu_i(τ_0)c_i / Σu_i(τ_0)e^{−σ_i(τ_h
-  // −τ_0)}, and at most max c_i.
+  // −τ_0)}, and at most max c_i. The weights run on the covered time
+  // τ_s (ObserveSignalCoverage), which stays within [τ_0, τ_h] when τ_0
+  // is the earlier of the horizon's start and the coverage now: coverage
+  // only moves forward, and not past the time a value is asked for.
   const PageState& s = *in.state;
   const double tau_h = std::max(0.0, end - s.last_fetch);
-  const double tau_0 = std::clamp(start - s.last_fetch, 0.0, tau_h);
+  const double tau_0 = std::clamp(
+      std::min(start, SignalCoverage(s.host)) - s.last_fetch, 0.0, tau_h);
   const bool signals = policy_->uses_signals();
   const double n = s.signals;
   double top = -kInf, sigma;
@@ -430,6 +441,14 @@ double Scheduler::FreshProbability(PageId page, double now) const {
     params.alpha = params.nu = 0;  // never estimated: signals ignored
   }
   const double tau = std::max(0.0, now - s.last_fetch);
+  // The signals (and their silence) tell about the covered time τ_s only;
+  // after it the page changes at Δ unobserved: P(fresh) = P(fresh over τ_s
+  // | n) · e^{−Δ(τ−τ_s)} (ObserveSignalCoverage).
+  const double heard = CoveredTau(s, tau);
+  const auto fresh = [&](const PageParams& p) {
+    const double f = sched::FreshProbability(p, heard, s.signals);
+    return heard < tau ? f * std::exp(-p.delta * (tau - heard)) : f;
+  };
   double p;
   std::array<WeightedParams, 3> draws;
   if (MixtureDraws(page, Input(page), &draws)) {
@@ -438,20 +457,20 @@ double Scheduler::FreshProbability(PageId page, double now) const {
     double top = -kInf, sigma, sum = 0, total = 0;
     for (const WeightedParams& w : draws) {
       top = std::max(
-          top, SignalLogWeight(w.params, signals, s.signals, tau, &sigma));
+          top, SignalLogWeight(w.params, signals, s.signals, heard, &sigma));
     }
     for (WeightedParams& w : draws) {
       if (!signals) w.params.alpha = w.params.nu = 0;
       const double u =
-          w.weight *
-          std::exp(SignalLogWeight(w.params, signals, s.signals, tau, &sigma) -
-                   top);
-      sum += u * sched::FreshProbability(w.params, tau, s.signals);
+          w.weight * std::exp(SignalLogWeight(w.params, signals, s.signals,
+                                              heard, &sigma) -
+                              top);
+      sum += u * fresh(w.params);
       total += u;
     }
     p = total > 0 ? sum / total : 0;
   } else {
-    p = sched::FreshProbability(params, tau, s.signals);
+    p = fresh(params);
   }
   return std::isfinite(p) ? std::clamp(p, 0.0, 1.0) : 0;
 }
@@ -789,6 +808,28 @@ void Scheduler::SetRate(double pages_per_second, double now) {
   bucket_.SetRate(pages_per_second, now);
 }
 
+void Scheduler::ObserveSignalCoverage(HostId host, double through) {
+  if (host >= kMaxCoverageHosts || std::isnan(through)) return;
+  if (host >= signal_coverage_.size()) {
+    signal_coverage_.resize(size_t{host} + 1, kInf);
+  }
+  double& covered = signal_coverage_[host];
+  // +inf (never reported: covered through any now) is replaced by the
+  // first report; later ones only move it forward.
+  if (covered < kInf && !(through > covered)) return;
+  covered = through;
+  // Values over draws may rise with the coverage (the weights move as if τ
+  // had grown): a value remembered for lazy re-valuation no longer bounds
+  // them. Index bounds allow for it (MixtureBound).
+  value_memo_.clear();
+}
+
+double Scheduler::CoveredTau(const PageState& s, double tau) const {
+  if (s.host >= signal_coverage_.size()) return tau;
+  const double covered = signal_coverage_[s.host] - s.last_fetch;
+  return covered < tau ? std::max(0.0, covered) : tau;
+}
+
 bool Scheduler::IsStaleSignal(PageId page, double now,
                               const SignalObs& signal) const {
   if (page >= pages_.size()) return false;
@@ -921,10 +962,19 @@ void Scheduler::OnContent(PageId page, double now, const FetchedObs* fetched) {
     s.rate_stats.Observe(tau, changed, bare_since);
     hosts_.ObserveChange(s.host, tau, changed, bare_since);
     if (policy_->uses_signals()) {
-      SignalTriple x{tau, s.signals, changed};
-      if (since >= 0 &&
+      // The interval's signal evidence spans its covered part τ_s
+      // (ObserveSignalCoverage): the signals could only be seen there, so
+      // the false-signal rate's exposure is τ_s, not τ. Its changed bit is
+      // the whole interval's (a change in the uncovered tail, whose signal
+      // no source could have shown yet, counts as unsignalled, as it did
+      // before). A change timed by Last-Modified within τ_s is timed
+      // evidence with its quiet time cut at τ_s; one in the tail leaves
+      // count-only evidence. τ_s = 0 (nothing covered): no evidence.
+      const double heard = CoveredTau(s, tau);
+      SignalTriple x{heard, s.signals, changed};
+      if (since >= 0 && tau - since <= heard &&
           recent_signals_[page].Place(s.signals, tau - since, &x)) {
-        x.quiet = since;
+        x.quiet = since - (tau - heard);
       }
       SignalParams current{s.rate, s.alpha, s.nu};
       s.signal_stats.Observe(x, current);

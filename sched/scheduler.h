@@ -147,6 +147,12 @@ inline constexpr size_t kMaxPageRules = 255;
 
 // Options from the daemon's config. [sched] new_page_value is read in
 // importance x days (x 86400 here); learning_l in days per refresh (0: auto).
+// The rate mixture's grid (RateMixtureOptions::min_rate, max_rate) moves
+// with [sched] prior_change_interval_s: its defaults (10 years to 10 min)
+// at the default one day, each end times 86400 / prior_change_interval_s,
+// so that a daemon whose clock is compressed (the live-web harness, the
+// demo: a day in 1-10 s, the prior interval set to match) keeps its pages'
+// rates inside the grid, not pinned at its fast end, 1/600 s.
 SchedulerOptions OptionsFromConfig(const Config& config);
 
 class Scheduler {
@@ -236,6 +242,33 @@ class Scheduler {
   // or failed observation ends the page's in-flight state. A stale signal
   // (IsStaleSignal) is ignored. Returns what changed.
   ObserveEffect Observe(const Observation& obs);
+
+  // Signal coverage: the signal sources of `host` (its sitemaps and feeds,
+  // as the daemon reads them) have reported every change they would report
+  // up to `through` (the time of a successful read). Silence is evidence
+  // only where a source looked: wherever the likelihood of a page's
+  // signals since its last fetch is used (SetTruthMixture's weights, the
+  // rate draws' weights, FreshProbability, Summarize), the "no more
+  // signals" term runs over τ_s = clamp(through − last_fetch, 0, τ) instead
+  // of τ, the signals seen still count, and the time after τ_s is time
+  // with no signal source, in which the page changes at its rate Δ
+  // unobserved: P(fresh) = e^{−κτ_s}q^n · e^{−Δ(τ−τ_s)}. A fetch interval's
+  // signal evidence (SignalStats) then spans its covered part (see
+  // OnContent). A host that never reported coverage is covered through
+  // `now` (the simulator's signals arrive as they happen): nothing changes
+  // for it. `through` only moves forward (an older report, NaN or a host
+  // past the host table's bound, kMaxCoverageHosts, is ignored). Not
+  // saved: after a restart a host is covered through `now` until its next
+  // read (daemon/README.md).
+  void ObserveSignalCoverage(HostId host, double through);
+  static constexpr HostId kMaxCoverageHosts = 1u << 24;
+  // The time through which `host`'s signals were reported; +inf when it
+  // never reported (covered through any `now`).
+  double SignalCoverage(HostId host) const {
+    return host < signal_coverage_.size()
+               ? signal_coverage_[host]
+               : std::numeric_limits<double>::infinity();
+  }
 
   // Whether `signal`, received at `now`, is about a change the page's copy
   // already has: its changed_at is not after the page's last fetch, or it
@@ -463,6 +496,12 @@ class Scheduler {
   DivergencePrior divergence_prior_;           // longevity, estimated mode
   std::vector<ProfileSet> profiles_;           // longevity only
   std::vector<RecentSignals> recent_signals_;  // signal policies only
+  // By host: ObserveSignalCoverage's time (+inf: never reported); empty
+  // until a host reports.
+  std::vector<double> signal_coverage_;
+  // The part of τ (the time since the page's last fetch) its signal sources
+  // covered: τ_s = clamp(SignalCoverage(host) − last_fetch, 0, τ).
+  double CoveredTau(const PageState& s, double tau) const;
   HostPool hosts_;
   RateMixture rate_mixture_;              // rate_mixture only
   std::vector<RateTerciles> rate_draws_;  // rate_mixture only, by page

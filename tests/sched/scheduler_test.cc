@@ -51,11 +51,13 @@ bool SameKey(double a, double b) {
 // events and the next one is staged `slice` pages a Select between them
 // (SchedulerOptions::refresh_slice_pages); *staged counts the horizons so
 // swapped in. With `rate_mixture` (estimated only),
-// SchedulerOptions::rate_mixture and explore are on.
+// SchedulerOptions::rate_mixture and explore are on. With `coverage`, hosts
+// report their signal sources' coverage (ObserveSignalCoverage) at random
+// times up to a day back, some older than their last report.
 int RunExactness(const std::string& policy, bool oracle, uint32_t seed,
                  int* steps_with_overdue, bool mixture = false,
                  size_t slice = 0, uint64_t* staged = nullptr,
-                 bool rate_mixture = false) {
+                 bool rate_mixture = false, bool coverage = false) {
   SCOPED_TRACE(policy + (oracle ? " oracle" : " estimated") +
                (mixture ? " mixture" : "") + " seed " + std::to_string(seed));
   std::mt19937_64 rng(seed);
@@ -111,6 +113,11 @@ int RunExactness(const std::string& policy, bool oracle, uint32_t seed,
       sched->Observe({p, now, SignalObs{}});
     }
     sched->Observe({static_cast<PageId>(n + 3), now, SignalObs{}});
+    if (coverage) {
+      for (HostId h = 0; h < kHosts; ++h) {
+        if (u(rng) < 0.4) sched->ObserveSignalCoverage(h, now - u(rng) * kDay);
+      }
+    }
     for (int k = 0; k < 2; ++k) {  // rediscovered with a higher importance
       PageId p = static_cast<PageId>(u(rng) * n);
       DiscoveredObs d;
@@ -235,6 +242,34 @@ TEST(SchedulerTest, RateMixtureSelectionsAreTheBruteForceArgmax) {
     int checked = RunExactness(policy, false, 20261126, &steps_with_overdue,
                                false, 0, nullptr, true);
     EXPECT_GT(checked, 300) << policy;
+  }
+}
+
+// Signal coverage (ObserveSignalCoverage) moves the draws' weights of a
+// value as τ would, also backwards relative to τ and in jumps: the index
+// bounds and the lazy re-valuation still give the brute-force argmax, with
+// truth mixtures, rate draws, the grid posterior and staged horizons.
+TEST(SchedulerTest, SignalCoverageSelectionsAreTheBruteForceArgmax) {
+  for (const char* policy : {"ncis", "ncis1", "cis", "freshness"}) {
+    int overdue = 0;
+    EXPECT_GT(RunExactness(policy, true, 20261127, &overdue, true, 0, nullptr,
+                           false, true),
+              300)
+        << policy;
+    EXPECT_GT(RunExactness(policy, false, 20261128, &overdue, false, 0, nullptr,
+                           false, true),
+              300)
+        << policy;
+    EXPECT_GT(RunExactness(policy, false, 20261129, &overdue, false, 0, nullptr,
+                           true, true),
+              300)
+        << policy;
+    uint64_t staged = 0;
+    EXPECT_GT(RunExactness(policy, false, 20261130, &overdue, false, 7, &staged,
+                           true, true),
+              300)
+        << policy;
+    EXPECT_GT(staged, 5u) << policy;
   }
 }
 
