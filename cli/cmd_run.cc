@@ -5,7 +5,8 @@
 // synced); SIGHUP reloads the config file: [budget] rate, [log] level and
 // the [[rule]]s apply at once (every page matched again),
 // other changes are reported as needing a restart. Talks to systemd
-// (daemon/sd_notify.h): EXTEND_TIMEOUT_USEC while the store is recovered,
+// (daemon/sd_notify.h): EXTEND_TIMEOUT_USEC while the store is recovered
+// (the status endpoint meanwhile says "recovering", status_service.h),
 // READY=1 once serving, RELOADING=1 … READY=1 around a SIGHUP, STATUS=
 // every 10 s, WATCHDOG=1 from the network thread, STOPPING=1. Exit 0 after a
 // clean stop, 1 on a runtime failure (store locked, port busy), 2 on a bad
@@ -18,6 +19,7 @@
 
 #include <time.h>
 
+#include <atomic>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <cmath>
@@ -30,6 +32,7 @@
 #include <memory>
 #include <string>
 
+#include "base/clock.h"
 #include "cli/commands.h"
 #include "cli/demo_web.h"
 #include "cli/preflight.h"
@@ -91,10 +94,20 @@ int RunDaemon(const std::string& config_path, const std::string& seeds_arg) {
     return 2;
   }
   boost::asio::io_context io;
+  // The status endpoint answers from the start: "recovering" with the
+  // rebuild's progress until the loop exists (status_service.h).
+  daemon::RecoveryProgress progress;
+  progress.started_unix.store(UnixNow(), std::memory_order_relaxed);
+  auto server = daemon::StatusService::StartRecovering(
+      progress, config.value().status.listen, std::move(status_options));
+  if (!server.ok()) {
+    spdlog::error("status endpoint: {}", server.status().ToString());
+    return 1;
+  }
   // Recovery of a big store may outlast TimeoutStartSec=: systemd is told
   // to wait on while it runs.
   auto extender = std::make_unique<daemon::TimeoutExtender>(kExtendTimeoutS);
-  auto loop = daemon::CrawlLoop::Create(io, config.value());
+  auto loop = daemon::CrawlLoop::Create(io, config.value(), &progress);
   extender.reset();
   if (!loop.ok()) {
     spdlog::error("{}", loop.status().ToString());
@@ -125,12 +138,7 @@ int RunDaemon(const std::string& config_path, const std::string& seeds_arg) {
     }
   }
   // The status endpoint answers from its own thread (status_service.h).
-  auto server = daemon::StatusService::Start(
-      crawl, config.value().status.listen, std::move(status_options));
-  if (!server.ok()) {
-    spdlog::error("status endpoint: {}", server.status().ToString());
-    return 1;
-  }
+  server.value()->Attach(crawl);
   const std::string& listen = config.value().status.listen;
   spdlog::info(
       "{} pages known, policy {}, budget {} pages/s, status on "
@@ -187,6 +195,7 @@ int RunDaemon(const std::string& config_path, const std::string& seeds_arg) {
   crawl.Start();
   daemon::SdNotify("READY=1");
   io.run();
+  server.value().reset();  // before the loop it routes to
   return exit_code;
 }
 
