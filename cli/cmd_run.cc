@@ -70,14 +70,19 @@ int RunDaemon(const std::string& config_path, const std::string& seeds_arg) {
   daemon::InstallLogger(config.value().log.level, daemon::StderrIsJournal());
   std::string seeds_path =
       seeds_arg.empty() ? config.value().crawler.seeds : seeds_arg;
-  std::vector<daemon::Seed> seeds;
+  // The seeds file is streamed twice (memory bounded whatever its size):
+  // checked before the store is opened, added once the loop exists.
+  size_t seed_count = 0;
   if (!seeds_path.empty()) {
-    auto read = daemon::ReadSeedsFile(seeds_path);
+    Status read =
+        daemon::ForEachSeedInFile(seeds_path, [&](const daemon::Seed&) {
+          ++seed_count;
+          return Status::OK();
+        });
     if (!read.ok()) {
-      spdlog::error("{}", read.status().message());
+      spdlog::error("{}", read.message());
       return 2;
     }
-    seeds = std::move(read).value();
   }
   daemon::HttpServerOptions status_options;
   status_options.allowed_hosts = config.value().status.allowed_hosts;
@@ -131,11 +136,17 @@ int RunDaemon(const std::string& config_path, const std::string& seeds_arg) {
         "--store {}`",
         config.value().store.path, config.value().store.path);
   }
-  for (const auto& seed : seeds) {
-    Status s = crawl.AddSeed(seed.url, seed.weight);
-    if (!s.ok()) {
-      spdlog::warn("{}:{}: {}", seeds_path, seed.line, s.message());
-    }
+  if (!seeds_path.empty()) {
+    Status read =
+        daemon::ForEachSeedInFile(seeds_path, [&](const daemon::Seed& seed) {
+          Status s = crawl.AddSeed(seed.url, seed.weight);
+          if (!s.ok()) {
+            spdlog::warn("{}:{}: {}", seeds_path, seed.line, s.message());
+          }
+          return Status::OK();
+        });
+    if (!read.ok()) spdlog::error("seeds not all added: {}", read.message());
+    spdlog::info("{} seeds from {}", seed_count, seeds_path);
   }
   // The status endpoint answers from its own thread (status_service.h).
   server.value()->Attach(crawl);
