@@ -5,7 +5,8 @@
 // synced); SIGHUP reloads the config file: [budget] rate, [log] level and
 // the [[rule]]s apply at once (every page matched again),
 // other changes are reported as needing a restart. Talks to systemd
-// (daemon/sd_notify.h): EXTEND_TIMEOUT_USEC while the store is recovered,
+// (daemon/sd_notify.h): EXTEND_TIMEOUT_USEC while the store is recovered
+// (the status endpoint meanwhile says "recovering", status_service.h),
 // READY=1 once serving, RELOADING=1 … READY=1 around a SIGHUP, STATUS=
 // every 10 s, WATCHDOG=1 from the network thread, STOPPING=1. Exit 0 after a
 // clean stop, 1 on a runtime failure (store locked, port busy), 2 on a bad
@@ -18,6 +19,7 @@
 
 #include <time.h>
 
+#include <atomic>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <cmath>
@@ -30,6 +32,7 @@
 #include <memory>
 #include <string>
 
+#include "base/clock.h"
 #include "cli/commands.h"
 #include "cli/demo_web.h"
 #include "cli/preflight.h"
@@ -67,14 +70,19 @@ int RunDaemon(const std::string& config_path, const std::string& seeds_arg) {
   daemon::InstallLogger(config.value().log.level, daemon::StderrIsJournal());
   std::string seeds_path =
       seeds_arg.empty() ? config.value().crawler.seeds : seeds_arg;
-  std::vector<daemon::Seed> seeds;
+  // The seeds file is streamed twice (memory bounded whatever its size):
+  // checked before the store is opened, added once the loop exists.
+  size_t seed_count = 0;
   if (!seeds_path.empty()) {
-    auto read = daemon::ReadSeedsFile(seeds_path);
+    Status read =
+        daemon::ForEachSeedInFile(seeds_path, [&](const daemon::Seed&) {
+          ++seed_count;
+          return Status::OK();
+        });
     if (!read.ok()) {
-      spdlog::error("{}", read.status().message());
+      spdlog::error("{}", read.message());
       return 2;
     }
-    seeds = std::move(read).value();
   }
   daemon::HttpServerOptions status_options;
   status_options.allowed_hosts = config.value().status.allowed_hosts;
@@ -91,10 +99,20 @@ int RunDaemon(const std::string& config_path, const std::string& seeds_arg) {
     return 2;
   }
   boost::asio::io_context io;
+  // The status endpoint answers from the start: "recovering" with the
+  // rebuild's progress until the loop exists (status_service.h).
+  daemon::RecoveryProgress progress;
+  progress.started_unix.store(UnixNow(), std::memory_order_relaxed);
+  auto server = daemon::StatusService::StartRecovering(
+      progress, config.value().status.listen, std::move(status_options));
+  if (!server.ok()) {
+    spdlog::error("status endpoint: {}", server.status().ToString());
+    return 1;
+  }
   // Recovery of a big store may outlast TimeoutStartSec=: systemd is told
   // to wait on while it runs.
   auto extender = std::make_unique<daemon::TimeoutExtender>(kExtendTimeoutS);
-  auto loop = daemon::CrawlLoop::Create(io, config.value());
+  auto loop = daemon::CrawlLoop::Create(io, config.value(), &progress);
   extender.reset();
   if (!loop.ok()) {
     spdlog::error("{}", loop.status().ToString());
@@ -118,19 +136,20 @@ int RunDaemon(const std::string& config_path, const std::string& seeds_arg) {
         "--store {}`",
         config.value().store.path, config.value().store.path);
   }
-  for (const auto& seed : seeds) {
-    Status s = crawl.AddSeed(seed.url, seed.weight);
-    if (!s.ok()) {
-      spdlog::warn("{}:{}: {}", seeds_path, seed.line, s.message());
-    }
+  if (!seeds_path.empty()) {
+    Status read =
+        daemon::ForEachSeedInFile(seeds_path, [&](const daemon::Seed& seed) {
+          Status s = crawl.AddSeed(seed.url, seed.weight);
+          if (!s.ok()) {
+            spdlog::warn("{}:{}: {}", seeds_path, seed.line, s.message());
+          }
+          return Status::OK();
+        });
+    if (!read.ok()) spdlog::error("seeds not all added: {}", read.message());
+    spdlog::info("{} seeds from {}", seed_count, seeds_path);
   }
   // The status endpoint answers from its own thread (status_service.h).
-  auto server = daemon::StatusService::Start(
-      crawl, config.value().status.listen, std::move(status_options));
-  if (!server.ok()) {
-    spdlog::error("status endpoint: {}", server.status().ToString());
-    return 1;
-  }
+  server.value()->Attach(crawl);
   const std::string& listen = config.value().status.listen;
   spdlog::info(
       "{} pages known, policy {}, budget {} pages/s, status on "
@@ -187,6 +206,7 @@ int RunDaemon(const std::string& config_path, const std::string& seeds_arg) {
   crawl.Start();
   daemon::SdNotify("READY=1");
   io.run();
+  server.value().reset();  // before the loop it routes to
   return exit_code;
 }
 

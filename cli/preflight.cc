@@ -19,10 +19,10 @@ Status CheckSeedsFile(const Config& config, const std::string& seeds_path) {
   const std::string path =
       seeds_path.empty() ? config.crawler.seeds : seeds_path;
   if (path.empty()) return Status::OK();
-  auto seeds = daemon::ReadSeedsFile(path);
+  Status seeds = daemon::ForEachSeedInFile(
+      path, [](const daemon::Seed&) { return Status::OK(); });
   if (!seeds.ok()) {
-    return Status::InvalidArgument("[crawler] seeds: " +
-                                   seeds.status().message());
+    return Status::InvalidArgument("[crawler] seeds: " + seeds.message());
   }
   return Status::OK();
 }

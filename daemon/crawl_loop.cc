@@ -158,9 +158,12 @@ CrawlLoop::~CrawlLoop() {
 }
 
 Result<std::unique_ptr<CrawlLoop>> CrawlLoop::Create(
-    boost::asio::io_context& io, const Config& config) {
+    boost::asio::io_context& io, const Config& config,
+    RecoveryProgress* progress) {
   std::unique_ptr<CrawlLoop> loop(new CrawlLoop(io, config));
+  loop->progress_ = progress;
   Status s = loop->Init();
+  loop->progress_ = nullptr;
   if (!s.ok()) return s;
   return loop;
 }
@@ -195,13 +198,16 @@ Status CrawlLoop::Init() {
   // The URLs go straight into the book (no transient string per page: at
   // 1M pages those left ~200 B/page of freed heap resident), and the scope
   // and origins are noted as they pass (no read of the URL file per page).
-  auto report =
-      RebuildScheduler(*store_, sched_.get(), &book_->hosts(),
-                       [this](sched::PageId id, std::string_view url) {
-                         book_->RestoreUrl(url);
-                         AddScope(url);
-                         if (sched_->page(id).fetched()) NoteOrigin(id, url);
-                       });
+  RecoveryOptions options;
+  options.progress = progress_;
+  auto report = RebuildScheduler(
+      *store_, sched_.get(), &book_->hosts(),
+      [this](sched::PageId id, std::string_view url) {
+        book_->RestoreUrl(url);
+        AddScope(url);
+        if (sched_->page(id).fetched()) NoteOrigin(id, url);
+      },
+      options);
   if (!report.ok()) return report.status();
   recovery_ = std::move(report).value();
   book_->FinishRestore(std::move(recovery_.metas));

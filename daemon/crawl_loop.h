@@ -141,8 +141,11 @@ class CrawlLoop {
   // Opens the store, rebuilds the scheduler from it and creates the stages
   // (not started). Errors: the store's (IOError when locked by another
   // freshd, Corruption), InvalidArgument for an unusable config.
-  static Result<std::unique_ptr<CrawlLoop>> Create(boost::asio::io_context& io,
-                                                   const Config& config);
+  // `progress`, if not null, follows the rebuild (another thread may read
+  // it while Create runs; it must outlive the call).
+  static Result<std::unique_ptr<CrawlLoop>> Create(
+      boost::asio::io_context& io, const Config& config,
+      RecoveryProgress* progress = nullptr);
   ~CrawlLoop();
 
   // Adds a seed (normalized; its host joins the scope). InvalidArgument for
@@ -451,6 +454,7 @@ class CrawlLoop {
     uint64_t signals = 0;       // change signals taken from entries
   } site_feed_counts_;
   RecoveryReport recovery_;
+  RecoveryProgress* progress_ = nullptr;  // during Create only
   FetchStateCounts fetch_state_restored_;
   std::function<void()> parse_hook_;  // tests only; called on the pool
 

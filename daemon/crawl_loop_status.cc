@@ -148,6 +148,7 @@ nlohmann::json CrawlLoop::StatusJson() const {
     }
   }
   return {
+      {"state", stopping_ ? "stopping" : "running"},
       {"version", FRESHD_VERSION},
       {"uptime_s", now - started_unix_},
       {"pages_known", book_->size()},

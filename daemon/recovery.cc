@@ -107,8 +107,8 @@ Status RestoreHosts(const store::PageStore& store, sched::Scheduler* scheduler,
 
 Status RestorePages(const store::PageStore& store, sched::Scheduler* scheduler,
                     HostTable* hosts, const RestoredUrlFn& on_url,
-                    CorruptLog& log, RecoveryReport* report,
-                    bool skip_corrupt) {
+                    CorruptLog& log, RecoveryReport* report, bool skip_corrupt,
+                    RecoveryProgress* progress) {
   Status failure;
   store::ScanStats stats;
   Status scan = store.ForEachPage(
@@ -148,6 +148,11 @@ Status RestorePages(const store::PageStore& store, sched::Scheduler* scheduler,
         if (metas.size() <= *id) metas.resize(static_cast<size_t>(*id) + 1);
         metas[*id] = PageMeta::FromRecord(record);
         ++(reset ? report->pages_reset : report->pages);
+        if (progress != nullptr &&
+            (report->pages + report->pages_reset) % kProgressEvery == 0) {
+          progress->pages_restored.store(report->pages + report->pages_reset,
+                                         std::memory_order_relaxed);
+        }
         return true;
       },
       &stats, skip_corrupt);
@@ -227,11 +232,19 @@ Result<RecoveryReport> RebuildScheduler(const store::PageStore& store,
     return s;
   }
   if (spread) scheduler->mutable_hosts().RestoreSpread(*spread);
-  if (Status s =
-          RestorePages(store, scheduler, hosts, on_url, log, &report, skip);
-      !s.ok()) {
-    return s;
+  RecoveryProgress* progress = options.progress;
+  if (progress != nullptr) {
+    progress->expected_pages.store(report.expected_pages,
+                                   std::memory_order_relaxed);
+    progress->hosts_restored.store(report.hosts, std::memory_order_relaxed);
   }
+  Status pages = RestorePages(store, scheduler, hosts, on_url, log, &report,
+                              skip, progress);
+  if (progress != nullptr) {
+    progress->pages_restored.store(report.pages + report.pages_reset,
+                                   std::memory_order_relaxed);
+  }
+  if (!pages.ok()) return pages;
   for (std::string& line : store.damage_log()) {
     report.store_damage.push_back("LevelDB: " + std::move(line));
   }

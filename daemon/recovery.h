@@ -16,6 +16,7 @@
 #ifndef FRESHD_DAEMON_RECOVERY_H_
 #define FRESHD_DAEMON_RECOVERY_H_
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -58,12 +59,27 @@ Status PersistHostOnly(const sched::Scheduler& scheduler,
 Status PersistGlobals(const sched::Scheduler& scheduler,
                       store::StoreBatch* batch);
 
+// How far a running rebuild has come, for another thread to read (the
+// status endpoint's `recovering` answer, daemon/status_routes.h): written by
+// the rebuilding thread, read by any; every field an atomic (relaxed
+// counters: no ordering between them is promised).
+struct RecoveryProgress {
+  std::atomic<double> started_unix{0};      // set by whoever starts recovery
+  std::atomic<uint64_t> expected_pages{0};  // RecoveryReport::expected_pages
+  std::atomic<uint64_t> hosts_restored{0};
+  std::atomic<uint64_t> pages_restored{0};  // pages + pages_reset so far
+};
+
+inline constexpr uint64_t kProgressEvery = 1024;
+
 struct RecoveryOptions {
   // false: a record that does not decode is skipped and reported; a page
   // whose scheduler state is unreadable keeps its URL and restarts as never
   // fetched. true: the first one aborts the rebuild with Corruption.
   bool abort_on_corrupt = false;
   size_t max_reported = 1000;  // corrupt records listed (all are counted)
+  // Updated as the rebuild runs (every kProgressEvery pages), if not null.
+  RecoveryProgress* progress = nullptr;
 };
 
 struct CorruptRecord {

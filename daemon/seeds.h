@@ -3,11 +3,15 @@
 // default 1); blank lines and lines starting with '#' are skipped. URLs are
 // checked later, when added (CrawlLoop::AddSeed reports each bad one).
 // Bounded: lines of at most kMaxSeedLineBytes, at most kMaxSeeds seeds.
+// ForEachSeedInFile streams a file (64 KiB pieces: memory bounded whatever
+// its size); the daemon checks a seeds file with it before opening the
+// store and adds the seeds with it after (cli/cmd_run.cc).
 // Pure functions; thread-safe.
 
 #ifndef FRESHD_DAEMON_SEEDS_H_
 #define FRESHD_DAEMON_SEEDS_H_
 
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -29,7 +33,14 @@ struct Seed {
 // extra fields, an over-long line or too many seeds.
 Result<std::vector<Seed>> ParseSeeds(std::string_view text,
                                      std::string_view name);
-// Reads and parses a file; IOError if it cannot be read.
+// Calls fn with each seed of the file in order (the Seed is valid during
+// the call only), stopping at the first error: the parse's as ParseSeeds,
+// IOError if the file cannot be read, or fn's.
+using SeedFn = std::function<Status(const Seed&)>;
+[[nodiscard]] Status ForEachSeedInFile(const std::string& path,
+                                       const SeedFn& fn);
+// Reads and parses a whole file into memory (small files: tests, tools);
+// IOError if it cannot be read.
 Result<std::vector<Seed>> ReadSeedsFile(const std::string& path);
 
 }  // namespace freshd::daemon

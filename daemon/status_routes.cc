@@ -1,5 +1,7 @@
 #include "daemon/status_routes.h"
 
+#include <algorithm>
+#include <atomic>
 #include <limits>
 #include <optional>
 #include <string>
@@ -106,6 +108,40 @@ HttpReply PostSignal(CrawlLoop& loop, const std::string& body) {
 }
 
 }  // namespace
+
+nlohmann::json RecoveringJson(const RecoveryProgress& progress,
+                              double now_unix) {
+  const double started = progress.started_unix.load(std::memory_order_relaxed);
+  return {
+      {"state", "recovering"},
+      {"recovery",
+       {{"pages_restored",
+         progress.pages_restored.load(std::memory_order_relaxed)},
+        {"pages_expected",
+         progress.expected_pages.load(std::memory_order_relaxed)},
+        {"hosts_restored",
+         progress.hosts_restored.load(std::memory_order_relaxed)},
+        {"elapsed_s", started > 0 ? std::max(0.0, now_unix - started) : 0.0}}},
+  };
+}
+
+HttpReply RouteRecoveringRequest(const RecoveryProgress& progress,
+                                 const HttpRequest& request, double now_unix) {
+  std::string_view target = request.target;
+  std::string_view path = target.substr(0, target.find('?'));
+  nlohmann::json j = RecoveringJson(progress, now_unix);
+  if (path == "/status") {
+    if (request.method == "GET" || request.method == "HEAD")
+      return Json(200, j);
+    return Error(405, "use GET");
+  }
+  j["error"] =
+      "recovering the store: only /status answers until it is done; try "
+      "again";
+  HttpReply reply = Json(503, j);
+  reply.headers.emplace_back("Retry-After", "1");
+  return reply;
+}
 
 HttpReply RouteStatusRequest(CrawlLoop& loop, const HttpRequest& request) {
   std::string_view target = request.target;

@@ -15,6 +15,7 @@
 // errors are the HttpServer's (daemon/http_server.h).
 // Anything else: 404, or 405 for a known path with the wrong method.
 // Runs on the CrawlLoop's thread (the HttpServer's io_context).
+// During recovery, RouteRecoveringRequest (below) answers instead.
 
 #ifndef FRESHD_DAEMON_STATUS_ROUTES_H_
 #define FRESHD_DAEMON_STATUS_ROUTES_H_
@@ -25,6 +26,7 @@
 
 #include "daemon/crawl_loop.h"
 #include "daemon/http_server.h"
+#include "daemon/recovery.h"
 
 namespace freshd::daemon {
 
@@ -32,6 +34,16 @@ inline constexpr size_t kMaxSignalUrls = 10000;
 inline constexpr double kMaxLastmodAheadS = 86400;
 
 HttpReply RouteStatusRequest(CrawlLoop& loop, const HttpRequest& request);
+
+// While the store is recovered (before CrawlLoop::Create returns): GET
+// /status is 200 with {"state": "recovering", "recovery": {"pages_restored",
+// "pages_expected" (the store's global count), "hosts_restored",
+// "elapsed_s"}}; /status with another method 405; any other path 503 (not
+// ready) with the same JSON plus "error", and Retry-After: 1. Reads
+// `progress` only (atomics): runs on the status thread while another
+// thread recovers.
+HttpReply RouteRecoveringRequest(const RecoveryProgress& progress,
+                                 const HttpRequest& request, double now_unix);
 
 // The value of `name` in a query string (application/x-www-form-urlencoded,
 // percent-decoded), "" when it has no '=', or nullopt when absent.

@@ -23,21 +23,37 @@ StatusService::StatusService() : work_(io_.get_executor()) {}
 
 Result<std::unique_ptr<StatusService>> StatusService::Start(
     CrawlLoop& loop, const std::string& listen, HttpServerOptions options) {
+  return Listen(&loop, nullptr, listen, std::move(options));
+}
+
+Result<std::unique_ptr<StatusService>> StatusService::StartRecovering(
+    const RecoveryProgress& progress, const std::string& listen,
+    HttpServerOptions options) {
+  return Listen(nullptr, &progress, listen, std::move(options));
+}
+
+Result<std::unique_ptr<StatusService>> StatusService::Listen(
+    CrawlLoop* initial, const RecoveryProgress* progress,
+    const std::string& listen, HttpServerOptions options) {
   std::unique_ptr<StatusService> service(new StatusService());
   StatusService* self = service.get();
+  self->loop_.store(initial, std::memory_order_release);
+  self->progress_ = progress;
   // GET /changes is served here, on the status thread, from the store: a
   // long poll waits on this thread's timers, never on the loop's.
-  auto changes = [self, &loop](const HttpRequest& r,
-                               std::function<void(HttpReply)> respond) {
+  auto changes = [self](const HttpRequest& r,
+                        std::function<void(HttpReply)> respond) {
     const size_t q = r.target.find('?');
     if (std::string_view(r.target).substr(0, q) != "/changes") return false;
+    CrawlLoop* loop = self->loop_.load(std::memory_order_acquire);
+    if (loop == nullptr) return false;  // recovering: Handle answers 503
     if (r.method != "GET" && r.method != "HEAD") {
       respond(HttpReply{405, "application/json",
                         R"({"error": "use GET"})"
                         "\n"});
       return true;
     }
-    ServeChanges(self->io_, loop.store(),
+    ServeChanges(self->io_, loop->store(),
                  q == std::string::npos
                      ? std::string_view()
                      : std::string_view(r.target).substr(q + 1),
@@ -46,7 +62,7 @@ Result<std::unique_ptr<StatusService>> StatusService::Start(
   };
   auto server = HttpServer::Listen(
       service->io_, listen,
-      [self, &loop](const HttpRequest& r) { return self->Handle(loop, r); },
+      [self](const HttpRequest& r) { return self->Handle(r); },
       std::move(options), std::move(changes));
   if (!server.ok()) return server.status();
   service->server_ = std::move(server).value();
@@ -66,7 +82,14 @@ StatusService::~StatusService() {
   if (thread_.joinable()) thread_.join();
 }
 
-HttpReply StatusService::Handle(CrawlLoop& loop, const HttpRequest& request) {
+HttpReply StatusService::Handle(const HttpRequest& request) {
+  CrawlLoop* attached = loop_.load(std::memory_order_acquire);
+  if (attached == nullptr) {
+    static const RecoveryProgress kNone;
+    return RouteRecoveringRequest(progress_ != nullptr ? *progress_ : kNone,
+                                  request, UnixNow());
+  }
+  CrawlLoop& loop = *attached;
   auto reply = std::make_shared<std::promise<HttpReply>>();
   std::future<HttpReply> answer = reply->get_future();
   // A state-changing request is answered once what it changed is durable.

@@ -171,7 +171,9 @@ once; a file that does not load is logged and the running config kept.
 \fBfreshd run\fR serves \fBGET /status\fR (JSON), \fBGET /metrics\fR
 (Prometheus), \fBGET /page?url=URL\fR and \fBPOST /signal\fR on
 \fB[status] listen\fR (loopback only by default); the README in
-\fI/usr/share/doc/freshd\fR documents every field.
+\fI/usr/share/doc/freshd\fR documents every field. While a start recovers
+the store, \fBGET /status\fR already answers, with \fB"state": "recovering"\fR
+and the pages restored so far; the other routes answer 503 until it is done.
 .SH EXIT STATUS
 .TP
 .B 0

@@ -133,7 +133,12 @@ class ChangesCliTest : public ::testing::Test {
     auto deadline = std::chrono::steady_clock::now() +
                     std::chrono::milliseconds(int(timeout_s * 1000));
     while (std::chrono::steady_clock::now() < deadline) {
-      if (HttpGetStatus(status_port_, "/status").first == 200) return true;
+      // 200 from the start; ready once no longer "recovering".
+      auto [code, body] = HttpGetStatus(status_port_, "/status");
+      const nlohmann::json j = nlohmann::json::parse(body, nullptr, false);
+      if (code == 200 && j.is_object() && j.value("state", "") == "running") {
+        return true;
+      }
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
     return false;
