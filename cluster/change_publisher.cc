@@ -6,13 +6,15 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <unordered_map>
 
 #include "cluster/nats_conn.h"
 
 namespace freshd::cluster {
 namespace {
 
-constexpr size_t kBatch = 256;
+constexpr size_t kBatch = 256;        // events in flight at once, at most
+constexpr int64_t kAckWaitMs = 5000;  // for a window's acknowledgements
 constexpr int kIdleWaitMs = 50;
 constexpr double kStopFlushS = 2;
 
@@ -30,9 +32,38 @@ uint64_t SeqOfMsgId(const char* id) {
   return seq;
 }
 
+// The acknowledgements of a window of asynchronous publishes, by seq (the
+// library's thread writes them; the publisher's thread reads them).
+struct AckResults {
+  std::mutex mu;
+  std::unordered_map<uint64_t, int> by_seq;  // kStored, kDuplicate, kFailed
+};
+constexpr int kStored = 1;
+constexpr int kDuplicate = 2;
+constexpr int kFailed = 3;
+
+void OnAck(jsCtx*, natsMsg* msg, jsPubAck* pa, jsPubAckErr* pae,
+           void* closure) {
+  auto* acks = static_cast<AckResults*>(closure);
+  const char* id = nullptr;
+  uint64_t seq = 0;
+  if (natsMsgHeader_Get(msg, "Nats-Msg-Id", &id) == NATS_OK) {
+    seq = SeqOfMsgId(id);
+  }
+  if (seq != 0) {
+    const int r = pa != nullptr && pae == nullptr
+                      ? (pa->Duplicate ? kDuplicate : kStored)
+                      : kFailed;
+    std::lock_guard<std::mutex> lock(acks->mu);
+    acks->by_seq[seq] = r;
+  }
+  natsMsg_Destroy(msg);
+}
+
 }  // namespace
 
 struct ChangePublisher::Nats {
+  AckResults acks;  // outlives js (members go after the destructor's body)
   natsConnection* nc = nullptr;
   jsCtx* js = nullptr;
   ~Nats() {
@@ -145,6 +176,13 @@ bool ChangePublisher::Connect() {
                              "freshd " + options_.node + " changes", &nats->nc);
   jsOptions jo;
   if (s == NATS_OK) s = jsOptions_Init(&jo);
+  if (s == NATS_OK) {
+    // A bounded window of publishes in flight; each one's acknowledgement
+    // lands in nats->acks.
+    jo.PublishAsync.MaxPending = static_cast<int64_t>(kBatch);
+    jo.PublishAsync.AckHandler = OnAck;
+    jo.PublishAsync.AckHandlerClosure = &nats->acks;
+  }
   if (s == NATS_OK) s = natsConnection_JetStream(&nats->js, nats->nc, &jo);
   if (s == NATS_OK) {
     const std::string subjects = std::string(kChangeSubjectPrefix) + ">";
@@ -209,8 +247,11 @@ bool ChangePublisher::ReadLastSeq() {
     skip_through_ = 0;
   } else {
     // Never lower: the stream's limits may have dropped our last event.
-    skip_through_ = std::max(skip_through_, last);
+    // After a failed window, never past its first unacknowledged event.
+    const uint64_t cap = retry_from_ > 0 ? retry_from_ - 1 : UINT64_MAX;
+    skip_through_ = std::max(skip_through_, std::min(last, cap));
   }
+  retry_from_ = 0;
   stats_.last_seq = last;
   return true;
 }
@@ -289,46 +330,102 @@ void ChangePublisher::PublishSome() {
     }
     resync_ = false;
   }
-  for (size_t i = 0; i < kBatch; ++i) {
+  // A window of up to kBatch events sent without waiting, in seq order on
+  // the one connection, then their acknowledgements awaited together.
+  struct Sent {
     Pending p;
     bool from_backlog = false;
-    if (!NextEvent(&p, &from_backlog)) return;
-    const std::string id = options_.node + ":" + std::to_string(p.seq);
+  };
+  std::vector<Sent> sent;
+  {
+    std::lock_guard<std::mutex> lock(nats_->acks.mu);
+    nats_->acks.by_seq.clear();
+  }
+  natsStatus send_status = NATS_OK;
+  for (size_t i = 0; i < kBatch; ++i) {
+    Sent e;
+    if (!NextEvent(&e.p, &e.from_backlog)) break;
+    {
+      // Sent: the next event is the one after it (set back on a failure).
+      std::lock_guard<std::mutex> lock(mu_);
+      skip_through_ = std::max(skip_through_, e.p.seq);
+    }
+    const std::string id = options_.node + ":" + std::to_string(e.p.seq);
+    natsMsg* msg = nullptr;
+    natsStatus s =
+        natsMsg_Create(&msg, subject_.c_str(), nullptr, e.p.json.data(),
+                       static_cast<int>(e.p.json.size()));
+    if (s == NATS_OK) s = natsMsgHeader_Set(msg, "Nats-Msg-Id", id.c_str());
+    if (s == NATS_OK) s = js_PublishMsgAsync(nats_->js, &msg, nullptr);
+    if (msg != nullptr) natsMsg_Destroy(msg);  // not taken by the library
+    sent.push_back(std::move(e));
+    if (s != NATS_OK) {
+      send_status = s;
+      break;
+    }
+  }
+  if (sent.empty()) return;
+  natsStatus s = NATS_OK;
+  if (send_status == NATS_OK) {
     jsPubOptions po;
     jsPubOptions_Init(&po);
-    po.MsgId = id.c_str();
-    jsPubAck* ack = nullptr;
-    natsStatus s = js_Publish(&ack, nats_->js, subject_.c_str(), p.json.data(),
-                              static_cast<int>(p.json.size()), &po, nullptr);
-    const bool duplicate = ack != nullptr && ack->Duplicate;
-    if (ack != nullptr) jsPubAck_Destroy(ack);
-    std::lock_guard<std::mutex> lock(mu_);
-    if (s != NATS_OK) {
-      // Back to the front; the stream may have stored it all the same, so
-      // its last seq is read again before the retry, in a second.
-      spdlog::warn("cluster: change event not published (retrying): {}",
-                   NatsError(s));
-      retry_at_ = MonotonicSeconds() + 1;
-      resync_ = true;
-      ++stats_.failures;
-      if (from_backlog) {
-        backlog_.push_front(std::move(p));
-      } else {
-        queue_bytes_ += p.json.size();
-        queue_.push_front(std::move(p));
-        stats_.queued = queue_.size();
-      }
-      return;
+    po.MaxWait = kAckWaitMs;
+    s = js_PublishAsyncComplete(nats_->js, &po);
+  }
+  if (send_status != NATS_OK || s != NATS_OK) {
+    // What is still in flight is forgotten (its acknowledgement, if one
+    // comes, is dropped): the window is sent again with the same Msg-Ids.
+    natsMsgList pending;
+    if (js_PublishAsyncGetPendingList(&pending, nats_->js) == NATS_OK) {
+      natsMsgList_Destroy(&pending);
     }
-    if (duplicate) {
+  }
+  std::unordered_map<uint64_t, int> acks;
+  {
+    std::lock_guard<std::mutex> lock(nats_->acks.mu);
+    acks.swap(nats_->acks.by_seq);
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  // The acknowledged prefix is done, in order; from the first event
+  // without a positive acknowledgement on, all go back to the front.
+  size_t done = 0;
+  for (; done < sent.size(); ++done) {
+    const auto it = acks.find(sent[done].p.seq);
+    if (it == acks.end() || it->second == kFailed) break;
+    if (it->second == kDuplicate) {
       ++stats_.skipped;
     } else {
       ++stats_.published;
-      if (from_backlog) ++stats_.backfilled;
+      if (sent[done].from_backlog) ++stats_.backfilled;
     }
-    stats_.last_seq = std::max(stats_.last_seq, p.seq);
-    skip_through_ = std::max(skip_through_, p.seq);
+    stats_.last_seq = std::max(stats_.last_seq, sent[done].p.seq);
+    skip_through_ = std::max(skip_through_, sent[done].p.seq);
   }
+  if (done == sent.size()) return;
+  // The stream may have stored some of them all the same (a late
+  // acknowledgement), or a later one but not an earlier (a connection
+  // lost mid-window): they are sent again after a second with the same
+  // Msg-Ids, from the first unacknowledged one on (retry_from_ keeps the
+  // resync from skipping it), and the stream drops what it holds.
+  spdlog::warn("cluster: change events from {} not published (retrying): {}",
+               sent[done].p.seq,
+               NatsError(send_status != NATS_OK ? send_status
+                         : s != NATS_OK         ? s
+                                                : NATS_ERR));
+  retry_at_ = MonotonicSeconds() + 1;
+  resync_ = true;
+  retry_from_ = sent[done].p.seq;
+  skip_through_ = sent[done].p.seq - 1;
+  ++stats_.failures;
+  for (size_t i = sent.size(); i-- > done;) {
+    if (sent[i].from_backlog) {
+      backlog_.push_front(std::move(sent[i].p));
+    } else {
+      queue_bytes_ += sent[i].p.json.size();
+      queue_.push_front(std::move(sent[i].p));
+    }
+  }
+  stats_.queued = queue_.size();
 }
 
 }  // namespace freshd::cluster

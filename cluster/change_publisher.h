@@ -144,6 +144,7 @@ class ChangePublisher {
   double retry_at_ = 0;
   bool resync_ = true;         // read the stream's last seq before publishing
   uint64_t skip_through_ = 0;  // queued events at or below: already stored
+  uint64_t retry_from_ = 0;    // the first event of a failed window; 0 none
   bool connect_failed_logged_ = false;
   bool mismatch_logged_ = false;
   std::deque<Pending> backlog_;  // read back from the local feed; by mu_

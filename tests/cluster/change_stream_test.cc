@@ -180,9 +180,10 @@ TEST_F(ChangeStreamTest, NoDuplicatesAfterALostAckOrARestart) {
     const ChangePublisherStats s = a->stats();
     return s.queued == 0 && s.last_seq == 30;
   }));
-  // Event 21 reached the stream when the server resumed: not stored again.
-  EXPECT_EQ(a->stats().skipped, 1u);
-  EXPECT_EQ(a->stats().published, 29u);
+  // The events in flight (21, and any of 22..30 sent in its window)
+  // reached the stream when the server resumed: not stored again.
+  EXPECT_GE(a->stats().skipped, 1u);
+  EXPECT_EQ(a->stats().skipped + a->stats().published, 30u);
 
   // A restart that queues 1..40 again (its local feed's newest is 30):
   // 1..30 are in the stream already and skipped.
