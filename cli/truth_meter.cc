@@ -25,7 +25,8 @@ TruthMeter::TruthMeter(const sim::TestWeb& web) : web_(web) {
 
 int64_t TruthMeter::PageOf(const daemon::CrawlLoop& loop, size_t id) {
   while (page_of_id_.size() <= id) {
-    const std::string url = loop.urls()[page_of_id_.size()];
+    const std::string owned = loop.urls()[page_of_id_.size()];
+    const std::string_view url = owned;
     int64_t page = -1;
     size_t scheme = url.find("://");
     size_t path = scheme == std::string_view::npos ? std::string_view::npos

@@ -822,6 +822,7 @@ void CrawlLoop::Housekeeping() {
       std::max(config_.store.sync_interval_s, kHousekeepingS)) {
     SaveFetchState({});
   }
+  AdvanceStatusPasses(now);
   PublishSnapshot();
   OperatorTick(now);
   if (cluster_) {

@@ -99,6 +99,17 @@ inline constexpr double kMaxRobotsRefreshS = 3600;
 // CopySummary's cache (daemon/cost_bounded_cache.h).
 inline constexpr double kSummaryMinCostS = 1e-3;
 inline constexpr double kSummaryCostFactor = 100;
+// Beyond this many pages the status figures and the overview's pages due
+// next come from passes over the pages spread over housekeeping turns
+// (AdvanceStatusPasses), each turn at most kStatusSliceCpuS of the thread's
+// CPU: one pass took ~170 ms at 10M pages (issue 29: no step over 20 ms).
+inline constexpr size_t kStatusSlicedPages = size_t{1} << 16;
+inline constexpr double kStatusSliceCpuS = 2.5e-3;
+// The overview's pass runs only while the overview was asked for within
+// this many seconds (a page's value costs microseconds: 10M of them are
+// seconds of CPU).
+inline constexpr double kDueWantedS = 60;
+inline constexpr size_t kDueNext = 20;  // the overview's pages due next
 
 // What held the crawl rate back, as /status "limited_by" names it; kIdle:
 // nothing was due (every page fetched within its interval).
@@ -365,11 +376,21 @@ class CrawlLoop {
   nlohmann::json RuleJson(sched::PageId page) const;
   // /status "rules": [{"name", "pages"}] by [[rule]] ([] without rules).
   nlohmann::json RulesStatusJson() const;
+  // /status "summary_pass": whether the figures above come from a pass in
+  // slices (large frontiers), whether one has completed and the pages the
+  // reported figures cover.
+  nlohmann::json SummaryPassJson() const;
 
   void CountOutcome(std::string_view name);
   uint64_t QueuedBytes() const;
   void NoteLimit(Limit limit, double now);
   const sched::Scheduler::Summary& CopySummary(double now) const;
+  // Advances the sliced passes (kStatusSlicedPages) by a turn's worth.
+  void AdvanceStatusPasses(double now);
+  // Adds the values at `now` of pages [begin, end) not in flight to `top`,
+  // keeping at least the kDueNext highest (unsorted).
+  void AddDueValues(sched::PageId begin, sched::PageId end, double now,
+                    std::vector<std::pair<double, sched::PageId>>* top) const;
   void PublishSnapshot() const;
   // Housekeeping for the operator (crawl_loop_operator.cc): a history point
   // every kHistoryStepS, the progress line every [log] progress, systemd's
@@ -470,6 +491,19 @@ class CrawlLoop {
   double last_limit_at_ = 0;
   mutable CostBoundedCache<sched::Scheduler::Summary> summary_cache_{
       kSummaryMinCostS, kSummaryCostFactor};  // steady clock; thread CPU cost
+  // Beyond kStatusSlicedPages: the summary of the last complete pass (the
+  // running pass's until one completes), and the pass under way.
+  sched::Scheduler::Summary sliced_summary_;
+  size_t sliced_summary_pages_ = 0;  // pages sliced_summary_ covers
+  sched::Scheduler::SummaryPass summary_pass_;
+  bool summary_pass_done_ = false;
+  // The overview's pass: its result, the pass under way (the next page and
+  // the best values so far) and until when (steady clock) it is wanted.
+  std::vector<std::pair<double, sched::PageId>> sliced_due_;
+  std::vector<std::pair<double, sched::PageId>> due_pass_top_;
+  sched::PageId due_pass_next_ = 0;
+  bool due_pass_done_ = false;
+  mutable double due_wanted_until_ = 0;
   mutable std::mutex snapshot_mu_;
   mutable std::shared_ptr<const nlohmann::json> snapshot_;  // by snapshot_mu_
   bool started_ = false;

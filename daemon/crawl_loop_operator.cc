@@ -16,7 +16,6 @@
 namespace freshd::daemon {
 namespace {
 
-constexpr size_t kDueNext = 20;
 // Directory entries a disk-use scan looks at, at most (a WARC directory
 // kept for years must not hold the scheduler's thread).
 constexpr size_t kMaxScanEntries = 100000;
@@ -159,22 +158,17 @@ nlohmann::json CrawlLoop::HostsJson(size_t offset, size_t limit,
 nlohmann::json CrawlLoop::OverviewJson() const {
   const double now = UnixNow();
   // The pages due next: the highest values now (a pass over the pages,
-  // cached by its cost like the summary).
+  // cached by its cost like the summary; beyond kStatusSlicedPages, the
+  // last sliced pass's).
   const auto steady = std::chrono::duration<double>(
                           std::chrono::steady_clock::now().time_since_epoch())
                           .count();
-  const auto* due = due_cache_.Get(steady);
-  if (due == nullptr) {
+  const std::vector<std::pair<double, sched::PageId>>* due = &sliced_due_;
+  if (sched_->size() > kStatusSlicedPages) {
+    due_wanted_until_ = steady + kDueWantedS;  // AdvanceStatusPasses
+  } else if ((due = due_cache_.Get(steady)) == nullptr) {
     std::vector<std::pair<double, sched::PageId>> top;
-    for (sched::PageId p = 0; p < sched_->size(); ++p) {
-      if (sched_->page(p).in_flight()) continue;
-      top.emplace_back(sched_->Value(p, now), p);
-      if (top.size() >= 4 * kDueNext) {
-        std::nth_element(top.begin(), top.begin() + kDueNext, top.end(),
-                         std::greater<>());
-        top.resize(kDueNext);
-      }
-    }
+    AddDueValues(0, static_cast<sched::PageId>(sched_->size()), now, &top);
     std::sort(top.begin(), top.end(), std::greater<>());
     if (top.size() > kDueNext) top.resize(kDueNext);
     const double cost = std::chrono::duration<double>(

@@ -1,7 +1,9 @@
 // CrawlLoop's status views: GET /status, /metrics and /page (DESIGN.md
 // "contract — status endpoint"). The freshness estimate and the queue counts
 // take a pass over the pages, bounded to ~1% of the scheduler's thread
-// however fast they are polled (CopySummary).
+// however fast they are polled (CopySummary); beyond kStatusSlicedPages the
+// pass is spread over housekeeping turns, ≤ 2.5 ms of CPU each, and the
+// figures are the last complete pass's (AdvanceStatusPasses).
 
 #include <time.h>
 
@@ -37,11 +39,84 @@ double ThreadCpuNow() {
 }  // namespace
 
 const sched::Scheduler::Summary& CrawlLoop::CopySummary(double now) const {
+  if (sched_->size() > kStatusSlicedPages) return sliced_summary_;
   if (const auto* cached = summary_cache_.Get(SteadyNow())) return *cached;
   const double cpu0 = ThreadCpuNow();
   sched::Scheduler::Summary summary = sched_->Summarize(now);
   const double cost = ThreadCpuNow() - cpu0;
   return summary_cache_.Put(summary, SteadyNow(), cost);
+}
+
+void CrawlLoop::AdvanceStatusPasses(double now) {
+  constexpr size_t kSlicePages = 4096;  // pages between clock reads
+  const size_t pages = sched_->size();
+  if (pages <= kStatusSlicedPages) return;
+  const double cpu0 = ThreadCpuNow();
+  auto spent = [&] { return ThreadCpuNow() - cpu0 >= kStatusSliceCpuS; };
+  // Runs `step` (one slice; true once its pass is complete) until the pass
+  // completes or this turn's CPU is spent; true if the pass completed.
+  auto advance = [&](auto&& step) {
+    bool done;
+    do {
+      done = step();
+    } while (!done && !spent());
+    return done;
+  };
+  bool done = advance(
+      [&] { return sched_->SummarizeSome(now, kSlicePages, &summary_pass_); });
+  if (done || !summary_pass_done_) {
+    sliced_summary_ = summary_pass_.summary();
+    sliced_summary_pages_ = done ? pages : summary_pass_.next();
+  }
+  if (done) {
+    summary_pass_done_ = true;
+    summary_pass_ = {};
+  }
+  if (SteadyNow() >= due_wanted_until_ || spent()) return;
+  done = advance([&] {
+    const auto end = static_cast<sched::PageId>(
+        std::min<size_t>(pages, size_t{due_pass_next_} + kSlicePages));
+    AddDueValues(due_pass_next_, end, now, &due_pass_top_);
+    due_pass_next_ = end;
+    return end >= pages;
+  });
+  if (done || !due_pass_done_) {
+    sliced_due_ = due_pass_top_;
+    std::sort(sliced_due_.begin(), sliced_due_.end(), std::greater<>());
+    if (sliced_due_.size() > kDueNext) sliced_due_.resize(kDueNext);
+  }
+  if (done) {
+    due_pass_done_ = true;
+    due_pass_top_.clear();
+    due_pass_next_ = 0;
+  }
+}
+
+nlohmann::json CrawlLoop::SummaryPassJson() const {
+  // Below kStatusSlicedPages every figure is a whole pass's (cached); above,
+  // the last complete sliced pass's, or the first pass's so far.
+  if (sched_->size() <= kStatusSlicedPages) {
+    return {{"sliced", false},
+            {"complete", true},
+            {"pages_covered", sched_->size()}};
+  }
+  return {{"sliced", true},
+          {"complete", summary_pass_done_},
+          {"pages_covered", sliced_summary_pages_}};
+}
+
+void CrawlLoop::AddDueValues(
+    sched::PageId begin, sched::PageId end, double now,
+    std::vector<std::pair<double, sched::PageId>>* top) const {
+  for (sched::PageId p = begin; p < end; ++p) {
+    if (sched_->page(p).in_flight()) continue;
+    top->emplace_back(sched_->Value(p, now), p);
+    if (top->size() >= 4 * kDueNext) {
+      std::nth_element(top->begin(), top->begin() + kDueNext, top->end(),
+                       std::greater<>());
+      top->resize(kDueNext);
+    }
+  }
 }
 
 nlohmann::json CrawlLoop::StatusJson() const {
@@ -82,6 +157,7 @@ nlohmann::json CrawlLoop::StatusJson() const {
        recent.size() / std::clamp(now - started_unix_, 1.0, 60.0)},
       {"hosts", book_->hosts().size()},
       {"estimated_freshness", summary.estimated_freshness},
+      {"summary_pass", SummaryPassJson()},
       {"queue",
        {{"due", summary.overdue},
         {"new", summary.unfetched},

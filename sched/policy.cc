@@ -21,6 +21,15 @@ double FreshnessSup(const PageParams& p) {
 
 double Finite(double v) { return std::isfinite(v) && v > 0 ? v : 0; }
 
+// sup_τ dV/dτ of the freshness-type values, μ/e: GREEDY's dV/dτ = μΔτe^{−Δτ}
+// peaks at τ = 1/Δ; for GREEDY-NCIS V(θ) = μ[G − e^{−κθ}L] rises more slowly
+// (tests/sched/value_growth_test.cc checks both over a dense grid). 0.5μ
+// leaves room for rounding; +inf for a page whose μ is not finite.
+double FreshnessGrowth(const PageParams& p) {
+  if (!(p.delta > 0) || !(p.mu >= 0) || !std::isfinite(p.mu)) return kInf;
+  return 0.5 * p.mu;
+}
+
 // Equal spacing: the oldest copy first (value = τ).
 class UniformPolicy final : public Policy {
  public:
@@ -135,6 +144,9 @@ class FreshnessPolicy final : public Policy {
   double UpperBound(const PolicyInput& in) const override {
     return FreshnessSup(in.params);
   }
+  double MaxValueGrowth(const PolicyInput& in) const override {
+    return FreshnessGrowth(in.params);
+  }
 };
 
 // The age metric's crawl value (unbounded: no page is abandoned).
@@ -172,6 +184,10 @@ class NcisPolicy final : public Policy {
   double UpperBound(const PolicyInput& in) const override {
     return FreshnessSup(in.params);
   }
+  // Exact ncis only (APPROX-m's growth is not checked).
+  double MaxValueGrowth(const PolicyInput& in) const override {
+    return max_terms_ == 0 ? FreshnessGrowth(in.params) : kInf;
+  }
   bool uses_signals() const override { return true; }
 
  private:
@@ -201,6 +217,8 @@ std::unique_ptr<Policy> MakeLongevityBoundPolicy(const PolicyOptions& options);
 
 void Policy::OnFetched(const PolicyInput&, PageState&, bool, double,
                        double) const {}
+
+double Policy::MaxValueGrowth(const PolicyInput&) const { return kInf; }
 
 const std::vector<std::string>& PolicyNames() {
   static const std::vector<std::string> kNames = {

@@ -96,6 +96,13 @@ class Policy {
   // An upper bound of Value(in, τ) over all τ >= 0 (+inf if unbounded).
   virtual double UpperBound(const PolicyInput& in) const = 0;
 
+  // An upper bound of dValue(in, τ)/dτ over all τ >= 0 (value units a
+  // second) while the page's state and model stay as they are: Value(in,
+  // τ + d) <= Value(in, τ) + d·MaxValueGrowth(in). +inf (the default): none
+  // known. The scheduler uses it to pass over, unvalued, a page valued a
+  // moment ago too far below the running best (Scheduler::Select).
+  virtual double MaxValueGrowth(const PolicyInput&) const;
+
   // True for a policy whose PageState::forced is a deadline interval (the
   // scheduler fetches the page once it has passed); others may keep other
   // scratch there.

@@ -37,6 +37,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "base/status.h"
@@ -52,6 +53,11 @@
 #include "sched/token_bucket.h"
 
 namespace freshd::sched {
+
+// Bounds on the selection horizon's length, in sqrt(N) token intervals
+// (Scheduler::AdvanceHorizon adapts it between them).
+inline constexpr double kMinHorizonScale = 1;
+inline constexpr double kMaxHorizonScale = 64;
 
 struct SchedulerOptions {
   std::string policy = "ncis";
@@ -88,6 +94,12 @@ struct SchedulerOptions {
   // evaluations per value (BENCHMARKS.md). [sched]
   // value_over_rate_uncertainty in the daemon's config.
   bool value_over_rate_uncertainty = true;
+  // Lazy re-valuation in Select (policies with a finite
+  // Policy::MaxValueGrowth: freshness, ncis): a page valued earlier, with no
+  // change to it since, is passed over unvalued while its value then plus
+  // its growth bound times the time elapsed is not above the best found.
+  // The choice is the same either way (off: for comparisons).
+  bool lazy_revaluation = true;
   // Estimated mode: each page's rate is also a posterior on a grid under
   // its host's distribution of rates (sched/rate_mixture.h): the policies
   // without signals value a page over its three draws (and take the middle
@@ -113,6 +125,11 @@ struct SchedulerOptions {
   // than this: every page's bound in the one Select that moves the horizon
   // (the former way).
   size_t refresh_slice_pages = 1024;
+  // The selection horizon's first length, in sqrt(N) token intervals
+  // (kMinHorizonScale..kMaxHorizonScale); AdvanceHorizon adapts it from
+  // there, a horizon at a time, so a frontier of millions of pages spends
+  // its first horizons far from the balance (benchmarks start there).
+  double initial_horizon_scale = kMinHorizonScale;
   PolicyOptions policy_options;
   HostPoolOptions host_pool;
 };
@@ -131,11 +148,6 @@ inline constexpr size_t kMaxPageRules = 255;
 // Options from the daemon's config. [sched] new_page_value is read in
 // importance x days (x 86400 here); learning_l in days per refresh (0: auto).
 SchedulerOptions OptionsFromConfig(const Config& config);
-
-// Bounds on the selection horizon's length, in sqrt(N) token intervals
-// (Scheduler::AdvanceHorizon adapts it between them).
-inline constexpr double kMinHorizonScale = 1;
-inline constexpr double kMaxHorizonScale = 64;
 
 class Scheduler {
  public:
@@ -290,6 +302,25 @@ class Scheduler {
   };
   Summary Summarize(double now) const;
 
+  // The same pass in slices, for a caller that must not hold its thread
+  // for a whole pass (~170 ms at 10M pages): SummarizeSome adds up to
+  // `max_pages` pages from pass->next on, each at the `now` it is given,
+  // and returns true once the pass has covered every page; summary() is
+  // then the figures of the pass (before: of the pages covered so far).
+  // Pages added during a pass are covered if the pass reaches them.
+  class SummaryPass {
+   public:
+    PageId next() const { return next_; }
+    Summary summary() const;
+
+   private:
+    friend class Scheduler;
+    PageId next_ = 0;
+    double weight_ = 0, fresh_ = 0;
+    Summary counts_;
+  };
+  bool SummarizeSome(double now, size_t max_pages, SummaryPass* pass) const;
+
   // Base times of the page's change profiles, oldest first (longevity).
   std::vector<double> ProfileBaseTimes(PageId page) const;
   // The page's divergence curve (true in oracle mode, else fitted; "never
@@ -354,6 +385,8 @@ class Scheduler {
   // A horizon's length: the adapted scale, lengthened so that the next
   // one's staging fits in it.
   double HorizonSpan() const;
+  // The fewest Selects a staging horizon holds (0 when not staging).
+  double StagingFloor() const;
   void RescaleHorizon();
   // A Select's share of the staging: bounds of at most refresh_slice_pages
   // pages, or ordering; `all`: the rest at once.
@@ -414,6 +447,13 @@ class Scheduler {
   // its weight × σⁿe^{−στ} for the signal policies.
   double MixtureValue(PolicyInput in, std::span<const WeightedParams> draws,
                       double tau) const;
+  // An upper bound of dValue(page, now)/dnow while the page's state stays
+  // as it is (+inf: none): Policy::MaxValueGrowth, over the draws when the
+  // value is averaged over them.
+  double ValueGrowth(PageId page) const;
+  // The last Select's work, in values: those evaluated, and the candidates
+  // passed over by lazy re-valuation at a fraction of one.
+  double SelectionWork() const;
   // A bound on MixtureValue until the horizon (see IndexBound).
   double MixtureBound(PolicyInput in, std::span<const WeightedParams> draws,
                       double start, double end) const;
@@ -430,6 +470,19 @@ class Scheduler {
   // fetched once, fixed at that fetch (so its deadline stays put); 0: none.
   std::vector<float> explore_interval_;
   Selector selector_;
+  // Lazy re-valuation (policies with a finite Policy::MaxValueGrowth): the
+  // value of each page Select valued since the horizon moved, when, and its
+  // growth bound, so that a later Select passes over a page whose value
+  // cannot have risen to the running best since (Selector::Select's
+  // value_bound). Erased by Reindex (any change to the page), cleared when
+  // the horizon moves (so it holds at most the pages valued in a horizon).
+  struct ValueMemo {
+    double time;
+    double value;
+    double growth;
+  };
+  bool memo_values_ = false;
+  std::unordered_map<PageId, ValueMemo> value_memo_;
   TokenBucket bucket_;
   double threshold_ = 0;
   double marginal_sum_ = 0;
@@ -441,7 +494,7 @@ class Scheduler {
   // The horizon's length in units of sqrt(N) token intervals, and the
   // values evaluated by selections since it was last refreshed (see
   // AdvanceHorizon).
-  double horizon_scale_ = 1;
+  double horizon_scale_ = kMinHorizonScale;
   double horizon_evaluations_ = 0;
   uint64_t horizon_refreshes_ = 0;
   // The staged next horizon [horizon_, next_horizon_] (Selector::stage()).

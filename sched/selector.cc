@@ -269,14 +269,17 @@ std::optional<Selector::Choice> Selector::SelectOverdue(
 
 std::optional<Selector::Choice> Selector::Select(double now,
                                                  const EligibleFn& eligible,
-                                                 const ValueFn& value) {
+                                                 const ValueFn& value,
+                                                 const ValueFn* value_bound) {
   last_evaluations_ = 0;
+  last_passed_over_ = 0;
   if (auto overdue = SelectOverdue(now, eligible)) return overdue;
-  return BestByValue(eligible, value);
+  return BestByValue(eligible, value, value_bound);
 }
 
 std::optional<Selector::Choice> Selector::BestByValue(
-    const EligibleFn& eligible, const ValueFn& value) {
+    const EligibleFn& eligible, const ValueFn& value,
+    const ValueFn* value_bound) {
   std::optional<Choice> best;
   // Merge the two bound orders (each page is in exactly one of them).
   const ByBoundDesc before;
@@ -296,6 +299,12 @@ std::optional<Selector::Choice> Selector::BestByValue(
     const auto [bound, page] = from_sorted ? *s++ : *r++;
     if (best && !(bound > best->priority.key)) break;
     if (!eligible(page)) continue;
+    // Its value is at most value_bound, and a value equal to the best's
+    // does not replace it: passing over such a page changes nothing.
+    if (best && value_bound && !((*value_bound)(page) > best->priority.key)) {
+      ++last_passed_over_;
+      continue;
+    }
     double v = value(page);
     ++last_evaluations_;
     if (!best || v > best->priority.key)

@@ -76,15 +76,22 @@ class Selector {
 
   // The best eligible page at `now`; nullopt when no indexed page is
   // eligible. `value(p)` is called only for eligible p with bound above the
-  // running best; `eligible(p)` for candidates in scan order.
+  // running best; `eligible(p)` for candidates in scan order. When given,
+  // `value_bound(p)` is a second, cheaper upper bound of value(p) now (+inf:
+  // none), asked for such a candidate before its value: a page whose
+  // value_bound is not above the running best is passed over unvalued (it
+  // could not win), so the choice is the same as without it.
   std::optional<Choice> Select(double now, const EligibleFn& eligible,
-                               const ValueFn& value);
+                               const ValueFn& value,
+                               const ValueFn* value_bound = nullptr);
 
   // The eligible page of highest value with deadlines ignored: what a token
   // would buy by value alone (the scheduler's implied threshold when
-  // deadlines decide). Same contract for `value` and `eligible` as Select.
+  // deadlines decide). Same contract for `value`, `eligible` and
+  // `value_bound` as Select.
   std::optional<Choice> BestByValue(const EligibleFn& eligible,
-                                    const ValueFn& value);
+                                    const ValueFn& value,
+                                    const ValueFn* value_bound = nullptr);
 
   // Staged rebuild, the same index UpdateAll(pages, index) would build, in
   // slices: BeginStage(); StageNext(bound) for pages 0, 1, 2... in order;
@@ -112,8 +119,9 @@ class Selector {
 
   size_t pages() const { return bound_.size(); }
   // Values evaluated by the last Select and any BestByValue after it (for
-  // benchmarks and tests).
+  // benchmarks and tests), and candidates passed over by their value_bound.
   size_t last_evaluations() const { return last_evaluations_; }
+  size_t last_passed_over() const { return last_passed_over_; }
 
  private:
   struct DeadlineEntry {
@@ -162,6 +170,7 @@ class Selector {
   // drop the stale entries in place and re-heapify in O(n).
   std::vector<DeadlineEntry> deadlines_;
   size_t last_evaluations_ = 0;
+  size_t last_passed_over_ = 0;
 
   // The staged order (see BeginStage).
   static constexpr size_t kSampleEvery = 64;

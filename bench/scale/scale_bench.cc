@@ -80,8 +80,9 @@ struct Flags {
   std::string policy = "ncis";
   double rate = 1000;  // pages per second of simulated time
   double crawl_delay = 5;
-  double cycle_cpu = 5;   // s of CPU for the timed cycles
-  std::string store;      // empty: no store part
+  double cycle_cpu = 5;  // s of CPU for the timed cycles
+  double horizon_scale = sched::kMinHorizonScale;  // the first horizon's
+  std::string store;                               // empty: no store part
   bool add_path = false;  // pages through PageBook::Add, as seeds and links
 };
 
@@ -188,6 +189,7 @@ Result<std::unique_ptr<sched::Scheduler>> NewScheduler(const Flags& f) {
   so.rate = f.rate;
   so.burst = 10;
   so.max_pages = std::max<size_t>(so.max_pages, f.pages);
+  so.initial_horizon_scale = f.horizon_scale;
   return sched::Scheduler::Create(so);
 }
 
@@ -301,7 +303,13 @@ struct CycleResult {
   double cycles_per_cpu_s = 0, evals_per_select = 0, empty_share = 0;
   double max_select_ms = 0, max_observe_ms = 0, max_cycle_ms = 0;
   double summary_ms = 0;
+  // The daemon's sliced pass (CrawlLoop::AdvanceStatusPasses: 4,096-page
+  // slices until 2.5 ms of CPU a turn): its turns and the longest turn.
+  int summary_turns = 0;
+  double summary_turn_ms = 0;
   uint64_t cycles = 0, refreshes = 0;
+  double bounds_per_select = 0;  // the horizon's bounds (staged or all)
+  double scale_start = 0, scale_end = 0;  // Scheduler::horizon_scale()
 };
 
 CycleResult RunCycles(const Flags& f, Frontier& fr) {
@@ -372,6 +380,8 @@ CycleResult RunCycles(const Flags& f, Frontier& fr) {
   for (int i = 0; i < 2000; ++i) cycle();
   r = CycleResult{};
   selected = evaluations = empty = 0;
+  const uint64_t bounds0 = s.bound_evaluations();
+  r.scale_start = s.horizon_scale();
   double cpu = 0;
   int chunk = 256;
   while (cpu < f.cycle_cpu) {
@@ -387,6 +397,9 @@ CycleResult RunCycles(const Flags& f, Frontier& fr) {
   r.empty_share =
       static_cast<double>(empty) / static_cast<double>(selected + empty);
   r.refreshes = s.horizon_refreshes() - refreshes0;
+  r.bounds_per_select = static_cast<double>(s.bound_evaluations() - bounds0) /
+                        static_cast<double>(std::max<uint64_t>(1, selected));
+  r.scale_end = s.horizon_scale();
   // The marks of the run are the next commit's; not this benchmark's.
   store::StoreBatch discard;
   book.TakeBatch(&discard);
@@ -395,6 +408,15 @@ CycleResult RunCycles(const Flags& f, Frontier& fr) {
     volatile double sink = s.Summarize(now).estimated_freshness;
     (void)sink;
     r.summary_ms = std::max(r.summary_ms, 1e3 * (CpuNow() - c0));
+  }
+  sched::Scheduler::SummaryPass pass;
+  for (bool done = false; !done;) {
+    const double c0 = CpuNow();
+    do {
+      done = s.SummarizeSome(now, 4096, &pass);
+    } while (!done && CpuNow() - c0 < 2.5e-3);
+    ++r.summary_turns;
+    r.summary_turn_ms = std::max(r.summary_turn_ms, 1e3 * (CpuNow() - c0));
   }
   return r;
 }
@@ -530,7 +552,7 @@ int Usage(const char* argv0) {
   std::fprintf(stderr,
                "usage: %s [--pages N] [--ten-million] [--hosts H] "
                "[--policy P] [--rate R] [--crawl-delay S] [--cycle-cpu S] "
-               "[--store DIR] [--add]\n",
+               "[--horizon-scale S] [--store DIR] [--add]\n",
                argv0);
   return 2;
 }
@@ -558,6 +580,8 @@ int Main(int argc, char** argv) {
       f.crawl_delay = std::strtod(v, nullptr);
     } else if (a == "--cycle-cpu" && (v = next())) {
       f.cycle_cpu = std::strtod(v, nullptr);
+    } else if (a == "--horizon-scale" && (v = next())) {
+      f.horizon_scale = std::strtod(v, nullptr);
     } else if (a == "--add") {
       f.add_path = true;
     } else if (a == "--store" && (v = next())) {
@@ -590,13 +614,16 @@ int Main(int argc, char** argv) {
       "\ncycles (CPU figures: shared machine, indicative)\n"
       "  Select+Observe cycles per CPU-second %.0f over %llu cycles; "
       "%.1f values evaluated per selection; %.1f%% empty selections; "
-      "%llu horizon refreshes\n"
+      "%llu horizon refreshes; %.1f bounds computed per selection; horizon "
+      "scale %.2f -> %.2f\n"
       "  longest Select %.2f ms, longest Observe %.2f ms, longest cycle "
-      "%.2f ms (wall); status pass (Summarize) %.1f ms CPU\n",
+      "%.2f ms (wall); status pass (Summarize) %.1f ms CPU, sliced as the "
+      "daemon does: %d turns, the longest %.2f ms CPU\n",
       c.cycles_per_cpu_s, static_cast<unsigned long long>(c.cycles),
       c.evals_per_select, 100 * c.empty_share,
-      static_cast<unsigned long long>(c.refreshes), c.max_select_ms,
-      c.max_observe_ms, c.max_cycle_ms, c.summary_ms);
+      static_cast<unsigned long long>(c.refreshes), c.bounds_per_select,
+      c.scale_start, c.scale_end, c.max_select_ms, c.max_observe_ms,
+      c.max_cycle_ms, c.summary_ms, c.summary_turns, c.summary_turn_ms);
   std::printf("  RSS after the cycles: %.1f B/page\n",
               MemNow().rss / static_cast<double>(f.pages));
 

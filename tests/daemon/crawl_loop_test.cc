@@ -557,6 +557,47 @@ TEST_F(CrawlLoopTest, StatusReportsEachThreadsLag) {
             0.2);
 }
 
+// Beyond kStatusSlicedPages pages the status figures and the overview's
+// pages due next come from passes spread over housekeeping turns (none
+// holds the thread more than ~2.5 ms): they still cover every page.
+TEST_F(CrawlLoopTest, ALargeFrontiersStatusComesFromPassesInSlices) {
+  asio::io_context io;
+  auto loop = CrawlLoop::Create(io, config_);
+  ASSERT_TRUE(loop.ok()) << loop.status().ToString();
+  const int extra = static_cast<int>(kStatusSlicedPages) + 4000;
+  for (int i = 0; i < extra; ++i) {
+    ASSERT_TRUE(
+        loop.value()->AddSeed(Seed(0) + "bulk/" + std::to_string(i), 1).ok());
+  }
+  CrawlLoop& c = *loop.value();
+  const nlohmann::json before = c.StatusJson();
+  ASSERT_EQ(before["pages_known"].get<int>(), extra);
+  // No pass has run yet: the figures say they are partial.
+  EXPECT_TRUE(before["summary_pass"]["sliced"].get<bool>()) << before.dump();
+  EXPECT_FALSE(before["summary_pass"]["complete"].get<bool>());
+  EXPECT_LT(before["summary_pass"]["pages_covered"].get<int>(), extra);
+  RunUntil(io, c, 0, 60, [&] {
+    const nlohmann::json s = c.StatusJson();
+    return s["summary_pass"]["complete"].get<bool>() &&
+           s["queue"]["new"].get<int>() + s["queue"]["failed"].get<int>() +
+                   200 >=
+               extra &&
+           !c.OverviewJson()["due_next"].empty();
+  });
+  const nlohmann::json s = c.StatusJson();
+  EXPECT_GE(s["summary_pass"]["pages_covered"].get<int>(), extra) << s.dump();
+  // At 20 pages/s most pages are still new; every page was counted.
+  EXPECT_GE(
+      s["queue"]["new"].get<int>() + s["queue"]["failed"].get<int>() + 200,
+      extra)
+      << s.dump();
+  EXPECT_LE(s["queue"]["new"].get<int>(), s["pages_known"].get<int>());
+  EXPECT_GE(s["estimated_freshness"].get<double>(), 0);
+  EXPECT_LE(s["estimated_freshness"].get<double>(), 1);
+  const nlohmann::json due = c.OverviewJson()["due_next"];
+  EXPECT_EQ(due.size(), kDueNext) << due.dump();
+}
+
 // A sitemap longer than kSitemapSlice entries is applied whole, one slice
 // per turn of the io thread: every URL it names becomes known.
 TEST_F(CrawlLoopTest, LongSitemapsAreAppliedWhole) {
