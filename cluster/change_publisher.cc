@@ -13,8 +13,9 @@
 namespace freshd::cluster {
 namespace {
 
-constexpr size_t kBatch = 256;        // events in flight at once, at most
-constexpr int64_t kAckWaitMs = 5000;  // for a window's acknowledgements
+constexpr size_t kBatch = 256;            // events in flight at once, at most
+constexpr size_t kWindowBytes = 4 << 20;  // their JSON, at most (one more)
+constexpr int64_t kAckWaitMs = 5000;      // for a window's acknowledgements
 constexpr int kIdleWaitMs = 50;
 constexpr double kStopFlushS = 2;
 
@@ -40,7 +41,8 @@ struct AckResults {
 };
 constexpr int kStored = 1;
 constexpr int kDuplicate = 2;
-constexpr int kFailed = 3;
+constexpr int kFailed = 3;   // no acknowledgement (a lost connection)
+constexpr int kRefused = 4;  // the stream answered with an error
 
 void OnAck(jsCtx*, natsMsg* msg, jsPubAck* pa, jsPubAckErr* pae,
            void* closure) {
@@ -53,7 +55,8 @@ void OnAck(jsCtx*, natsMsg* msg, jsPubAck* pa, jsPubAckErr* pae,
   if (seq != 0) {
     const int r = pa != nullptr && pae == nullptr
                       ? (pa->Duplicate ? kDuplicate : kStored)
-                      : kFailed;
+                  : pae != nullptr && pae->ErrCode != 0 ? kRefused
+                                                        : kFailed;
     std::lock_guard<std::mutex> lock(acks->mu);
     acks->by_seq[seq] = r;
   }
@@ -141,39 +144,38 @@ ChangePublisherStats ChangePublisher::stats() const {
 
 void ChangePublisher::Run() {
   while (!stop_) {
-    const double now = MonotonicSeconds();
-    if (nats_ == nullptr && now >= next_connect_ && !Connect()) {
-      next_connect_ = now + 1;
-    }
-    const bool connected = nats_ != nullptr && NatsConnected(nats_->nc);
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      stats_.connected = connected;
-    }
-    if (connected && now >= retry_at_) PublishSome();
+    const bool connected = UpkeepConnection(
+        nats_, [this] { return Connect(); }, &next_connect_);
+    if (connected && MonotonicSeconds() >= retry_at_) PublishSome();
     std::unique_lock<std::mutex> lock(mu_);
+    stats_.connected = connected;
     const bool more =
         !queue_.empty() && connected && MonotonicSeconds() >= retry_at_;
     if (!more) cv_.wait_for(lock, std::chrono::milliseconds(kIdleWaitMs));
   }
   // Stopping: what is queued gets kStopFlushS to be stored.
-  const double until = MonotonicSeconds() + kStopFlushS;
   retry_at_ = 0;
-  while (nats_ != nullptr && MonotonicSeconds() < until &&
-         NatsConnected(nats_->nc)) {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (queue_.empty()) break;
-    }
-    PublishSome();
-    if (retry_at_ > 0) break;
-  }
+  FlushBeforeStop(
+      kStopFlushS,
+      [this] { return nats_ != nullptr && NatsConnected(nats_->nc); },
+      [this] {
+        std::lock_guard<std::mutex> lock(mu_);
+        return !queue_.empty();
+      },
+      [this] {
+        PublishSome();
+        return retry_at_ <= 0;
+      });
 }
 
 bool ChangePublisher::Connect() {
   auto nats = std::make_unique<Nats>();
-  natsStatus s = ConnectNats(options_.nats_url,
-                             "freshd " + options_.node + " changes", &nats->nc);
+  // No reconnects by the library: what it would buffer while disconnected
+  // and replay on the next connection could land ahead of events the lost
+  // one dropped. A lost connection closes; Run connects afresh and resyncs.
+  natsStatus s =
+      ConnectNats(options_.nats_url, "freshd " + options_.node + " changes",
+                  &nats->nc, /*reconnect=*/false);
   jsOptions jo;
   if (s == NATS_OK) s = jsOptions_Init(&jo);
   if (s == NATS_OK) {
@@ -247,7 +249,9 @@ bool ChangePublisher::ReadLastSeq() {
     skip_through_ = 0;
   } else {
     // Never lower: the stream's limits may have dropped our last event.
-    // After a failed window, never past its first unacknowledged event.
+    // The stream holds this node's events as a prefix of the seqs (see
+    // PublishSome), so all up to `last` are stored — unless the stream
+    // refused one and stored later ones (retry_from_): never past it.
     const uint64_t cap = retry_from_ > 0 ? retry_from_ - 1 : UINT64_MAX;
     skip_through_ = std::max(skip_through_, std::min(last, cap));
   }
@@ -342,7 +346,8 @@ void ChangePublisher::PublishSome() {
     nats_->acks.by_seq.clear();
   }
   natsStatus send_status = NATS_OK;
-  for (size_t i = 0; i < kBatch; ++i) {
+  size_t window_bytes = 0;
+  for (size_t i = 0; i < kBatch && window_bytes < kWindowBytes; ++i) {
     Sent e;
     if (!NextEvent(&e.p, &e.from_backlog)) break;
     {
@@ -358,6 +363,7 @@ void ChangePublisher::PublishSome() {
     if (s == NATS_OK) s = natsMsgHeader_Set(msg, "Nats-Msg-Id", id.c_str());
     if (s == NATS_OK) s = js_PublishMsgAsync(nats_->js, &msg, nullptr);
     if (msg != nullptr) natsMsg_Destroy(msg);  // not taken by the library
+    window_bytes += e.p.json.size();
     sent.push_back(std::move(e));
     if (s != NATS_OK) {
       send_status = s;
@@ -391,7 +397,9 @@ void ChangePublisher::PublishSome() {
   size_t done = 0;
   for (; done < sent.size(); ++done) {
     const auto it = acks.find(sent[done].p.seq);
-    if (it == acks.end() || it->second == kFailed) break;
+    if (it == acks.end() || it->second == kFailed || it->second == kRefused) {
+      break;
+    }
     if (it->second == kDuplicate) {
       ++stats_.skipped;
     } else {
@@ -402,19 +410,41 @@ void ChangePublisher::PublishSome() {
     skip_through_ = std::max(skip_through_, sent[done].p.seq);
   }
   if (done == sent.size()) return;
-  // The stream may have stored some of them all the same (a late
-  // acknowledgement), or a later one but not an earlier (a connection
-  // lost mid-window): they are sent again after a second with the same
-  // Msg-Ids, from the first unacknowledged one on (retry_from_ keeps the
-  // resync from skipping it), and the stream drops what it holds.
+  // Order. The server stores, of what one connection sends, each message
+  // in order or finds it a duplicate, and the library does not replay
+  // anything on another connection (no reconnects): so the stream holds a
+  // prefix of the window, maybe longer than the acknowledged one (lost
+  // acknowledgements). From the first unacknowledged event on, the window
+  // goes back to the front and is sent again, in order with the same
+  // Msg-Ids, after a second and a resync (which skips what the stream
+  // holds); what still lands from the first sending is found a duplicate
+  // (the stream's duplicate window, 10 min, is far above the ack wait and
+  // the resend delay). The only exception: the stream refused an event
+  // (an error answer, e.g. a stream made elsewhere with discard=new) and
+  // stored a later one. Then that event can only go after it: counted
+  // reordered, and the resync must not skip past it.
+  bool stored_after = false;
+  if (acks.count(sent[done].p.seq) > 0 && acks[sent[done].p.seq] == kRefused) {
+    for (size_t i = done + 1; i < sent.size(); ++i) {
+      const auto it = acks.find(sent[i].p.seq);
+      if (it != acks.end() && it->second == kStored) stored_after = true;
+    }
+  }
   spdlog::warn("cluster: change events from {} not published (retrying): {}",
                sent[done].p.seq,
                NatsError(send_status != NATS_OK ? send_status
                          : s != NATS_OK         ? s
                                                 : NATS_ERR));
+  if (stored_after) {
+    spdlog::error(
+        "cluster: the change stream refused event {} of node {} and stored "
+        "later ones: it will be stored after them",
+        sent[done].p.seq, options_.node);
+    ++stats_.reordered;
+  }
   retry_at_ = MonotonicSeconds() + 1;
   resync_ = true;
-  retry_from_ = sent[done].p.seq;
+  retry_from_ = stored_after ? sent[done].p.seq : 0;
   skip_through_ = sent[done].p.seq - 1;
   ++stats_.failures;
   for (size_t i = sent.size(); i-- > done;) {

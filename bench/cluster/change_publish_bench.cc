@@ -1,8 +1,8 @@
 // The cluster change feed's publish throughput (cluster/change_publisher.h):
-// a real nats-server with JetStream on 127.0.0.1 (the tests' helper,
-// tests/cluster/nats_server.h, its store in a temp dir); one ChangePublisher,
-// connected first; then N events of ~`--bytes` B JSON are queued with
-// Publish() and the clock runs until the stream's state holds all N
+// a real nats-server with JetStream on 127.0.0.1 (the tests' launcher,
+// tests/cluster/nats_process.h, no GoogleTest; its store in a temp dir); one
+// ChangePublisher, connected first; then N events of ~`--bytes` B JSON are
+// queued with Publish() and the clock runs until the stream's state holds all N
 // (js_GetStreamInfo, polled every 5 ms). Reports events/s (wall) and the
 // publisher's stats. Run: build/bench/change_publish_bench [--events N]
 // [--bytes B] [--runs R]
@@ -17,15 +17,9 @@
 #include <string>
 #include <thread>
 
-// The tests' helper header also holds RunFreshd (unused here), which names
-// the binary the tests are given.
-#ifndef FRESHD_BINARY
-#define FRESHD_BINARY "freshd"
-#endif
-
 #include "cluster/change_publisher.h"
 #include "cluster/nats_conn.h"
-#include "tests/cluster/nats_server.h"
+#include "tests/cluster/nats_process.h"
 
 namespace freshd::cluster {
 namespace {
@@ -61,8 +55,11 @@ int RunOnce(const Args& a, int run) {
       ("change_publish_bench_" + std::to_string(getpid()) + "_" +
        std::to_string(run));
   std::filesystem::remove_all(dir);
-  testing::NatsServer server(dir);
-  if (!server.ok()) return 1;
+  testing::NatsProcess server(dir);
+  if (!server.ok()) {
+    std::fprintf(stderr, "bench: %s\n", server.error().c_str());
+    return 1;
+  }
 
   ChangePublisherOptions o;
   o.nats_url = server.url();
