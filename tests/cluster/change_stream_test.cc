@@ -2,11 +2,12 @@
 // publishers, one reader (the component and `freshd changes --nats`).
 // Events of both nodes are read back by one consumer, each node's in its
 // order, none twice — also after a publish whose acknowledgement was lost
-// (the server stopped with SIGSTOP) and after a publisher restarted with
-// its events queued again; --since resumes from a stream sequence or a
-// time; the publish queue is bounded while NATS is down. Every wait is for
-// a condition, bounded generously (no wall-clock deadline that ASan on a
-// loaded machine could miss).
+// (the server stopped with SIGSTOP), after the server stopped and started
+// again with windows in flight (order and exactly once kept), and after a
+// publisher restarted with its events queued again; --since resumes from a
+// stream sequence or a time; the publish queue is bounded while NATS is down.
+// Every wait is for a condition, bounded generously (no wall-clock deadline
+// that ASan on a loaded machine could miss).
 
 #include <signal.h>
 
