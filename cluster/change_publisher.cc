@@ -6,13 +6,16 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <unordered_map>
 
 #include "cluster/nats_conn.h"
 
 namespace freshd::cluster {
 namespace {
 
-constexpr size_t kBatch = 256;
+constexpr size_t kBatch = 256;            // events in flight at once, at most
+constexpr size_t kWindowBytes = 4 << 20;  // their JSON, at most (one more)
+constexpr int64_t kAckWaitMs = 5000;      // for a window's acknowledgements
 constexpr int kIdleWaitMs = 50;
 constexpr double kStopFlushS = 2;
 
@@ -30,9 +33,40 @@ uint64_t SeqOfMsgId(const char* id) {
   return seq;
 }
 
+// The acknowledgements of a window of asynchronous publishes, by seq (the
+// library's thread writes them; the publisher's thread reads them).
+struct AckResults {
+  std::mutex mu;
+  std::unordered_map<uint64_t, int> by_seq;  // kStored, kDuplicate, kFailed
+};
+constexpr int kStored = 1;
+constexpr int kDuplicate = 2;
+constexpr int kFailed = 3;   // no acknowledgement (a lost connection)
+constexpr int kRefused = 4;  // the stream answered with an error
+
+void OnAck(jsCtx*, natsMsg* msg, jsPubAck* pa, jsPubAckErr* pae,
+           void* closure) {
+  auto* acks = static_cast<AckResults*>(closure);
+  const char* id = nullptr;
+  uint64_t seq = 0;
+  if (natsMsgHeader_Get(msg, "Nats-Msg-Id", &id) == NATS_OK) {
+    seq = SeqOfMsgId(id);
+  }
+  if (seq != 0) {
+    const int r = pa != nullptr && pae == nullptr
+                      ? (pa->Duplicate ? kDuplicate : kStored)
+                  : pae != nullptr && pae->ErrCode != 0 ? kRefused
+                                                        : kFailed;
+    std::lock_guard<std::mutex> lock(acks->mu);
+    acks->by_seq[seq] = r;
+  }
+  natsMsg_Destroy(msg);
+}
+
 }  // namespace
 
 struct ChangePublisher::Nats {
+  AckResults acks;  // outlives js (members go after the destructor's body)
   natsConnection* nc = nullptr;
   jsCtx* js = nullptr;
   ~Nats() {
@@ -110,41 +144,47 @@ ChangePublisherStats ChangePublisher::stats() const {
 
 void ChangePublisher::Run() {
   while (!stop_) {
-    const double now = MonotonicSeconds();
-    if (nats_ == nullptr && now >= next_connect_ && !Connect()) {
-      next_connect_ = now + 1;
-    }
-    const bool connected = nats_ != nullptr && NatsConnected(nats_->nc);
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      stats_.connected = connected;
-    }
-    if (connected && now >= retry_at_) PublishSome();
+    const bool connected = UpkeepConnection(
+        nats_, [this] { return Connect(); }, &next_connect_);
+    if (connected && MonotonicSeconds() >= retry_at_) PublishSome();
     std::unique_lock<std::mutex> lock(mu_);
+    stats_.connected = connected;
     const bool more =
         !queue_.empty() && connected && MonotonicSeconds() >= retry_at_;
     if (!more) cv_.wait_for(lock, std::chrono::milliseconds(kIdleWaitMs));
   }
   // Stopping: what is queued gets kStopFlushS to be stored.
-  const double until = MonotonicSeconds() + kStopFlushS;
   retry_at_ = 0;
-  while (nats_ != nullptr && MonotonicSeconds() < until &&
-         NatsConnected(nats_->nc)) {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (queue_.empty()) break;
-    }
-    PublishSome();
-    if (retry_at_ > 0) break;
-  }
+  FlushBeforeStop(
+      kStopFlushS,
+      [this] { return nats_ != nullptr && NatsConnected(nats_->nc); },
+      [this] {
+        std::lock_guard<std::mutex> lock(mu_);
+        return !queue_.empty();
+      },
+      [this] {
+        PublishSome();
+        return retry_at_ <= 0;
+      });
 }
 
 bool ChangePublisher::Connect() {
   auto nats = std::make_unique<Nats>();
-  natsStatus s = ConnectNats(options_.nats_url,
-                             "freshd " + options_.node + " changes", &nats->nc);
+  // No reconnects by the library: what it would buffer while disconnected
+  // and replay on the next connection could land ahead of events the lost
+  // one dropped. A lost connection closes; Run connects afresh and resyncs.
+  natsStatus s =
+      ConnectNats(options_.nats_url, "freshd " + options_.node + " changes",
+                  &nats->nc, /*reconnect=*/false);
   jsOptions jo;
   if (s == NATS_OK) s = jsOptions_Init(&jo);
+  if (s == NATS_OK) {
+    // A bounded window of publishes in flight; each one's acknowledgement
+    // lands in nats->acks.
+    jo.PublishAsync.MaxPending = static_cast<int64_t>(kBatch);
+    jo.PublishAsync.AckHandler = OnAck;
+    jo.PublishAsync.AckHandlerClosure = &nats->acks;
+  }
   if (s == NATS_OK) s = natsConnection_JetStream(&nats->js, nats->nc, &jo);
   if (s == NATS_OK) {
     const std::string subjects = std::string(kChangeSubjectPrefix) + ">";
@@ -209,8 +249,13 @@ bool ChangePublisher::ReadLastSeq() {
     skip_through_ = 0;
   } else {
     // Never lower: the stream's limits may have dropped our last event.
-    skip_through_ = std::max(skip_through_, last);
+    // The stream holds this node's events as a prefix of the seqs (see
+    // PublishSome), so all up to `last` are stored — unless the stream
+    // refused one and stored later ones (retry_from_): never past it.
+    const uint64_t cap = retry_from_ > 0 ? retry_from_ - 1 : UINT64_MAX;
+    skip_through_ = std::max(skip_through_, std::min(last, cap));
   }
+  retry_from_ = 0;
   stats_.last_seq = last;
   return true;
 }
@@ -289,46 +334,128 @@ void ChangePublisher::PublishSome() {
     }
     resync_ = false;
   }
-  for (size_t i = 0; i < kBatch; ++i) {
+  // A window of up to kBatch events sent without waiting, in seq order on
+  // the one connection, then their acknowledgements awaited together.
+  struct Sent {
     Pending p;
     bool from_backlog = false;
-    if (!NextEvent(&p, &from_backlog)) return;
-    const std::string id = options_.node + ":" + std::to_string(p.seq);
+  };
+  std::vector<Sent> sent;
+  {
+    std::lock_guard<std::mutex> lock(nats_->acks.mu);
+    nats_->acks.by_seq.clear();
+  }
+  natsStatus send_status = NATS_OK;
+  size_t window_bytes = 0;
+  for (size_t i = 0; i < kBatch && window_bytes < kWindowBytes; ++i) {
+    Sent e;
+    if (!NextEvent(&e.p, &e.from_backlog)) break;
+    {
+      // Sent: the next event is the one after it (set back on a failure).
+      std::lock_guard<std::mutex> lock(mu_);
+      skip_through_ = std::max(skip_through_, e.p.seq);
+    }
+    const std::string id = options_.node + ":" + std::to_string(e.p.seq);
+    natsMsg* msg = nullptr;
+    natsStatus s =
+        natsMsg_Create(&msg, subject_.c_str(), nullptr, e.p.json.data(),
+                       static_cast<int>(e.p.json.size()));
+    if (s == NATS_OK) s = natsMsgHeader_Set(msg, "Nats-Msg-Id", id.c_str());
+    if (s == NATS_OK) s = js_PublishMsgAsync(nats_->js, &msg, nullptr);
+    if (msg != nullptr) natsMsg_Destroy(msg);  // not taken by the library
+    window_bytes += e.p.json.size();
+    sent.push_back(std::move(e));
+    if (s != NATS_OK) {
+      send_status = s;
+      break;
+    }
+  }
+  if (sent.empty()) return;
+  natsStatus s = NATS_OK;
+  if (send_status == NATS_OK) {
     jsPubOptions po;
     jsPubOptions_Init(&po);
-    po.MsgId = id.c_str();
-    jsPubAck* ack = nullptr;
-    natsStatus s = js_Publish(&ack, nats_->js, subject_.c_str(), p.json.data(),
-                              static_cast<int>(p.json.size()), &po, nullptr);
-    const bool duplicate = ack != nullptr && ack->Duplicate;
-    if (ack != nullptr) jsPubAck_Destroy(ack);
-    std::lock_guard<std::mutex> lock(mu_);
-    if (s != NATS_OK) {
-      // Back to the front; the stream may have stored it all the same, so
-      // its last seq is read again before the retry, in a second.
-      spdlog::warn("cluster: change event not published (retrying): {}",
-                   NatsError(s));
-      retry_at_ = MonotonicSeconds() + 1;
-      resync_ = true;
-      ++stats_.failures;
-      if (from_backlog) {
-        backlog_.push_front(std::move(p));
-      } else {
-        queue_bytes_ += p.json.size();
-        queue_.push_front(std::move(p));
-        stats_.queued = queue_.size();
-      }
-      return;
+    po.MaxWait = kAckWaitMs;
+    s = js_PublishAsyncComplete(nats_->js, &po);
+  }
+  if (send_status != NATS_OK || s != NATS_OK) {
+    // What is still in flight is forgotten (its acknowledgement, if one
+    // comes, is dropped): the window is sent again with the same Msg-Ids.
+    natsMsgList pending;
+    if (js_PublishAsyncGetPendingList(&pending, nats_->js) == NATS_OK) {
+      natsMsgList_Destroy(&pending);
     }
-    if (duplicate) {
+  }
+  std::unordered_map<uint64_t, int> acks;
+  {
+    std::lock_guard<std::mutex> lock(nats_->acks.mu);
+    acks.swap(nats_->acks.by_seq);
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  // The acknowledged prefix is done, in order; from the first event
+  // without a positive acknowledgement on, all go back to the front.
+  size_t done = 0;
+  for (; done < sent.size(); ++done) {
+    const auto it = acks.find(sent[done].p.seq);
+    if (it == acks.end() || it->second == kFailed || it->second == kRefused) {
+      break;
+    }
+    if (it->second == kDuplicate) {
       ++stats_.skipped;
     } else {
       ++stats_.published;
-      if (from_backlog) ++stats_.backfilled;
+      if (sent[done].from_backlog) ++stats_.backfilled;
     }
-    stats_.last_seq = std::max(stats_.last_seq, p.seq);
-    skip_through_ = std::max(skip_through_, p.seq);
+    stats_.last_seq = std::max(stats_.last_seq, sent[done].p.seq);
+    skip_through_ = std::max(skip_through_, sent[done].p.seq);
   }
+  if (done == sent.size()) return;
+  // Order. The server stores, of what one connection sends, each message
+  // in order or finds it a duplicate, and the library does not replay
+  // anything on another connection (no reconnects): so the stream holds a
+  // prefix of the window, maybe longer than the acknowledged one (lost
+  // acknowledgements). From the first unacknowledged event on, the window
+  // goes back to the front and is sent again, in order with the same
+  // Msg-Ids, after a second and a resync (which skips what the stream
+  // holds); what still lands from the first sending is found a duplicate
+  // (the stream's duplicate window, 10 min, is far above the ack wait and
+  // the resend delay). The only exception: the stream refused an event
+  // (an error answer, e.g. a stream made elsewhere with discard=new) and
+  // stored a later one. Then that event can only go after it: counted
+  // reordered, and the resync must not skip past it.
+  bool stored_after = false;
+  if (acks.count(sent[done].p.seq) > 0 && acks[sent[done].p.seq] == kRefused) {
+    for (size_t i = done + 1; i < sent.size(); ++i) {
+      const auto it = acks.find(sent[i].p.seq);
+      if (it != acks.end() && it->second == kStored) stored_after = true;
+    }
+  }
+  spdlog::warn("cluster: change events from {} not published (retrying): {}",
+               sent[done].p.seq,
+               NatsError(send_status != NATS_OK ? send_status
+                         : s != NATS_OK         ? s
+                                                : NATS_ERR));
+  if (stored_after) {
+    spdlog::error(
+        "cluster: the change stream refused event {} of node {} and stored "
+        "later ones: it will be stored after them",
+        sent[done].p.seq, options_.node);
+    ++stats_.reordered;
+  }
+  retry_at_ = MonotonicSeconds() + 1;
+  resync_ = true;
+  retry_from_ = stored_after ? sent[done].p.seq : 0;
+  skip_through_ = sent[done].p.seq - 1;
+  ++stats_.failures;
+  for (size_t i = sent.size(); i-- > done;) {
+    if (sent[i].from_backlog) {
+      backlog_.push_front(std::move(sent[i].p));
+    } else {
+      queue_bytes_ += sent[i].p.json.size();
+      queue_.push_front(std::move(sent[i].p));
+    }
+  }
+  stats_.queued = queue_.size();
 }
 
 }  // namespace freshd::cluster

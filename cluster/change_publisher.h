@@ -2,37 +2,58 @@
 // cluster's change stream (cluster/README.md "Change feed"), so one
 // consumer reads every node's changes in one place.
 //
-// Publish(seq, json) queues one event, after the node's local feed
-// committed it (the writer thread calls it in commit order, so seqs rise);
-// the publisher's thread stores it in stream kChangeStream under subject
-// "freshd.changes.<node>" with header Nats-Msg-Id "<node>:<seq>". The
-// queue is bounded (items and bytes): while NATS is unreachable it fills,
-// and then the OLDEST event is dropped and counted (the local feed still
-// has it) — the writer never blocks.
+// Publish(seq, json) queues one event after the node's local feed
+// committed it (the writer thread calls it in commit order, so seqs rise).
+// The queue is bounded (queue_items, queue_bytes): while NATS is
+// unreachable it fills, and then the OLDEST event is dropped and counted
+// (the local feed still has it) — the writer never blocks. An event's JSON
+// over kMaxChangeBytes is replaced by a stub {"node", "seq", "error"}
+// (counted bad).
 //
-// Idempotent: the stream drops a message whose Msg-Id it stored within its
-// duplicate window (kChangeDuplicateWindowS), so a publish retried after a
-// lost acknowledgement is stored once. And on every (re)connect, and after
-// a failed publish, the publisher reads the last event the stream holds for
-// this node and skips queued events at or below its seq, so a retry after
-// any outage is not stored twice either — unless that seq is above every
-// seq this node knows (its store was replaced): then it warns and skips
-// nothing.
+// Windowed, asynchronous: the publisher's thread sends a window of up to
+// 256 events / 4 MiB (plus the one that crosses it) without waiting
+// (js_PublishMsgAsync, at most 256 acknowledgements pending), in seq order
+// on its one connection, to stream kChangeStream, subject
+// "freshd.changes.<node>", header Nats-Msg-Id "<node>:<seq>"; then awaits
+// their acknowledgements together (5 s). The acknowledged prefix is done.
+// From the first event without one on, the window goes back to the
+// queue's front; after a second (the resend delay) the publisher reads
+// the last event the stream holds for this node, skips queued events at
+// or below it, and sends the rest again in order with the same Msg-Ids;
+// the stream drops a Msg-Id it stored within its duplicate window
+// (kChangeDuplicateWindowS, 10 min, far above the 5 s ack wait plus the
+// 1 s resend delay). The same resync runs on every (re)connect, so a
+// publish stored but not acknowledged is not stored again whatever the
+// outage's length. A node whose store was replaced (the stream holds a
+// seq above its newest) warns and skips nothing.
 //
-// Nothing the local feed still holds is lost: the publisher publishes each
-// node's events in seq order without holes, and an event it does not have
-// queued (dropped from the full queue, or committed before a crash and
-// never published) is read back from the local feed through `backfill`
-// before the next queued one — so a node restarted after SIGKILL, or one
-// that was cut off from NATS for long, catches up. Only events the local
-// feed's retention dropped first are lost (counted). A node new to the
-// stream publishes the history its local feed retains.
+// Order promised: the stream holds each node's events in seq order, each
+// once (subject to the stream's limits dropping the oldest). It rests on
+// the server storing, of what one connection sends, each message in order
+// (or finding it a duplicate), and on the connection not being re-made by
+// the library (a lost connection closes; nothing it buffered is replayed
+// on the next one ahead of what was lost). The one case outside it: the
+// stream answers an event with an error yet stores a later one (a stream
+// made elsewhere with discard=new and a byte limit): that event is stored
+// after them, logged and counted `reordered`.
+//
+// Nothing the local feed still holds is lost: an event not queued (dropped
+// from the full queue, or committed before a crash and never published)
+// is read back from the local feed through `backfill`, at most 256 at a
+// time, before the next queued one. Only events the local feed's retention
+// dropped first are lost (counted). A node new to the stream publishes
+// the history its local feed retains.
+//
+// Memory: the queue's bounds plus one window (256 events, ~4 MiB) in
+// flight or requeued (a requeued window may take the queue past its
+// bounds until the next Publish drops the oldest), plus up to 256 events
+// read back from the local feed; acknowledgements kept: one window's.
 //
 // The stream (created by the first node; later ones bind to it as it is):
-// limits retention, file storage, bounded by max_age and max_bytes (the
-// oldest events go first).
+// limits retention (discard old), file storage, max_age and max_bytes.
 //
 // Threads: the publisher's own thread (Start to Stop) owns the connection;
+// the library's thread only records acknowledgements (under a mutex);
 // Publish and stats() are safe from any thread.
 
 #ifndef FRESHD_CLUSTER_CHANGE_PUBLISHER_H_
@@ -100,6 +121,7 @@ struct ChangePublisherStats {
   uint64_t failures = 0;    // publishes that failed (retried)
   uint64_t backfilled = 0;  // published from the local feed, not the queue
   uint64_t lost = 0;        // neither queued nor in the local feed any more
+  uint64_t reordered = 0;   // stored after a later one (refused, then not)
   uint64_t last_seq = 0;    // the newest seq the stream holds from us
   bool connected = false;
 };
@@ -144,6 +166,7 @@ class ChangePublisher {
   double retry_at_ = 0;
   bool resync_ = true;         // read the stream's last seq before publishing
   uint64_t skip_through_ = 0;  // queued events at or below: already stored
+  uint64_t retry_from_ = 0;    // refused while a later one was stored; 0 none
   bool connect_failed_logged_ = false;
   bool mismatch_logged_ = false;
   std::deque<Pending> backlog_;  // read back from the local feed; by mu_

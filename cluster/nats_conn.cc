@@ -5,13 +5,13 @@
 namespace freshd::cluster {
 
 natsStatus ConnectNats(const std::string& url, const std::string& name,
-                       natsConnection** nc) {
+                       natsConnection** nc, bool reconnect) {
   natsOptions* opts = nullptr;
   natsStatus s = natsOptions_Create(&opts);
   if (s == NATS_OK) s = natsOptions_SetURL(opts, url.c_str());
   if (s == NATS_OK) s = natsOptions_SetName(opts, name.c_str());
   if (s == NATS_OK) s = natsOptions_SetTimeout(opts, kConnectTimeoutMs);
-  if (s == NATS_OK) s = natsOptions_SetAllowReconnect(opts, true);
+  if (s == NATS_OK) s = natsOptions_SetAllowReconnect(opts, reconnect);
   if (s == NATS_OK) s = natsOptions_SetMaxReconnect(opts, -1);
   if (s == NATS_OK) s = natsOptions_SetReconnectWait(opts, kReconnectWaitMs);
   if (s == NATS_OK) s = natsConnection_Connect(nc, opts);
@@ -35,6 +35,30 @@ natsStatus EnsureStream(jsCtx* js, jsStreamConfig* cfg) {
 bool NatsConnected(natsConnection* nc) {
   return nc != nullptr &&
          natsConnection_Status(nc) == NATS_CONN_STATUS_CONNECTED;
+}
+
+bool UpkeepConnection(natsConnection* nc, const std::function<void()>& drop,
+                      const std::function<bool()>& connect,
+                      double* next_connect) {
+  if (nc != nullptr && natsConnection_Status(nc) == NATS_CONN_STATUS_CLOSED) {
+    drop();
+    nc = nullptr;
+  }
+  if (nc != nullptr) return NatsConnected(nc);
+  const double now = MonotonicSeconds();
+  if (now < *next_connect) return false;
+  if (connect()) return true;
+  *next_connect = now + 1;
+  return false;
+}
+
+void FlushBeforeStop(double seconds, const std::function<bool()>& connected,
+                     const std::function<bool()>& pending,
+                     const std::function<bool()>& publish) {
+  const double until = MonotonicSeconds() + seconds;
+  while (MonotonicSeconds() < until && connected() && pending()) {
+    if (!publish()) break;
+  }
 }
 
 double MonotonicSeconds() {

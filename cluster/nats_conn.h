@@ -8,6 +8,8 @@
 
 #include <nats/nats.h>
 
+#include <functional>
+#include <memory>
 #include <string>
 
 namespace freshd::cluster {
@@ -16,14 +18,37 @@ inline constexpr int64_t kConnectTimeoutMs = 2000;
 inline constexpr int64_t kReconnectWaitMs = 250;
 
 // Connects to `url` as client `name` (shown by the server), with reconnects
-// forever every kReconnectWaitMs. On success *nc is the caller's.
+// forever every kReconnectWaitMs; with `reconnect` false the connection
+// closes for good when lost (nothing written meanwhile is replayed on a
+// later one; the caller connects again). On success *nc is the caller's.
 natsStatus ConnectNats(const std::string& url, const std::string& name,
-                       natsConnection** nc);
+                       natsConnection** nc, bool reconnect = true);
 // The stream `cfg` describes, created if missing; a stream that exists
 // (made by another node, maybe with other limits) is bound as it is.
 natsStatus EnsureStream(jsCtx* js, jsStreamConfig* cfg);
 // True while `nc` (may be null) is connected.
 bool NatsConnected(natsConnection* nc);
+// One turn of a cluster thread's connection upkeep: a connection closed
+// for good is dropped (`nats` reset; NatsT holds it as `nc`); with none,
+// once *next_connect has passed, connect() is tried (it sets `nats`), and
+// if it fails the next try is a second later. Returns whether connected.
+bool UpkeepConnection(natsConnection* nc, const std::function<void()>& drop,
+                      const std::function<bool()>& connect,
+                      double* next_connect);
+template <typename NatsT>
+bool UpkeepConnection(std::unique_ptr<NatsT>& nats,
+                      const std::function<bool()>& connect,
+                      double* next_connect) {
+  return UpkeepConnection(
+      nats != nullptr ? nats->nc : nullptr, [&nats] { nats.reset(); },
+      [&] { return connect() && nats != nullptr && NatsConnected(nats->nc); },
+      next_connect);
+}
+// A stopping thread's last publishes: publish() (false: it failed) runs
+// while pending() and connected(), at most `seconds`.
+void FlushBeforeStop(double seconds, const std::function<bool()>& connected,
+                     const std::function<bool()>& pending,
+                     const std::function<bool()>& publish);
 // Seconds on the steady clock (the cluster threads' timers).
 double MonotonicSeconds();
 // `s` as text, with libnats' last error detail when it has one.

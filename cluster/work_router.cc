@@ -267,10 +267,8 @@ WorkRouterStats WorkRouter::stats() const {
 void WorkRouter::Run() {
   while (!stop_) {
     const double now = MonotonicSeconds();
-    if (nats_ == nullptr && now >= next_connect_ && !Connect()) {
-      next_connect_ = now + 1;
-    }
-    const bool connected = nats_ != nullptr && NatsConnected(nats_->nc);
+    const bool connected = UpkeepConnection(
+        nats_, [this] { return Connect(); }, &next_connect_);
     {
       std::lock_guard<std::mutex> lock(mu_);
       stats_.connected = connected;
@@ -308,18 +306,19 @@ void WorkRouter::Run() {
     }
   }
   // Stopping: what is queued gets kStopFlushS to be stored.
-  const double until = MonotonicSeconds() + kStopFlushS;
   publish_retry_at_ = 0;
-  while (nats_ != nullptr && MonotonicSeconds() < until &&
-         NatsConnected(nats_->nc)) {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (queue_.empty() && pages_.empty()) break;
-    }
-    PublishSome();
-    PublishPages();
-    if (publish_retry_at_ > 0) break;
-  }
+  FlushBeforeStop(
+      kStopFlushS,
+      [this] { return nats_ != nullptr && NatsConnected(nats_->nc); },
+      [this] {
+        std::lock_guard<std::mutex> lock(mu_);
+        return !queue_.empty() || !pages_.empty();
+      },
+      [this] {
+        PublishSome();
+        PublishPages();
+        return publish_retry_at_ <= 0;
+      });
 }
 
 bool WorkRouter::Connect() {

@@ -20,6 +20,8 @@
 #include <utility>
 #include <vector>
 
+#include "tests/cli/free_port.h"
+
 namespace freshd::testing {
 
 struct CommandResult {
@@ -67,19 +69,6 @@ inline std::string WriteTempFile(const std::string& text,
   std::rename(path_template, path.c_str());
   std::ofstream(path, std::ios::binary) << text;
   return path;
-}
-
-// A free loopback port (bound, then released).
-inline uint16_t FreePort() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-  socklen_t len = sizeof addr;
-  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  close(fd);
-  return ntohs(addr.sin_port);
 }
 
 // GET `path` from 127.0.0.1:`port` (HTTP/1.0): the whole response, head
