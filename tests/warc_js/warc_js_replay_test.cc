@@ -109,7 +109,7 @@ class WarcJsReplayTest : public ::testing::Test {
 TEST_F(WarcJsReplayTest, WarcioAgreesWithFreshdsIndexesAndDigests) {
   const fs::path warc = dir_ / "warc";
   StartDaemon();
-  ASSERT_GE(FetchedAtLeast(60, 30), 60)
+  ASSERT_GE(FetchedAtLeast(60, 120), 60)
       << testing::ReadWholeFile((dir_ / "run.err").string());
   kill(daemon_.pid, SIGKILL);
   Wait(daemon_);
@@ -119,7 +119,7 @@ TEST_F(WarcJsReplayTest, WarcioAgreesWithFreshdsIndexesAndDigests) {
   }
   EXPECT_EQ(open_files, 1);
   StartDaemon();  // finishes the file left open, then crawls on
-  ASSERT_GE(FetchedAtLeast(150, 30), 150);
+  ASSERT_GE(FetchedAtLeast(150, 120), 150);
   std::this_thread::sleep_for(std::chrono::seconds(2));
   kill(daemon_.pid, SIGTERM);
   EXPECT_EQ(Wait(daemon_), 0);
