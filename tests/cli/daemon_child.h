@@ -114,8 +114,10 @@ class TestWebFixture : public ::testing::Test {
     std::filesystem::remove_all(dir_);
   }
 
-  // Polls GET /status on status_port_ until `ok` holds or `timeout_s`
-  // passes; the last status read (null if none).
+  // Polls GET /status on status_port_ until `ok` holds for the running
+  // daemon's status or `timeout_s` passes; the last such status read (null
+  // if none). The answers of a start still recovering the store
+  // ({"state": "recovering"}) are skipped: `ok` sees the loop's status only.
   nlohmann::json StatusWhen(
       const std::function<bool(const nlohmann::json&)>& ok, double timeout_s) {
     auto deadline = std::chrono::steady_clock::now() +
@@ -123,9 +125,11 @@ class TestWebFixture : public ::testing::Test {
     nlohmann::json last;
     while (std::chrono::steady_clock::now() < deadline) {
       std::string body = HttpGet(status_port_, "/status");
-      if (!body.empty()) {
-        last = nlohmann::json::parse(body, nullptr, false);
-        if (!last.is_discarded() && ok(last)) return last;
+      nlohmann::json status = nlohmann::json::parse(body, nullptr, false);
+      if (!body.empty() && status.is_object() &&
+          status.value("state", "") != "recovering") {
+        last = std::move(status);
+        if (ok(last)) return last;
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }

@@ -222,6 +222,7 @@ TEST_F(ChangeStreamTest, ServerRestartMidWindowKeepsOrderAndExactlyOnce) {
   }
   // Stopped part-way, with windows in flight.
   ASSERT_TRUE(WaitFor([&] { return a->stats().published >= 2000; }, 600));
+  const uint64_t stored_before_stop = a->stats().last_seq;
   nats_->Stop(SIGTERM);
   ASSERT_TRUE(nats_->Start()) << nats_->error();
   ASSERT_TRUE(WaitFor(
@@ -232,7 +233,10 @@ TEST_F(ChangeStreamTest, ServerRestartMidWindowKeepsOrderAndExactlyOnce) {
       600))
       << a->stats().last_seq;
   const ChangePublisherStats s = a->stats();
-  EXPECT_GE(s.failures, 1u);  // the restart happened part-way
+  // The restart happened part-way. (Whether a window was in flight when
+  // the server went, and so s.failures > 0, is the machine's timing: under
+  // ASan the publisher has been seen between windows.)
+  EXPECT_LT(stored_before_stop, kEvents);
   EXPECT_EQ(s.published + s.skipped, kEvents);
   EXPECT_EQ(s.reordered, 0u);
   EXPECT_EQ(s.dropped + s.lost, 0u);
