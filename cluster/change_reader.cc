@@ -145,6 +145,7 @@ Result<ChangeBatch> ChangeReader::Next(double wait_s) {
       out.gap = cursor_ + 1 < oldest_ && cursor_ < newest_;
     }
     if (Status s = Subscribe(); !s.ok()) return s;
+    received_ = 0;
   }
   jsFetchRequest req;
   jsFetchRequest_Init(&req);
@@ -166,6 +167,7 @@ Result<ChangeBatch> ChangeReader::Next(double wait_s) {
   uint64_t pending = 0;
   for (int i = 0; i < list.Count; ++i) {
     natsMsg* msg = list.Msgs[i];
+    ++received_;
     jsMsgMetaData* meta = nullptr;
     if (natsMsg_GetMetaData(&meta, msg) != NATS_OK) continue;
     const uint64_t seq = meta->Sequence.Stream;
@@ -186,11 +188,26 @@ Result<ChangeBatch> ChangeReader::Next(double wait_s) {
     out.messages.push_back(std::move(m));
   }
   natsMsgList_Destroy(&list);
+  if (out.messages.empty()) {
+    // Nothing came within the wait: a loaded machine can miss a short one
+    // with messages waiting, or receive them after it (the library keeps
+    // those for the next fetch). The consumer says whether there is more
+    // (not the clock): messages it has not delivered, or delivered and not
+    // yet received (on their way to us).
+    jsConsumerInfo* ci = nullptr;
+    jsErrCode jerr = static_cast<jsErrCode>(0);
+    if (natsSubscription_GetConsumerInfo(&ci, nats_->sub, nullptr, &jerr) ==
+        NATS_OK) {
+      pending = ci->NumPending;
+      if (ci->Delivered.Consumer > received_) ++pending;
+      jsConsumerInfo_Destroy(ci);
+    }
+  }
   if (!out.messages.empty()) newest_ = std::max(newest_, cursor_ + pending);
   out.cursor = cursor_;
   out.oldest = oldest_;
   out.newest = std::max(newest_, cursor_);
-  out.more = !out.messages.empty() && pending > 0;
+  out.more = pending > 0;
   return out;
 }
 

@@ -47,7 +47,9 @@ struct ChangeBatch {
   uint64_t cursor = 0;  // the last sequence returned so far (this or before)
   uint64_t oldest = 0;  // the stream's first kept sequence, as last seen
   uint64_t newest = 0;  // its last, as last seen
-  bool more = false;    // messages were waiting after this batch
+  // Messages were waiting after this batch (the consumer's count, so also
+  // after an empty batch whose wait ran out with messages waiting).
+  bool more = false;
   // Events after the starting cursor were gone (aged out) before they were
   // read: only on the first batch.
   bool gap = false;
@@ -79,6 +81,8 @@ class ChangeReader {
   uint64_t cursor_ = 0;
   bool by_time_ = false;  // the first consumer starts at since_unix
   bool first_ = true;
+  // Messages the current consumer has brought us (it delivers each once).
+  uint64_t received_ = 0;
   uint64_t oldest_ = 0, newest_ = 0;
 };
 

@@ -66,6 +66,14 @@ bool WaitFor(Fn done, double bound_s = 120) {
   return true;
 }
 
+// The stream holds every event up to `last` and nothing is queued. (Not
+// `published == N`: a window whose acknowledgements came after the ack wait
+// on a loaded machine is sent again and counted skipped.)
+bool AllStored(const ChangePublisher& p, uint64_t last) {
+  const ChangePublisherStats s = p.stats();
+  return s.queued == 0 && s.last_seq == last;
+}
+
 // Every message after `after`, read in batches of `batch`.
 std::vector<ChangeMessage> ReadAll(const std::string& url, uint64_t after = 0,
                                    size_t batch = 64) {
@@ -134,12 +142,15 @@ TEST_F(ChangeStreamTest, TwoNodesEventsReadBackByOneConsumerInOrder) {
     a->Publish(seq, EventJson("node-a", seq));
     if (seq <= 200) b->Publish(seq, EventJson("node-b", seq));
   }
-  ASSERT_TRUE(WaitFor([&] {
-    return a->stats().published == 300 && b->stats().published == 200;
-  })) << a->stats().published
-      << " " << b->stats().published;
-  EXPECT_EQ(a->stats().last_seq, 300u);
-  EXPECT_EQ(a->stats().dropped + a->stats().skipped, 0u);
+  ASSERT_TRUE(WaitFor([&] { return AllStored(*a, 300) && AllStored(*b, 200); }))
+      << a->stats().last_seq << " " << b->stats().last_seq;
+  // Each event stored once: published, or (a window whose acknowledgements
+  // came after the 5 s wait on a loaded machine, sent again) skipped.
+  EXPECT_EQ(a->stats().published + a->stats().skipped, 300u);
+  EXPECT_EQ(a->stats().dropped, 0u);
+  if (a->stats().failures == 0) {
+    EXPECT_EQ(a->stats().skipped, 0u);
+  }
 
   const std::vector<ChangeMessage> all = ReadAll(nats_->url());
   ASSERT_EQ(all.size(), 500u);
@@ -165,7 +176,7 @@ TEST_F(ChangeStreamTest, NoDuplicatesAfterALostAckOrARestart) {
   auto a = StartPublisher(nats_->url(), "a");
   ASSERT_TRUE(a);
   for (uint64_t seq = 1; seq <= 20; ++seq) a->Publish(seq, EventJson("a", seq));
-  ASSERT_TRUE(WaitFor([&] { return a->stats().published == 20; }));
+  ASSERT_TRUE(WaitFor([&] { return AllStored(*a, 20); }));
 
   // The server stops answering: the next publish reaches its socket but
   // its acknowledgement comes too late, so the publisher retries it after
@@ -177,10 +188,7 @@ TEST_F(ChangeStreamTest, NoDuplicatesAfterALostAckOrARestart) {
   const bool failed = WaitFor([&] { return a->stats().failures > 0; });
   ASSERT_EQ(kill(nats_->pid(), SIGCONT), 0);
   ASSERT_TRUE(failed);
-  ASSERT_TRUE(WaitFor([&] {
-    const ChangePublisherStats s = a->stats();
-    return s.queued == 0 && s.last_seq == 30;
-  }));
+  ASSERT_TRUE(WaitFor([&] { return AllStored(*a, 30); }));
   // The events in flight (21, and any of 22..30 sent in its window)
   // reached the stream when the server resumed: not stored again.
   EXPECT_GE(a->stats().skipped, 1u);
@@ -192,12 +200,11 @@ TEST_F(ChangeStreamTest, NoDuplicatesAfterALostAckOrARestart) {
   a = StartPublisher(nats_->url(), "a", 30);
   ASSERT_TRUE(a);
   for (uint64_t seq = 1; seq <= 40; ++seq) a->Publish(seq, EventJson("a", seq));
-  ASSERT_TRUE(WaitFor([&] {
-    const ChangePublisherStats s = a->stats();
-    return s.queued == 0 && s.last_seq == 40;
-  }));
-  EXPECT_EQ(a->stats().skipped, 30u);
-  EXPECT_EQ(a->stats().published, 10u);
+  ASSERT_TRUE(WaitFor([&] { return AllStored(*a, 40); }));
+  EXPECT_EQ(a->stats().skipped + a->stats().published, 40u);
+  if (a->stats().failures == 0) {
+    EXPECT_EQ(a->stats().published, 10u);
+  }
 
   auto seqs = SeqsByNode(ReadAll(nats_->url()));
   EXPECT_EQ(seqs["a"], Range(1, 40));
@@ -225,12 +232,7 @@ TEST_F(ChangeStreamTest, ServerRestartMidWindowKeepsOrderAndExactlyOnce) {
   const uint64_t stored_before_stop = a->stats().last_seq;
   nats_->Stop(SIGTERM);
   ASSERT_TRUE(nats_->Start()) << nats_->error();
-  ASSERT_TRUE(WaitFor(
-      [&] {
-        const ChangePublisherStats s = a->stats();
-        return s.queued == 0 && s.last_seq == kEvents;
-      },
-      600))
+  ASSERT_TRUE(WaitFor([&] { return AllStored(*a, kEvents); }, 600))
       << a->stats().last_seq;
   const ChangePublisherStats s = a->stats();
   // The restart happened part-way. (Whether a window was in flight when
@@ -254,8 +256,7 @@ TEST_F(ChangeStreamTest, FreshdChangesNatsPrintsTheClusterFeedAndResumes) {
     a->Publish(seq, EventJson("a", seq));
     b->Publish(seq, EventJson("b", seq));
   }
-  ASSERT_TRUE(WaitFor(
-      [&] { return a->stats().published == 5 && b->stats().published == 5; }));
+  ASSERT_TRUE(WaitFor([&] { return AllStored(*a, 5) && AllStored(*b, 5); }));
 
   auto run = [&](const std::vector<std::string>& extra) {
     std::vector<std::string> args = {"changes", "--nats", nats_->url(),
@@ -349,11 +350,14 @@ TEST_F(ChangeStreamTest, EventsNotQueuedAreReadBackFromTheLocalFeed) {
   }
   EXPECT_EQ((*p)->stats().dropped, 90u);
   (*p)->Start();
-  ASSERT_TRUE(WaitFor([&] { return (*p)->stats().last_seq == 100; }));
+  ASSERT_TRUE(WaitFor([&] { return AllStored(**p, 100); }));
   ChangePublisherStats s = (*p)->stats();
-  EXPECT_EQ(s.backfilled, 60u);  // 31..90
-  EXPECT_EQ(s.lost, 30u);        // 1..30
-  EXPECT_EQ(s.published, 70u);
+  EXPECT_EQ(s.lost, 30u);  // 1..30
+  EXPECT_EQ(s.published + s.skipped, 70u);
+  if (s.failures == 0) {  // else some were found stored when sent again
+    EXPECT_EQ(s.backfilled, 60u);  // 31..90
+    EXPECT_EQ(s.published, 70u);
+  }
   (*p)->Stop();
 
   // Restarted after a crash: 101..120 were committed, never published, and
@@ -362,8 +366,10 @@ TEST_F(ChangeStreamTest, EventsNotQueuedAreReadBackFromTheLocalFeed) {
   auto q = ChangePublisher::Create(o);
   ASSERT_TRUE(q.ok());
   (*q)->Start();
-  ASSERT_TRUE(WaitFor([&] { return (*q)->stats().last_seq == 120; }));
-  EXPECT_EQ((*q)->stats().backfilled, 20u);
+  ASSERT_TRUE(WaitFor([&] { return AllStored(**q, 120); }));
+  if ((*q)->stats().failures == 0) {
+    EXPECT_EQ((*q)->stats().backfilled, 20u);
+  }
   EXPECT_EQ((*q)->stats().lost, 0u);
   auto seqs = SeqsByNode(ReadAll(nats_->url()));
   EXPECT_EQ(seqs["a"], Range(31, 120));
