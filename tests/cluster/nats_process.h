@@ -1,6 +1,7 @@
 // A real nats-server with JetStream for tests and benchmarks, without
 // GoogleTest: started on a free loopback port with its store in a fresh
-// directory; Stop() ends it (a signal, then SIGKILL after 5 s) and Start()
+// directory (another port if that one was taken before the server bound
+// it); Stop() ends it (a signal, then SIGKILL after 5 s) and Start()
 // runs it again on the same port and store (a restart); the destructor
 // stops it and removes the directory. A failure is kept as text in
 // error() (nats_server.h reports it to GoogleTest). Not thread-safe: one
@@ -17,6 +18,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <system_error>
 #include <thread>
@@ -59,8 +62,13 @@ class NatsProcess {
       return;
     }
     std::filesystem::create_directories(dir_);
-    port_ = FreePort();
-    Start();
+    // A port free when picked can be taken before the server binds it
+    // (other tests run alongside): then the server exits, and another
+    // port is tried.
+    for (int attempt = 0; attempt < 5; ++attempt) {
+      port_ = FreePort();
+      if (Start() || !exited_) break;
+    }
   }
   ~NatsProcess() {
     Stop(SIGTERM);
@@ -70,11 +78,18 @@ class NatsProcess {
   NatsProcess(const NatsProcess&) = delete;
   NatsProcess& operator=(const NatsProcess&) = delete;
 
-  // Runs the server (again) on its port and store; waits up to 10 s for it
-  // to listen. False (and error()) on failure.
+  // Runs the server (again) on its port and store; waits until it says it
+  // is ready and is the one accepting on the port (something else may
+  // hold it: then the server exits), at most 60 s. False (and error()) on
+  // failure.
   bool Start() {
     if (pid_ > 0 || binary_.empty()) return pid_ > 0;
     const std::string log = (dir_ / "server.log").string();
+    std::error_code ec;
+    const uintmax_t log_from = std::filesystem::exists(log, ec)
+                                   ? std::filesystem::file_size(log, ec)
+                                   : 0;
+    exited_ = false;
     pid_ = fork();
     if (pid_ == 0) {
       FILE* f = std::fopen(log.c_str(), "a");
@@ -89,16 +104,23 @@ class NatsProcess {
       _exit(127);
     }
     const auto deadline =
-        std::chrono::steady_clock::now() + std::chrono::seconds(10);
+        std::chrono::steady_clock::now() + std::chrono::seconds(60);
     while (std::chrono::steady_clock::now() < deadline) {
-      if (PortAccepts(port_)) {
+      if (waitpid(pid_, nullptr, WNOHANG) == pid_) {
+        pid_ = -1;
+        exited_ = true;
+        error_ = "nats-server exited on start (port " + std::to_string(port_) +
+                 " taken?; log: " + log + ")";
+        return false;
+      }
+      if (LogSaysReady(log, log_from) && PortAccepts(port_)) {
         error_.clear();
         return true;
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
-    error_ = "nats-server did not listen on " + std::to_string(port_) +
-             " in 10 s (log: " + log + ")";
+    error_ = "nats-server was not ready on " + std::to_string(port_) +
+             " in 60 s (log: " + log + ")";
     return false;
   }
 
@@ -127,11 +149,22 @@ class NatsProcess {
   }
 
  private:
+  // Whether `log`, from byte `from` on, has the server's "Server is ready".
+  static bool LogSaysReady(const std::string& log, uintmax_t from) {
+    std::ifstream in(log, std::ios::binary);
+    if (!in) return false;
+    in.seekg(static_cast<std::streamoff>(from));
+    const std::string text((std::istreambuf_iterator<char>(in)),
+                           std::istreambuf_iterator<char>());
+    return text.find("Server is ready") != std::string::npos;
+  }
+
   std::filesystem::path dir_;
   std::string binary_;
   std::string error_;
   uint16_t port_ = 0;
   pid_t pid_ = -1;
+  bool exited_ = false;  // the last Start's server exited on its own
 };
 
 }  // namespace freshd::testing
