@@ -21,7 +21,9 @@
 // handed to PageBook::Assign as recovery hands them (the strings and the
 // URL index together: Assign may re-pack them); with --add, pages come
 // through PageBook::Add one by one instead, as seeds and links add them
-// (vectors grown by doubling). Each component is measured
+// (vectors grown by doubling). --loopback-port P names the hosts
+// 127.x.y.z:P (http) so that `freshd run` can crawl the --store against one
+// local catch-all server (bench/scale/README.md). Each component is measured
 // as the growth of the heap (mallinfo2) and of RSS (/proc/self/statm, after
 // malloc_trim) while it is added. Memory figures hold on a shared
 // machine; CPU figures do not (label them).
@@ -84,6 +86,10 @@ struct Flags {
   double horizon_scale = sched::kMinHorizonScale;  // the first horizon's
   std::string store;                               // empty: no store part
   bool add_path = false;  // pages through PageBook::Add, as seeds and links
+  // > 0: the hosts are loopback addresses 127.x.y.z and the URLs
+  // http://127.x.y.z:PORT/... so a daemon can crawl the store against one
+  // local server (a catch-all nginx) without resolving 100k names.
+  int loopback_port = 0;
 };
 
 using bench::CpuNow;
@@ -150,18 +156,25 @@ class Meter {
   std::vector<Row> rows_;
 };
 
-std::string HostName(size_t h) {
+std::string HostName(const Flags& f, size_t h) {
   char buf[64];
-  std::snprintf(buf, sizeof buf, "www.site%06zu.example.com", h);
+  if (f.loopback_port > 0) {
+    // 127.1.0.0 and up: 16M addresses, none of them 127.0.0.1 itself.
+    std::snprintf(buf, sizeof buf, "127.%zu.%zu.%zu:%d", 1 + (h >> 16) % 254,
+                  (h >> 8) & 255, h & 255, f.loopback_port);
+  } else {
+    std::snprintf(buf, sizeof buf, "www.site%06zu.example.com", h);
+  }
   return buf;
 }
 
 // ~75 bytes, like a news or shop URL.
-std::string PageUrl(size_t h, size_t i) {
+std::string PageUrl(const Flags& f, size_t h, size_t i) {
   char buf[160];
   std::snprintf(buf, sizeof buf,
-                "https://%s/section-%zu/article-%08zu-a-slug-of-words.html",
-                HostName(h).c_str(), i % 37, i);
+                "%s://%s/section-%zu/article-%08zu-a-slug-of-words.html",
+                f.loopback_port > 0 ? "http" : "https", HostName(f, h).c_str(),
+                i % 37, i);
   return buf;
 }
 
@@ -209,7 +222,7 @@ bool Build(const Flags& f, Frontier* fr, Meter* meter) {
   fr->host_of.reserve(f.hosts);
   for (size_t h = 0; h < f.hosts; ++h) {
     auto id = fr->book->hosts().Intern(
-        parse::UrlAuthority(PageUrl(h, h * f.pages / f.hosts)));
+        parse::UrlAuthority(PageUrl(f, h, h * f.pages / f.hosts)));
     if (!id.ok()) {
       std::fprintf(stderr, "host: %s\n", id.status().ToString().c_str());
       return false;
@@ -226,7 +239,7 @@ bool Build(const Flags& f, Frontier* fr, Meter* meter) {
   fr->scope.emplace(std::move(scope).value());
   fr->host_origins.resize(f.hosts);
   for (size_t h = 0; h < f.hosts; ++h) {
-    const std::string url = PageUrl(h, h * f.pages / f.hosts);
+    const std::string url = PageUrl(f, h, h * f.pages / f.hosts);
     fr->scope->Add(url);
     fr->host_origins[fr->host_of[h]] = parse::UrlOrigin(url);
   }
@@ -234,7 +247,7 @@ bool Build(const Flags& f, Frontier* fr, Meter* meter) {
 
   for (size_t i = 0; i < f.pages; ++i) {
     const HostId host = fr->host_of[HostOfPage(f, i)];
-    auto id = f.add_path ? fr->book->Add(PageUrl(HostOfPage(f, i), i), host,
+    auto id = f.add_path ? fr->book->Add(PageUrl(f, HostOfPage(f, i), i), host,
                                          1.0, UINT32_MAX)
                          : fr->sched->AddUrl(host, 1.0);
     if (!id.ok() || *id != i) {
@@ -292,7 +305,7 @@ bool Build(const Flags& f, Frontier* fr, Meter* meter) {
   std::vector<std::string> urls;
   urls.reserve(f.pages);
   for (size_t i = 0; i < f.pages; ++i) {
-    urls.push_back(PageUrl(HostOfPage(f, i), i));
+    urls.push_back(PageUrl(f, HostOfPage(f, i), i));
   }
   fr->book->Assign(std::move(urls), std::move(metas));
   meter->Stage("URLs + URL index (PageBook::Assign)");
@@ -434,8 +447,8 @@ void UrlReads(const Flags& f, const Frontier& fr) {
   for (size_t k = 0; k < kCalls; ++k) {
     const size_t i = any(rng);
     ids.push_back(static_cast<PageId>(i));
-    known.push_back(PageUrl(HostOfPage(f, i), i));
-    unknown.push_back(PageUrl(HostOfPage(f, i), i + f.pages));
+    known.push_back(PageUrl(f, HostOfPage(f, i), i));
+    unknown.push_back(PageUrl(f, HostOfPage(f, i), i + f.pages));
   }
   auto time = [&](auto&& call) {
     const double w0 = WallNow(), c0 = CpuNow();
@@ -549,11 +562,12 @@ bool Recover(const Flags& f) {
 }
 
 int Usage(const char* argv0) {
-  std::fprintf(stderr,
-               "usage: %s [--pages N] [--ten-million] [--hosts H] "
-               "[--policy P] [--rate R] [--crawl-delay S] [--cycle-cpu S] "
-               "[--horizon-scale S] [--store DIR] [--add]\n",
-               argv0);
+  std::fprintf(
+      stderr,
+      "usage: %s [--pages N] [--ten-million] [--hosts H] "
+      "[--policy P] [--rate R] [--crawl-delay S] [--cycle-cpu S] "
+      "[--horizon-scale S] [--store DIR] [--add] [--loopback-port P]\n",
+      argv0);
   return 2;
 }
 
@@ -586,13 +600,16 @@ int Main(int argc, char** argv) {
       f.add_path = true;
     } else if (a == "--store" && (v = next())) {
       f.store = v;
+    } else if (a == "--loopback-port" && (v = next())) {
+      f.loopback_port = std::atoi(v);
     } else {
       return Usage(argv[0]);
     }
   }
   if (f.hosts == 0) f.hosts = std::max<size_t>(1, f.pages / 100);
   if (f.pages < 2 || f.hosts > f.pages || f.pages > (size_t{1} << 31) ||
-      !(f.rate > 0)) {
+      !(f.rate > 0) || f.loopback_port < 0 || f.loopback_port > 65535 ||
+      (f.loopback_port > 0 && f.hosts > 254 * 65536)) {
     return Usage(argv[0]);
   }
   std::printf(
