@@ -201,6 +201,7 @@ Status CrawlLoop::Init() {
   RecoveryOptions options;
   options.progress = progress_;
   options.clock = UnixNow;  // the scheduler's clock (TryDispatch's now)
+  book_->ReserveUrls(store_->page_count());
   auto report = RebuildScheduler(
       *store_, sched_.get(), &book_->hosts(),
       [this](sched::PageId id, std::string_view url) {

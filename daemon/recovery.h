@@ -68,6 +68,12 @@ struct RecoveryProgress {
   std::atomic<uint64_t> expected_pages{0};  // RecoveryReport::expected_pages
   std::atomic<uint64_t> hosts_restored{0};
   std::atomic<uint64_t> pages_restored{0};  // pages + pages_reset so far
+  // After the store, the start adds the seeds file's URLs (cli/cmd_run.cc)
+  // before the loop serves: set while it does, with the lines read so far
+  // and the file's count.
+  std::atomic<bool> adding_seeds{false};
+  std::atomic<uint64_t> seeds_read{0};
+  std::atomic<uint64_t> seeds_total{0};
 };
 
 inline constexpr uint64_t kProgressEvery = 1024;

@@ -122,6 +122,16 @@ Result<PageId> Scheduler::AddUrl(HostId host, double importance) {
   return id;
 }
 
+void Scheduler::Reserve(size_t pages) {
+  const size_t n = std::min(pages, options_.max_pages);
+  pages_.reserve(n);
+  if (options_.rate_mixture) rate_draws_.reserve(n);
+  if (options_.explore) explore_interval_.reserve(n);
+  if (policy_->uses_signals()) recent_signals_.reserve(n);
+  if (KeepsTruth()) truth_.reserve(n);
+  if (policy_->uses_profiles()) profiles_.reserve(n);
+}
+
 std::optional<RateMemory> Scheduler::RateMemoryOf(PageId page) const {
   if (page >= pages_.size() || !(options_.rate_mixture || options_.explore)) {
     return std::nullopt;

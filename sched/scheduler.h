@@ -192,6 +192,10 @@ class Scheduler {
   // the same as with pages restored one by one. A Select while restoring
   // finishes the restore first, as FinishRestore() would.
   void BeginRestore() { restoring_ = true; }
+  // Makes room for `pages` pages in all (at most max_pages) in the per-page
+  // arrays, so that a restore of a known count grows none of them by
+  // doubling (copies, and capacity never used).
+  void Reserve(size_t pages);
   void FinishRestore(std::optional<double> now = std::nullopt);
   bool restoring() const { return restoring_; }
 

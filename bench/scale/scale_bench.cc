@@ -529,6 +529,7 @@ bool Recover(const Flags& f) {
   const double w0 = WallNow(), c0 = CpuNow();
   daemon::RecoveryOptions options;
   options.clock = [] { return kStart; };  // as CrawlLoop::Init (its now)
+  book->ReserveUrls((*store)->page_count());
   auto report = daemon::RebuildScheduler(
       **store, sched.get(), &book->hosts(),
       [&book](sched::PageId, std::string_view url) { book->RestoreUrl(url); },
