@@ -113,7 +113,6 @@ int RunDaemon(const std::string& config_path, const std::string& seeds_arg) {
   // to wait on while it runs.
   auto extender = std::make_unique<daemon::TimeoutExtender>(kExtendTimeoutS);
   auto loop = daemon::CrawlLoop::Create(io, config.value(), &progress);
-  extender.reset();
   if (!loop.ok()) {
     spdlog::error("{}", loop.status().ToString());
     return 1;
@@ -137,8 +136,12 @@ int RunDaemon(const std::string& config_path, const std::string& seeds_arg) {
         config.value().store.path, config.value().store.path);
   }
   if (!seeds_path.empty()) {
+    // Still "recovering" (the loop does not serve yet), phase "seeds".
+    progress.seeds_total.store(seed_count, std::memory_order_relaxed);
+    progress.adding_seeds.store(true, std::memory_order_relaxed);
     Status read =
         daemon::ForEachSeedInFile(seeds_path, [&](const daemon::Seed& seed) {
+          progress.seeds_read.fetch_add(1, std::memory_order_relaxed);
           Status s = crawl.AddSeed(seed.url, seed.weight);
           if (!s.ok()) {
             spdlog::warn("{}:{}: {}", seeds_path, seed.line, s.message());
@@ -148,6 +151,7 @@ int RunDaemon(const std::string& config_path, const std::string& seeds_arg) {
     if (!read.ok()) spdlog::error("seeds not all added: {}", read.message());
     spdlog::info("{} seeds from {}", seed_count, seeds_path);
   }
+  extender.reset();  // (a 10M-line seeds file takes a while too)
   // The status endpoint answers from its own thread (status_service.h).
   server.value()->Attach(crawl);
   const std::string& listen = config.value().status.listen;

@@ -200,6 +200,8 @@ Status CrawlLoop::Init() {
   // and origins are noted as they pass (no read of the URL file per page).
   RecoveryOptions options;
   options.progress = progress_;
+  options.clock = UnixNow;  // the scheduler's clock (TryDispatch's now)
+  book_->ReserveUrls(store_->page_count());
   auto report = RebuildScheduler(
       *store_, sched_.get(), &book_->hosts(),
       [this](sched::PageId id, std::string_view url) {

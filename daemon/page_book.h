@@ -15,6 +15,7 @@
 #ifndef FRESHD_DAEMON_PAGE_BOOK_H_
 #define FRESHD_DAEMON_PAGE_BOOK_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -47,6 +48,12 @@ class PageBook {
   // 1, 2, … in order, then FinishRestore with the metas. REQUIRES: the
   // book was empty before the first RestoreUrl.
   void RestoreUrl(std::string_view url) { urls_.AddRestored(url); }
+  // Before the RestoreUrl calls: room for `pages` URLs (at most the
+  // scheduler's max_pages; daemon/url_index.h Reserve).
+  void ReserveUrls(uint64_t pages) {
+    urls_.Reserve(static_cast<size_t>(
+        std::min<uint64_t>(pages, sched_->options().max_pages)));
+  }
   void FinishRestore(std::vector<PageMeta> metas);
 
   // Adds a page for `url` (normalized) on `host` with `importance` to the

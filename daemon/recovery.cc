@@ -238,8 +238,21 @@ Result<RecoveryReport> RebuildScheduler(const store::PageStore& store,
                                    std::memory_order_relaxed);
     progress->hosts_restored.store(report.hosts, std::memory_order_relaxed);
   }
+  scheduler->BeginRestore();
+  // Room for the store's count (at most max_pages): no array doubles.
+  const auto room = static_cast<size_t>(
+      std::min<uint64_t>(scheduler->size() + report.expected_pages,
+                         scheduler->options().max_pages));
+  scheduler->Reserve(room);
+  report.metas.reserve(room);
   Status pages = RestorePages(store, scheduler, hosts, on_url, log, &report,
                               skip, progress);
+  // (After an error too: the scheduler is left usable.)
+  if (pages.ok() && options.clock) {
+    scheduler->FinishRestore(options.clock());
+  } else {
+    scheduler->FinishRestore();
+  }
   if (progress != nullptr) {
     progress->pages_restored.store(report.pages + report.pages_reset,
                                    std::memory_order_relaxed);

@@ -68,6 +68,12 @@ struct RecoveryProgress {
   std::atomic<uint64_t> expected_pages{0};  // RecoveryReport::expected_pages
   std::atomic<uint64_t> hosts_restored{0};
   std::atomic<uint64_t> pages_restored{0};  // pages + pages_reset so far
+  // After the store, the start adds the seeds file's URLs (cli/cmd_run.cc)
+  // before the loop serves: set while it does, with the lines read so far
+  // and the file's count.
+  std::atomic<bool> adding_seeds{false};
+  std::atomic<uint64_t> seeds_read{0};
+  std::atomic<uint64_t> seeds_total{0};
 };
 
 inline constexpr uint64_t kProgressEvery = 1024;
@@ -80,6 +86,12 @@ struct RecoveryOptions {
   size_t max_reported = 1000;  // corrupt records listed (all are counted)
   // Updated as the rebuild runs (every kProgressEvery pages), if not null.
   RecoveryProgress* progress = nullptr;
+  // The scheduler's clock. The pages are restored in bulk (Scheduler::
+  // BeginRestore) and indexed for selection once they are all in: with a
+  // clock, by starting the first horizon at clock() then (the full index
+  // build is part of the recovery, not of the first Select); without, at
+  // the first Select.
+  std::function<double()> clock;
 };
 
 struct CorruptRecord {
@@ -124,10 +136,11 @@ using RestoredUrlFn =
 
 // Scans store hosts first (interning every host name into `hosts` and
 // restoring its statistics into scheduler->mutable_hosts()), then pages
-// (each restored with Scheduler::RestorePage, then on_url(id, its URL)).
-// Errors: the store's (IOError, Unavailable), ResourceExhausted from the
-// scheduler or the host table, Corruption under abort_on_corrupt. The
-// scheduler may hold part of the store after an error.
+// (each restored with Scheduler::RestorePage, then on_url(id, its URL)),
+// in bulk: see RecoveryOptions::clock. Errors: the store's (IOError,
+// Unavailable), ResourceExhausted from the scheduler or the host table,
+// Corruption under abort_on_corrupt. The scheduler may hold part of the store
+// after an error.
 Result<RecoveryReport> RebuildScheduler(const store::PageStore& store,
                                         sched::Scheduler* scheduler,
                                         HostTable* hosts,

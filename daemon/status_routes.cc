@@ -121,7 +121,12 @@ nlohmann::json RecoveringJson(const RecoveryProgress& progress,
          progress.expected_pages.load(std::memory_order_relaxed)},
         {"hosts_restored",
          progress.hosts_restored.load(std::memory_order_relaxed)},
-        {"elapsed_s", started > 0 ? std::max(0.0, now_unix - started) : 0.0}}},
+        {"elapsed_s", started > 0 ? std::max(0.0, now_unix - started) : 0.0},
+        {"phase", progress.adding_seeds.load(std::memory_order_relaxed)
+                      ? "seeds"
+                      : "store"},
+        {"seeds_read", progress.seeds_read.load(std::memory_order_relaxed)},
+        {"seeds_total", progress.seeds_total.load(std::memory_order_relaxed)}}},
   };
 }
 

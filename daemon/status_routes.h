@@ -38,10 +38,11 @@ HttpReply RouteStatusRequest(CrawlLoop& loop, const HttpRequest& request);
 // While the store is recovered (before CrawlLoop::Create returns): GET
 // /status is 200 with {"state": "recovering", "recovery": {"pages_restored",
 // "pages_expected" (the store's global count), "hosts_restored",
-// "elapsed_s"}}; /status with another method 405; any other path 503 (not
-// ready) with the same JSON plus "error", and Retry-After: 1. Reads
-// `progress` only (atomics): runs on the status thread while another
-// thread recovers.
+// "elapsed_s", "phase" ("store", then "seeds" while the seeds file is
+// added), "seeds_read", "seeds_total"}}; /status with another method 405; any
+// other path 503 (not ready) with the same JSON plus "error", and
+// Retry-After: 1. Reads `progress` only (atomics): runs on the status thread
+// while another thread recovers.
 HttpReply RouteRecoveringRequest(const RecoveryProgress& progress,
                                  const HttpRequest& request, double now_unix);
 

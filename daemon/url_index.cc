@@ -185,6 +185,14 @@ void UrlIndex::Grow() {
   }
 }
 
+void UrlIndex::Reserve(size_t urls) {
+  offsets_.reserve(urls);
+  keys_.reserve(urls);
+  size_t slots = 16;
+  while (slots < 2 * urls) slots *= 2;
+  while (table_.size() < slots) Grow();
+}
+
 void UrlIndex::Insert(sched::PageId id) {
   if (2 * (table_used_ + 1) > table_.size()) Grow();
   const uint64_t key = keys_[id];

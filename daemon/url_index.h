@@ -58,6 +58,10 @@ class UrlIndex {
   // it is copied in.
   void Assign(std::vector<std::string> urls);
 
+  // Makes room for `urls` URLs in all: the table is not rehashed, nor the
+  // per-URL arrays copied, until there are more.
+  void Reserve(size_t urls);
+
   // Appends `url` as id size(). False (and nothing added) when it is known.
   bool Add(std::string_view url);
   // Appends `url` as id size() even when it is known (recovery, as Assign:

@@ -122,6 +122,16 @@ Result<PageId> Scheduler::AddUrl(HostId host, double importance) {
   return id;
 }
 
+void Scheduler::Reserve(size_t pages) {
+  const size_t n = std::min(pages, options_.max_pages);
+  pages_.reserve(n);
+  if (options_.rate_mixture) rate_draws_.reserve(n);
+  if (options_.explore) explore_interval_.reserve(n);
+  if (policy_->uses_signals()) recent_signals_.reserve(n);
+  if (KeepsTruth()) truth_.reserve(n);
+  if (policy_->uses_profiles()) profiles_.reserve(n);
+}
+
 std::optional<RateMemory> Scheduler::RateMemoryOf(PageId page) const {
   if (page >= pages_.size() || !(options_.rate_mixture || options_.explore)) {
     return std::nullopt;
@@ -584,12 +594,29 @@ double Scheduler::IndexBound(PageId page, double start, double end) const {
 
 void Scheduler::Reindex(PageId page) {
   if (!value_memo_.empty()) value_memo_.erase(page);
+  if (restoring_) return;  // FinishRestore indexes every page
   selector_.Update(page, IndexBound(page), Deadline(page));
   ++bound_evaluations_;
   if (selector_.Staged(page)) {  // its staged bound is stale: recompute it
     selector_.Restage(page, IndexBound(page, horizon_, next_horizon_));
     ++bound_evaluations_;
   }
+}
+
+void Scheduler::FinishRestore(std::optional<double> now) {
+  if (!restoring_) return;
+  restoring_ = false;
+  if (horizon_ == -kInf) {
+    // No horizon yet: the first one indexes every page (a full refresh).
+    if (now && !pages_.empty()) AdvanceHorizon(*now);
+    return;
+  }
+  // Selects before the restore: every page over the current horizon (the
+  // staging, if any, is dropped: the next horizon is a full refresh).
+  selector_.UpdateAll(pages_.size(), [this](PageId p) {
+    ++bound_evaluations_;
+    return std::pair<double, double>(IndexBound(p), Deadline(p));
+  });
 }
 
 void Scheduler::RescaleHorizon() {
@@ -738,6 +765,7 @@ bool Scheduler::Eligible(PageId page, double now,
 }
 
 std::optional<PageId> Scheduler::Select(double now, const HostGate& host_open) {
+  if (restoring_) FinishRestore();
   if (bucket_.Available(now) < 1 - 1e-9) return std::nullopt;
   if (now > horizon_) {
     AdvanceHorizon(now);

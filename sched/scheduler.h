@@ -181,6 +181,24 @@ class Scheduler {
                              std::optional<ProfileSet> profiles = {},
                              std::optional<RecentSignals> recent = {},
                              std::optional<RateMemory> rate = {});
+  // Recovery in bulk: between BeginRestore() and FinishRestore(), pages
+  // restored (RestorePage) or changed are not indexed for selection one by
+  // one (a bound, a tree insert and a heap push each); FinishRestore(now)
+  // indexes them all at once as the first Select(now) would: it starts the
+  // first horizon at `now` (one pass of bounds and a partial sort,
+  // Selector::UpdateAll), so that the first Select does not. Without `now`
+  // the first Select does it. When a horizon exists already (Selects before
+  // BeginRestore), every page is re-indexed over it instead. The choices are
+  // the same as with pages restored one by one. A Select while restoring
+  // finishes the restore first, as FinishRestore() would.
+  void BeginRestore() { restoring_ = true; }
+  // Makes room for `pages` pages in all (at most max_pages) in the per-page
+  // arrays, so that a restore of a known count grows none of them by
+  // doubling (copies, and capacity never used).
+  void Reserve(size_t pages);
+  void FinishRestore(std::optional<double> now = std::nullopt);
+  bool restoring() const { return restoring_; }
+
   // The page's rate draws and exploration interval, kept when rate_mixture
   // or explore is on (nullopt otherwise, or for an unknown id).
   std::optional<RateMemory> RateMemoryOf(PageId page) const;
@@ -544,6 +562,7 @@ class Scheduler {
   uint64_t selections_ = 0;
   uint64_t overdue_selections_ = 0;
   size_t sweep_cursor_ = 0;
+  bool restoring_ = false;  // BeginRestore .. FinishRestore: no Reindex
 };
 
 }  // namespace freshd::sched

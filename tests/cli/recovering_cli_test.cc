@@ -63,6 +63,20 @@ class RecoveringCliTest : public ::testing::Test {
     std::filesystem::create_directories(dir_);
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
+  // The config: the store at `db`, /status on `port`. The hosts resolve to
+  // loopback, which the default config refuses: no fetch leaves the
+  // machine.
+  std::string WriteConfig(const std::string& db, uint16_t port) {
+    const std::string config = (dir_ / "freshd.toml").string();
+    std::ofstream f(config);
+    f << "[budget]\nrate = 1\n"
+      << "[fetch]\nresolve = { \"h0.test\" = \"127.0.0.1\", \"h1.test\" = "
+         "\"127.0.0.1\", \"h2.test\" = \"127.0.0.1\", \"h3.test\" = "
+         "\"127.0.0.1\" }\n"
+      << "[store]\npath = \"" << db << "\"\n"
+      << "[status]\nlisten = \"127.0.0.1:" << port << "\"\n";
+    return config;
+  }
   std::filesystem::path dir_;
 };
 
@@ -71,18 +85,7 @@ TEST_F(RecoveringCliTest, StatusSaysRecoveringWithProgressThenRunning) {
   WriteStore(db);
   if (HasFatalFailure()) return;
   const uint16_t port = FreePort();
-  const std::string config = (dir_ / "freshd.toml").string();
-  {
-    // The hosts resolve to loopback, which the default config refuses: no
-    // fetch leaves the machine.
-    std::ofstream f(config);
-    f << "[budget]\nrate = 1\n"
-      << "[fetch]\nresolve = { \"h0.test\" = \"127.0.0.1\", \"h1.test\" = "
-         "\"127.0.0.1\", \"h2.test\" = \"127.0.0.1\", \"h3.test\" = "
-         "\"127.0.0.1\" }\n"
-      << "[store]\npath = \"" << db << "\"\n"
-      << "[status]\nlisten = \"127.0.0.1:" << port << "\"\n";
-  }
+  const std::string config = WriteConfig(db, port);
   Child d = Spawn({"run", "--config", config}, (dir_ / "run.err").string());
   ASSERT_GT(d.pid, 0);
 
@@ -137,6 +140,64 @@ TEST_F(RecoveringCliTest, StatusSaysRecoveringWithProgressThenRunning) {
   std::printf("saw \"recovering\" %d times (last %llu of %llu pages, %.2f s)\n",
               recovering, static_cast<unsigned long long>(last_restored),
               static_cast<unsigned long long>(kPages), last_elapsed);
+  kill(d.pid, SIGTERM);
+  EXPECT_EQ(Wait(d), 0);
+}
+
+// A seeds file added at the start (after the store, before the loop
+// serves): /status says "recovering" in phase "seeds", with the lines read
+// so far of the file's count, then "running" with every seed known.
+TEST_F(RecoveringCliTest, SeedsAreAPhaseOfTheStart) {
+  constexpr uint64_t kSeeds = 30000;
+  const std::string seeds = (dir_ / "seeds.txt").string();
+  {
+    std::ofstream f(seeds);
+    for (uint64_t p = 0; p < kSeeds; ++p) {
+      f << "http://h" << p % kHosts << ".test/seed/" << p << "\n";
+    }
+  }
+  const uint16_t port = FreePort();
+  const std::string config = WriteConfig((dir_ / "db").string(), port);
+  Child d = Spawn({"run", "--config", config, "--seeds", seeds},
+                  (dir_ / "run.err").string());
+  ASSERT_GT(d.pid, 0);
+  int in_seeds = 0;
+  uint64_t last_read = 0;
+  nlohmann::json running;
+  for (int i = 0; i < 60000 && running.is_null(); ++i) {
+    auto [code, body] = HttpGetStatus(port, "/status");
+    if (code == 0) {
+      ASSERT_EQ(waitpid(d.pid, nullptr, WNOHANG), 0) << "freshd exited";
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      continue;
+    }
+    ASSERT_EQ(code, 200) << body;
+    nlohmann::json j = nlohmann::json::parse(body);
+    if (j.value("state", "") == "running") {
+      running = j;
+      break;
+    }
+    ASSERT_EQ(j.value("state", ""), "recovering") << body;
+    const nlohmann::json& r = j.at("recovery");
+    const std::string phase = r.at("phase").get<std::string>();
+    if (phase == "store") {
+      EXPECT_EQ(in_seeds, 0) << body;  // the store comes first
+    } else {
+      ASSERT_EQ(phase, "seeds") << body;
+      ++in_seeds;
+      const uint64_t read = r.at("seeds_read").get<uint64_t>();
+      EXPECT_EQ(r.at("seeds_total").get<uint64_t>(), kSeeds) << body;
+      EXPECT_GE(read, last_read) << body;
+      EXPECT_LE(read, kSeeds) << body;
+      last_read = read;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ASSERT_FALSE(running.is_null()) << "never running";
+  EXPECT_EQ(running.at("pages_known").get<uint64_t>(), kSeeds) << running;
+  std::printf("saw phase \"seeds\" %d times (last %llu of %llu seeds)\n",
+              in_seeds, static_cast<unsigned long long>(last_read),
+              static_cast<unsigned long long>(kSeeds));
   kill(d.pid, SIGTERM);
   EXPECT_EQ(Wait(d), 0);
 }

@@ -63,6 +63,34 @@ TEST(StatusRecoveringTest, StatusAnswersProgressOtherRoutesAreNotReady) {
       503);
 }
 
+// After the store, the start adds its seeds before the loop serves: still
+// "recovering", phase "seeds" with the lines read of the file's count.
+TEST(StatusRecoveringTest, SeedsAddedAfterTheStoreAreAPhaseOfTheStart) {
+  RecoveryProgress progress;
+  progress.started_unix = 1000;
+  progress.expected_pages = 500;
+  progress.pages_restored = 500;
+  nlohmann::json j = nlohmann::json::parse(
+      RouteRecoveringRequest(progress, Request("GET", "/status"), 1001).body);
+  EXPECT_EQ(j["state"], "recovering");
+  EXPECT_EQ(j["recovery"]["phase"], "store");
+  EXPECT_EQ(j["recovery"]["seeds_read"], 0);
+  EXPECT_EQ(j["recovery"]["seeds_total"], 0);
+  progress.seeds_total = 2000;
+  progress.adding_seeds = true;
+  progress.seeds_read = 750;
+  j = nlohmann::json::parse(
+      RouteRecoveringRequest(progress, Request("GET", "/status"), 1002).body);
+  EXPECT_EQ(j["state"], "recovering");
+  EXPECT_EQ(j["recovery"]["phase"], "seeds");
+  EXPECT_EQ(j["recovery"]["seeds_read"], 750);
+  EXPECT_EQ(j["recovery"]["seeds_total"], 2000);
+  EXPECT_EQ(j["recovery"]["pages_restored"], 500);
+  EXPECT_EQ(
+      RouteRecoveringRequest(progress, Request("GET", "/metrics"), 1002).status,
+      503);
+}
+
 TEST(StatusRecoveringTest, ServiceAnswersFromProgressOnLoopback) {
   RecoveryProgress progress;
   progress.started_unix = 1;  // long ago: elapsed is large, never negative

@@ -1,10 +1,11 @@
 // UrlIndex: ids are positions, each URL is found by string_view without a
 // copy, a known URL is not added twice, and Assign (recovery) rebuilds the
-// lookup, duplicates keeping their first id. The URLs live in an unlinked
-// file (a small tail in memory): many URLs, a URL longer than the tail or a
-// read chunk and an empty one keep their bytes, read one by one or in one
-// pass; URLs sharing a key are one to Find, two to FindExact; without a
-// writable directory the URLs stay in memory and nothing is lost.
+// lookup, duplicates keeping their first id; Reserve keeps what is known. The
+// URLs live in an unlinked file (a small tail in memory): many URLs, a URL
+// longer than the tail or a read chunk and an empty one keep their bytes, read
+// one by one or in one pass; URLs sharing a key are one to Find, two to
+// FindExact; without a writable directory the URLs stay in memory and nothing
+// is lost.
 
 #include "daemon/url_index.h"
 
@@ -54,6 +55,27 @@ TEST(UrlIndexTest, AssignRebuildsTheLookup) {
   EXPECT_EQ(index.url(2), "http://a.example/");
   EXPECT_TRUE(index.Add("http://d.example/"));
   EXPECT_EQ(index.Find("http://d.example/"), sched::PageId{3});
+}
+
+// Reserve (a restart, for the store's count): URLs known before keep their
+// ids, the restored ones follow, past the reserved count too.
+TEST(UrlIndexTest, ReserveKeepsWhatIsKnownAndRoomGrowsBeyondIt) {
+  UrlIndex index;
+  ASSERT_TRUE(index.Add("http://a.example/"));
+  index.Reserve(1000);
+  for (int i = 0; i < 1500; ++i) {
+    index.AddRestored("http://r.example/" + std::to_string(i));
+  }
+  index.AddRestored("http://a.example/");  // a duplicate keeps its first id
+  EXPECT_EQ(index.size(), 1502u);
+  EXPECT_EQ(index.Find("http://a.example/"), sched::PageId{0});
+  for (int i = 0; i < 1500; i += 37) {
+    EXPECT_EQ(index.Find("http://r.example/" + std::to_string(i)),
+              sched::PageId(1 + i));
+  }
+  EXPECT_EQ(index.url(1501), "http://a.example/");
+  index.Reserve(10);  // less than held: nothing changes
+  EXPECT_EQ(index.Find("http://r.example/1499"), sched::PageId{1500});
 }
 
 TEST(UrlIndexTest, UrlsSpanBlocksAndKeepTheirBytes) {
