@@ -111,9 +111,9 @@ struct SchedConfig {
   bool value_over_rate_uncertainty = true;
   // "gamma": one change rate per host as every page's prior; "mixture": a
   // distribution of rates per host (sched/rate_mixture.h).
-  std::string rate_model = "gamma";
+  std::string rate_model = "mixture";
   // Fetch again to learn a rate (sched/scheduler.h SchedulerOptions::explore).
-  bool explore = false;
+  bool explore = true;
 
   bool operator==(const SchedConfig&) const = default;
 };

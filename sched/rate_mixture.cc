@@ -16,6 +16,23 @@ RateMixture::RateMixture(const RateMixtureOptions& options)
   for (int k = 0; k < kRateGridPoints; ++k) {
     grid_[k] = std::exp(log_min_ + k * log_step_);
   }
+  std::array<double, kRateGridPoints> shaped{};
+  double shaped_total = 0;
+  if (options_.prior_rate > 0 && std::isfinite(options_.prior_rate)) {
+    for (int k = 0; k < kRateGridPoints; ++k) {
+      const double x = grid_[k] / options_.prior_rate;
+      shaped[k] = x * std::exp(-x);
+      shaped_total += shaped[k];
+    }
+  }
+  for (int k = 0; k < kRateGridPoints; ++k) {
+    pseudo_[k] =
+        shaped_total > 0
+            ? options_.global_pages *
+                  (options_.uniform_share / kRateGridPoints +
+                   (1 - options_.uniform_share) * shaped[k] / shaped_total)
+            : options_.global_pages / kRateGridPoints;
+  }
 }
 
 void RateMixture::Add(Histogram* h, const RateTerciles& draws, int sign) const {
@@ -49,8 +66,7 @@ std::array<double, kRateGridPoints> RateMixture::Prior(
   std::array<double, kRateGridPoints> global;
   double global_total = 0;
   for (int k = 0; k < kRateGridPoints; ++k) {
-    global[k] = Pages(std::max<int64_t>(0, global_[k] - mine[k])) +
-                options_.global_pages / kRateGridPoints;
+    global[k] = Pages(std::max<int64_t>(0, global_[k] - mine[k])) + pseudo_[k];
     global_total += global[k];
   }
   const bool known = host < hosts_.size();

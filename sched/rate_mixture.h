@@ -52,9 +52,15 @@ struct RateMixtureOptions {
   // Evidence beyond either end is read as that end.
   double min_rate = 1.0 / (10 * 365 * 86400.0);
   double max_rate = 1.0 / 600;
-  double host_pages = 4;       // pseudo-pages of the global histogram a host
-                               // borrows (its histogram's shrinkage).
-  double global_pages = 12;    // pseudo-pages spread uniformly over the grid.
+  double host_pages = 4;     // pseudo-pages of the global histogram a host
+                             // borrows (its histogram's shrinkage).
+  double global_pages = 12;  // pseudo-pages spread over the grid:
+  // half uniformly, half as the configured prior (prior_rate > 0): the
+  // Gamma(1, prior_rate) density the gamma model starts from, on the log
+  // grid (∝ λ e^{−λ/prior_rate}); all uniformly when prior_rate < 0. The
+  // scheduler gives 0 its host pool's global prior rate.
+  double prior_rate = 0;
+  double uniform_share = 0.5;  // of global_pages, with a prior_rate
   size_t max_hosts = 1 << 22;  // ids ≥ this use the global histogram.
 };
 
@@ -95,6 +101,7 @@ class RateMixture {
   RateMixtureOptions options_;
   std::array<double, kRateGridPoints> grid_;
   double log_min_ = 0, log_step_ = 1;
+  std::array<double, kRateGridPoints> pseudo_;  // global pseudo-pages
   Histogram global_ = {};
   std::vector<Histogram> hosts_;  // by host id, grown on demand
 };

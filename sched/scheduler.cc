@@ -28,6 +28,15 @@ double SignalLogWeight(const PageParams& p, bool signals, double n, double tau,
   return signals ? n * std::log(*sigma) - *sigma * tau : 0.0;
 }
 
+// The mixture's global pseudo-pages follow the configured prior (the host
+// pool's global prior rate) unless the options name their own. (Its grid
+// follows the prior too: OptionsFromConfig scales it.)
+RateMixtureOptions MixtureOptions(const SchedulerOptions& options) {
+  RateMixtureOptions o = options.rate_mixture_options;
+  if (o.prior_rate == 0) o.prior_rate = options.host_pool.global_prior.rate;
+  return o;
+}
+
 }  // namespace
 
 SchedulerOptions OptionsFromConfig(const Config& config) {
@@ -85,7 +94,7 @@ Scheduler::Scheduler(const SchedulerOptions& options,
     : options_(options),
       policy_(std::move(policy)),
       hosts_(options.host_pool),
-      rate_mixture_(options.rate_mixture_options),
+      rate_mixture_(MixtureOptions(options)),
       bucket_(options.rate, options.burst, 0),
       horizon_scale_(options.initial_horizon_scale) {
   // A due-only policy (nutch) is a baseline with its own schedule.

@@ -106,7 +106,7 @@ struct SchedulerOptions {
   // one as Δ̂), and every policy's FreshProbability averages over them. Off:
   // one Gamma rate per host, each page's estimate its posterior mode.
   // [sched] rate_model = "mixture" in the daemon's config.
-  bool rate_mixture = false;
+  bool rate_mixture = true;
   RateMixtureOptions rate_mixture_options;
   // Estimated mode: exploration where a fetch's information pays. A page
   // fetched once (no interval seen, its rate unknown) is due again after
@@ -116,7 +116,7 @@ struct SchedulerOptions {
   // after a quarter of its last interval, once (not after an interval that
   // was itself such a probe). [sched] explore. Not for the due-only
   // policies (nutch): a faithful baseline fetches on its own schedule.
-  bool explore = false;
+  bool explore = true;
   size_t max_pages = 10'000'000;  // AddUrl fails beyond this
   // The horizon refresh is amortised: while a horizon serves, the next
   // one's bounds are computed at most this many pages a Select (spread over

@@ -72,8 +72,8 @@ struct SimOptions {
   bool oracle_rate = false;  // estimated, but with the true Δ (diagnostic)
   // Estimated mode: SchedulerOptions::rate_mixture ("mixture") or the
   // Gamma host prior ("gamma"), and SchedulerOptions::explore.
-  std::string rate_model = "gamma";
-  bool explore = false;
+  std::string rate_model = "mixture";
+  bool explore = true;
   // Diagnostic, with oracle only: the policy sees each page's Δ distorted as
   // an estimator might, ln Δ' = c + slope·(ln Δ − c) + noise·z, c the mean
   // ln Δ of the page's host, z ~ N(0, 1) per page. slope < 1 pulls the rates

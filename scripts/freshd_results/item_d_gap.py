@@ -294,10 +294,11 @@ def section_d_posterior(study, plan):
     )
     if as_good:
         text += (
-            "The online estimates (decayed statistics under a Gamma "
-            "prior at the host's rate, its mode the estimate; the "
-            "signal policies value a page over three draws of its rate "
-            "around it, `value_over_rate_uncertainty`) do at least as "
+            "The online estimates (each page's posterior on its host's "
+            "mixture of rates, the default `rate_model`, with "
+            "exploration; the policies value a page over three draws "
+            "of its rate, `value_over_rate_uncertainty` for the signal "
+            "policies) do at least as "
             "well as the posterior mean (within 2 standard errors) for "
             "%s. " % ", ".join(as_good)
         )

@@ -1,11 +1,11 @@
 """The rate posterior, piece by piece (issue 31, item 2): the estimated
-`freshness` and `ncis` with one Gamma rate per host (`gamma`, the default),
+`freshness` and `ncis` with one Gamma rate per host (`gamma`, the default before 2026-11-27),
 with a distribution of rates per host (`--rate-model mixture`), each with and
 without exploration (`--explore`), on the acceptance webs and budgets, so each
 piece's gain (or loss) is measured against the same seeds.
 
 Rendered on its own (`scripts/results.py --only posterior`) into
-docs/RESULTS-posterior.md while the default stays `gamma`.
+docs/RESULTS-posterior.md; `mixture + explore` is the default.
 """
 
 from .item_acceptance import BUDGETS, ESTIMATED, SEEDS, WEBS
@@ -42,14 +42,16 @@ def section_posterior(study, runs):
     study.out(
         "Estimated `freshness` and `ncis` on the acceptance webs, %d seeds, "
         "R/n = %s, four ways: `gamma` (one Gamma rate per host as every page's "
-        "prior, its posterior mode the estimate: the default), `mixture` "
+        "prior, its posterior mode the estimate: the default until 2026-11-27), "
+        "`mixture` "
         "(`--rate-model mixture`: a histogram of rates per host on a grid, each "
         "page's posterior on it, censored where every interval changed; the "
         "policies without signals value a page over its three terciles, "
         "`estimated_freshness` averages over them for every policy) and each "
         "`+ explore` (`--explore`: a page fetched once is due again after N/R; "
         "with the mixture, one probe at a quarter of the interval for a page "
-        "whose last 3+ intervals all changed over a wide posterior). Command: "
+        "whose last 3+ intervals all changed over a wide posterior; `mixture + "
+        "explore` is the default). Command: "
         "`%s`. `vs gamma`: the paired difference in freshness against `gamma`."
         % (
             SEEDS,

@@ -624,6 +624,8 @@ TEST(SchedulerTest, EstimatedValueIsOverTheRateUncertainty) {
       config.sched.policy = name;
       config.budget.rate = 100 / kDay;
       config.sched.value_over_rate_uncertainty = on;
+      config.sched.rate_model = "gamma";  // the draws here are ncis' own
+      config.sched.explore = false;
       const SchedulerOptions o = OptionsFromConfig(config);
       auto s = Make(o);
       PageId id = *s->AddUrl(0, 0.8);
@@ -820,7 +822,8 @@ TEST(SchedulerTest, RestoredPagesValueAsTheOriginals) {
       for (PageId p = 0; p < n; ++p) {
         std::optional<ProfileSet> profiles;
         if (a->Profiles(p) != nullptr) profiles = *a->Profiles(p);
-        PageId q = b->RestorePage(a->page(p), profiles).value();
+        PageId q = b->RestorePage(a->page(p), profiles, {}, a->RateMemoryOf(p))
+                       .value();
         ASSERT_EQ(q, p);
         b->SetTruth(q, truth[p], {0.2, 0.5, 1 / kDay, 3, 0.5 / kDay});
       }
@@ -1018,6 +1021,8 @@ TEST(SchedulerTest, NewPagesStartFromTheirHostsPooledEstimates) {
 TEST(SchedulerTest, ConfiguredPriorChangeIntervalIsTheStartingRate) {
   Config config;
   config.sched.policy = "freshness";
+  config.sched.rate_model = "gamma";  // one rate: the prior itself
+  config.sched.explore = false;
   config.sched.prior_change_interval_s = 3600;
   auto s = Make(OptionsFromConfig(config));
   PageId page = s->AddUrl(0, 1).value();
@@ -1148,6 +1153,7 @@ TEST(SchedulerTest, PagesWithoutEvidenceFollowTheirHost) {
   SCOPED_TRACE("seed 5");
   SchedulerOptions o;
   o.policy = "freshness";
+  o.rate_mixture = o.explore = false;  // the Gamma host pool's pull
   auto s = Make(o);
   PageId lonely = s->AddUrl(0, 1).value();
   s->Observe({lonely, 0, FetchedObs{}});
@@ -1173,6 +1179,7 @@ TEST(SchedulerTest, PagesWithoutEvidenceFollowTheirHost) {
 TEST(SchedulerTest, LastModifiedAgreementBuildsTrust) {
   SchedulerOptions o;
   o.policy = "freshness";
+  o.rate_mixture = o.explore = false;  // the Gamma estimate's response
   auto s = Make(o);
   PageId a = s->AddUrl(1, 1).value();
   PageId b = s->AddUrl(2, 1).value();

@@ -97,6 +97,8 @@ TEST(SimClaimsTest, RateMixtureWithExplorationReadsAHeavyTailedWeb) {
   options.rate_per_day = 100;
   options.days = 120;
   options.warmup_days = 30;
+  options.rate_model = "gamma";  // the default before
+  options.explore = false;
   Result<SimResult> gamma = RunSimulation(model, options);
   options.rate_model = "mixture";
   options.explore = true;
