@@ -65,8 +65,9 @@ void OnAck(jsCtx*, natsMsg* msg, jsPubAck* pa, jsPubAckErr* pae,
 
 }  // namespace
 
+struct ChangePublisher::Acks : AckResults {};
+
 struct ChangePublisher::Nats {
-  AckResults acks;  // outlives js (members go after the destructor's body)
   natsConnection* nc = nullptr;
   jsCtx* js = nullptr;
   ~Nats() {
@@ -93,7 +94,9 @@ Result<std::unique_ptr<ChangePublisher>> ChangePublisher::Create(
 }
 
 ChangePublisher::ChangePublisher(const ChangePublisherOptions& options)
-    : options_(options), subject_(kChangeSubjectPrefix + options.node) {
+    : options_(options),
+      subject_(kChangeSubjectPrefix + options.node),
+      acks_(std::make_unique<Acks>()) {
   max_seq_ = options.local_newest;
 }
 
@@ -180,10 +183,10 @@ bool ChangePublisher::Connect() {
   if (s == NATS_OK) s = jsOptions_Init(&jo);
   if (s == NATS_OK) {
     // A bounded window of publishes in flight; each one's acknowledgement
-    // lands in nats->acks.
+    // lands in acks_.
     jo.PublishAsync.MaxPending = static_cast<int64_t>(kBatch);
     jo.PublishAsync.AckHandler = OnAck;
-    jo.PublishAsync.AckHandlerClosure = &nats->acks;
+    jo.PublishAsync.AckHandlerClosure = static_cast<AckResults*>(acks_.get());
   }
   if (s == NATS_OK) s = natsConnection_JetStream(&nats->js, nats->nc, &jo);
   if (s == NATS_OK) {
@@ -342,8 +345,8 @@ void ChangePublisher::PublishSome() {
   };
   std::vector<Sent> sent;
   {
-    std::lock_guard<std::mutex> lock(nats_->acks.mu);
-    nats_->acks.by_seq.clear();
+    std::lock_guard<std::mutex> lock(acks_->mu);
+    acks_->by_seq.clear();
   }
   natsStatus send_status = NATS_OK;
   size_t window_bytes = 0;
@@ -388,8 +391,8 @@ void ChangePublisher::PublishSome() {
   }
   std::unordered_map<uint64_t, int> acks;
   {
-    std::lock_guard<std::mutex> lock(nats_->acks.mu);
-    acks.swap(nats_->acks.by_seq);
+    std::lock_guard<std::mutex> lock(acks_->mu);
+    acks.swap(acks_->by_seq);
   }
   std::lock_guard<std::mutex> lock(mu_);
   // The acknowledged prefix is done, in order; from the first event

@@ -160,6 +160,12 @@ class ChangePublisher {
   const ChangePublisherOptions options_;
   const std::string subject_;
 
+  // Where every connection's acknowledgements land. It outlives each
+  // connection (declared before nats_): the library may still be running
+  // an acknowledgement callback on its own thread when a lost connection is
+  // destroyed.
+  struct Acks;
+  std::unique_ptr<Acks> acks_;
   // The publisher's thread only.
   std::unique_ptr<Nats> nats_;
   double next_connect_ = 0;
