@@ -173,7 +173,9 @@ once; a file that does not load is logged and the running config kept.
 \fB[status] listen\fR (loopback only by default); the README in
 \fI/usr/share/doc/freshd\fR documents every field. While a start recovers
 the store, \fBGET /status\fR already answers, with \fB"state": "recovering"\fR
-and the pages restored so far; the other routes answer 503 until it is done.
+and its progress: \fB"phase": "store"\fR with the pages restored so far,
+then \fB"phase": "seeds"\fR while a seeds file is added; the other routes
+answer 503 until it is done.
 .SH EXIT STATUS
 .TP
 .B 0
