@@ -75,15 +75,11 @@ std::string CrawlLoop::ClusterSummary() const {
 nlohmann::json CrawlLoop::ChangesJson() const {
   if (!changes_) return nullptr;
   const cluster::ChangePublisherStats c = changes_->stats();
-  return {{"queued", c.queued},
-          {"published", c.published},
-          {"dropped", c.dropped},
-          {"skipped", c.skipped},
-          {"bad", c.bad},
-          {"backfilled", c.backfilled},
-          {"lost", c.lost},
-          {"last_seq", c.last_seq},
-          {"connected", c.connected}};
+  return {{"queued", c.queued},     {"published", c.published},
+          {"dropped", c.dropped},   {"skipped", c.skipped},
+          {"bad", c.bad},           {"backfilled", c.backfilled},
+          {"lost", c.lost},         {"reordered", c.reordered},
+          {"last_seq", c.last_seq}, {"connected", c.connected}};
 }
 
 void CrawlLoop::AppendChangesMetrics(const nlohmann::json& status,
@@ -104,6 +100,8 @@ void CrawlLoop::AppendChangesMetrics(const nlohmann::json& status,
        "Change events published from the local feed (not queued)."},
       {"freshd_cluster_changes_lost_total", "counter", "lost",
        "Change events gone from the local feed before they were published."},
+      {"freshd_cluster_changes_reordered_total", "counter", "reordered",
+       "Change events stored after a later one (refused, then stored)."},
   };
   for (const auto& m : kMetrics) {
     char line[400];

@@ -304,6 +304,12 @@ TEST_F(ClusterRunTest, ThreeNodesShareTheWebAndSurviveTheLossOfOne) {
   EXPECT_NE(metrics.find("freshd_cluster_nodes 3"), std::string::npos);
   EXPECT_NE(metrics.find("freshd_cluster_rate_share "), std::string::npos);
   EXPECT_NE(metrics.find("freshd_cluster_shards_owned "), std::string::npos);
+  // The change publisher's counters, `reordered` among them (a refusal then
+  // a later store: none on a healthy server).
+  ASSERT_TRUE(s["cluster"]["changes"].is_object()) << s.dump();
+  EXPECT_EQ(s["cluster"]["changes"]["reordered"], 0);
+  EXPECT_NE(metrics.find("freshd_cluster_changes_reordered_total 0\n"),
+            std::string::npos);
 
   // `freshd cluster status` lists the three from the member bucket.
   testing::CommandResult listed =
