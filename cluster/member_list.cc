@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <memory>
+#include <set>
+#include <string>
 
 #include "base/clock.h"
 #include "cluster/cluster_node.h"
@@ -59,10 +61,16 @@ Result<std::vector<ListedMember>> ListMembers(const std::string& nats_url,
     return Status::IOError(std::string("cannot list members: ") +
                            natsStatus_GetText(s));
   }
+  // The library's key list can name a key more than once (a heartbeat
+  // written while the list was read arrives as another entry): each key's
+  // latest value once.
+  std::set<std::string> unique_keys;
+  for (int i = 0; i < keys.Count; ++i) unique_keys.insert(keys.Keys[i]);
+  kvKeysList_Destroy(&keys);
   const double now = UnixNow();
-  for (int i = 0; i < keys.Count; ++i) {
+  for (const std::string& key : unique_keys) {
     kvEntry* e = nullptr;
-    if (kvStore_Get(&e, h.kv, keys.Keys[i]) != NATS_OK) continue;
+    if (kvStore_Get(&e, h.kv, key.c_str()) != NATS_OK) continue;
     ListedMember m;
     uint64_t instance = 0;
     const std::string_view value(
@@ -74,7 +82,6 @@ Result<std::vector<ListedMember>> ListMembers(const std::string& nats_url,
     }
     kvEntry_Destroy(e);
   }
-  kvKeysList_Destroy(&keys);
   std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
     return a.info.node < b.info.node;
   });
