@@ -17,6 +17,9 @@ constexpr int64_t kInactiveNs = int64_t{60} * 1000000000;
 constexpr int64_t kFetchMaxBytes = int64_t{16} << 20;
 // The shortest a fetch waits for its first message.
 constexpr double kMinWaitS = 0.1;
+// Empty batches in a row that may wait for messages delivered to us and not
+// yet received (ChangeReader::in_transit_waits_): at least 2 s of waits.
+constexpr int kMaxInTransitWaits = 20;
 
 }  // namespace
 
@@ -146,6 +149,7 @@ Result<ChangeBatch> ChangeReader::Next(double wait_s) {
     }
     if (Status s = Subscribe(); !s.ok()) return s;
     received_ = 0;
+    in_transit_waits_ = 0;
   }
   jsFetchRequest req;
   jsFetchRequest_Init(&req);
@@ -188,6 +192,7 @@ Result<ChangeBatch> ChangeReader::Next(double wait_s) {
     out.messages.push_back(std::move(m));
   }
   natsMsgList_Destroy(&list);
+  if (!out.messages.empty()) in_transit_waits_ = 0;
   if (out.messages.empty()) {
     // Nothing came within the wait: a loaded machine can miss a short one
     // with messages waiting, or receive them after it (the library keeps
@@ -199,7 +204,10 @@ Result<ChangeBatch> ChangeReader::Next(double wait_s) {
     if (natsSubscription_GetConsumerInfo(&ci, nats_->sub, nullptr, &jerr) ==
         NATS_OK) {
       pending = ci->NumPending;
-      if (ci->Delivered.Consumer > received_) ++pending;
+      if (ci->Delivered.Consumer > received_ &&
+          ++in_transit_waits_ <= kMaxInTransitWaits) {
+        ++pending;
+      }
       jsConsumerInfo_Destroy(ci);
     }
   }

@@ -83,6 +83,10 @@ class ChangeReader {
   bool first_ = true;
   // Messages the current consumer has brought us (it delivers each once).
   uint64_t received_ = 0;
+  // Empty batches in a row while the consumer had delivered more than we
+  // received (messages on their way): after kMaxInTransitWaits of them the
+  // rest counts as lost in transit, so that a read without --follow ends.
+  int in_transit_waits_ = 0;
   uint64_t oldest_ = 0, newest_ = 0;
 };
 
