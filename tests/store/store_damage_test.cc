@@ -287,6 +287,35 @@ TEST(StoreDamageTest, DeletedCurrentSaysWhatItIsAndChangesNothing) {
   EXPECT_EQ(repair.value().pages_lost, 0u);
 }
 
+// LevelDB creates a database by writing MANIFEST-000001 and then CURRENT; a
+// SIGKILL between the two (RecoveryCrashTest hit it) leaves a manifest and
+// nothing else. No data was ever written, so the store opens, empty, and
+// takes writes.
+TEST(StoreDamageTest, CreationKilledBeforeCurrentOpensEmpty) {
+  TempDir dir;
+  {
+    auto store = PageStore::Open(Config(dir.path()));
+    ASSERT_TRUE(store.ok());
+  }
+  for (const auto& e : fs::directory_iterator(dir.path())) {
+    std::string name = e.path().filename().string();
+    if (name.rfind("MANIFEST-", 0) != 0) fs::remove_all(e.path());
+  }
+  ASSERT_FALSE(fs::exists(fs::path(dir.path()) / "CURRENT"));
+  auto store = PageStore::Open(Config(dir.path()));
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  uint64_t pages = 0;
+  ASSERT_TRUE(store.value()
+                  ->ForEachPage([&](const PageRecord&) {
+                    ++pages;
+                    return true;
+                  })
+                  .ok());
+  EXPECT_EQ(pages, 0u);
+  AddPages(*store.value(), 0, 10);
+  EXPECT_TRUE(fs::exists(fs::path(dir.path()) / "CURRENT"));
+}
+
 TEST(StoreDamageTest, DamagedLogRecordFailsOpenWithRepairAdvice) {
   TempDir dir;
   {
