@@ -64,6 +64,11 @@ double NcisValue(const PageParams& p, double tau, int n_signals,
 // only: returns NaN then.
 double NcisValueAtTheta(const PageParams& p, double theta, int max_terms = 0);
 
+// Whether NcisValueAtTheta(p, θ) sums L and G in closed form (O(1): a signal
+// worth little time, θ many τ_s long; crawl_value.cc) instead of term by
+// term. Exposed for tests and benchmarks; false for invalid input.
+bool NcisSumsInClosedForm(const PageParams& p, double theta);
+
 // GREEDY-CIS: trusts signals (ν treated as 0): μ/Δ once n ≥ 1, else
 // (μ/Δ)[1 − e^{−Δτ} − (e^{−(1−α)Δτ} − e^{−Δτ})/α] (GREEDY when α = 0).
 double CisValue(const PageParams& p, double tau, int n_signals);

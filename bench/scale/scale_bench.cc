@@ -37,7 +37,9 @@
 // longest single Select and Observe (wall, steady clock), and the status
 // pass (Scheduler::Summarize, CPU ms). --restart-only (with --store and the
 // --pages the store was written with) times only the restart of a store a
-// previous run wrote, and the first Select after it.
+// previous run wrote, and the first Select after it. --away-days D starts
+// the run (first Select, cycles, restart) D days after the histories end, as
+// a daemon restarted after a long stop finds its store: every page stale.
 // Rerun: see bench/scale/README.md.
 
 #include <malloc.h>
@@ -93,7 +95,13 @@ struct Flags {
   // local server (a catch-all nginx) without resolving 100k names.
   int loopback_port = 0;
   bool restart_only = false;  // only the restart, of the store already there
+  // The run (first Select, cycles, restart) starts this long after the
+  // histories and the store were written: a daemon that was away.
+  double away_days = 0;
 };
+
+// When the run starts (the histories end at kStart).
+double RunStart(const Flags& f) { return kStart + f.away_days * kDay; }
 
 using bench::CpuNow;
 
@@ -283,7 +291,12 @@ bool Build(const Flags& f, Frontier* fr, Meter* meter) {
   meter->Stage("scheduler: histories (Observe, half the pages)");
 
   // The first Select builds the selector's bound order (UpdateAll).
-  (void)fr->sched->Select(kStart, [](HostId) { return false; });
+  const double w_index = WallNow(), c_index = CpuNow();
+  (void)fr->sched->Select(RunStart(f), [](HostId) { return false; });
+  std::printf(
+      "first Select (the selector's index) at +%.0f days: %.2f s wall, "
+      "%.2f s CPU\n",
+      f.away_days, WallNow() - w_index, CpuNow() - c_index);
   meter->Stage("scheduler: selector index (first Select)");
 
   std::vector<daemon::PageMeta> metas(f.add_path ? 0 : f.pages);
@@ -337,7 +350,7 @@ CycleResult RunCycles(const Flags& f, Frontier& fr) {
   std::vector<double> host_next(book.hosts().size(), 0);
   std::vector<uint8_t> host_busy(book.hosts().size(), 0);
   std::deque<PageId> in_flight;
-  double now = kStart;
+  double now = RunStart(f);
   const double dt = 1 / f.rate;
   const sched::Scheduler::HostGate gate = [&](HostId h) {
     return host_busy[h] == 0 && host_next[h] <= now;
@@ -541,7 +554,8 @@ bool Recover(const Flags& f) {
   auto book = std::make_unique<daemon::PageBook>(sched.get());
   const double w0 = WallNow(), c0 = CpuNow();
   daemon::RecoveryOptions options;
-  options.clock = [] { return kStart; };  // as CrawlLoop::Init (its now)
+  const double start = RunStart(f);
+  options.clock = [start] { return start; };  // as CrawlLoop::Init (its now)
   book->ReserveUrls((*store)->page_count());
   auto report = daemon::RebuildScheduler(
       **store, sched.get(), &book->hosts(),
@@ -558,7 +572,7 @@ bool Recover(const Flags& f) {
   // The first Select builds the selector's index (a full refresh): part of
   // what a restart costs before the crawl goes on.
   const double w1 = WallNow(), c1 = CpuNow();
-  (void)sched->Select(kStart, [](HostId) { return false; });
+  (void)sched->Select(start, [](HostId) { return false; });
   const double select_wall = WallNow() - w1, select_cpu = CpuNow() - c1;
   meter.Stage("selector index (first Select)");
   std::printf(
@@ -579,7 +593,7 @@ int Usage(const char* argv0) {
                "usage: %s [--pages N] [--ten-million] [--hosts H] "
                "[--policy P] [--rate R] [--crawl-delay S] [--cycle-cpu S] "
                "[--horizon-scale S] [--store DIR] [--add] [--restart-only] "
-               "[--loopback-port P]\n",
+               "[--loopback-port P] [--away-days D]\n",
                argv0);
   return 2;
 }
@@ -611,6 +625,8 @@ int Main(int argc, char** argv) {
       f.horizon_scale = std::strtod(v, nullptr);
     } else if (a == "--add") {
       f.add_path = true;
+    } else if (a == "--away-days" && (v = next())) {
+      f.away_days = std::strtod(v, nullptr);
     } else if (a == "--restart-only") {
       f.restart_only = true;
     } else if (a == "--store" && (v = next())) {

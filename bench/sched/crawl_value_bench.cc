@@ -7,12 +7,18 @@
 //   intervals; tail:    Δ ~ U(0.001, 1), τ ~ U(0, 4/Δ) — includes
 //   long-neglected, rarely changing
 //            pages with (Δ+ν)τ in the hundreds, where the L and G sums have
-//            many terms.
+//            many terms;
+//   stale:   a store's pages after the daemon was away for two months
+//            (the 10M-page restart of issue 29): Δ log-uniform over
+//            [1/60, 10] a day, ν log-uniform over [0.01, 10] a day, τ ~
+//            U(60, 90) days, n = 0 for half the pages (no signal since) and
+//            Poisson((αΔ+ν)τ) for the rest: (Δ+ν)τ up to ~1,800.
 // Prints the median over 7 runs of the mean per call. Rerun:
 //   build-<you>/bench/crawl_value_bench
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <random>
 #include <vector>
@@ -30,8 +36,10 @@ struct Input {
 };
 
 template <typename F>
-double MedianNsPerCall(const std::vector<Input>& in, const F& f, double* sink) {
-  constexpr int kRuns = 7, kPasses = 100;
+double MedianNsPerCall(const std::vector<Input>& in, const F& f, double* sink,
+                       int passes) {
+  constexpr int kRuns = 7;
+  const int kPasses = passes;
   std::vector<double> ns;
   for (int run = 0; run < kRuns; ++run) {
     const auto t0 = std::chrono::steady_clock::now();
@@ -47,7 +55,30 @@ double MedianNsPerCall(const std::vector<Input>& in, const F& f, double* sink) {
   return ns[kRuns / 2];
 }
 
-std::vector<Input> MakeInputs(bool tail) {
+enum class Workload { kTypical, kTail, kStale };
+
+std::vector<Input> MakeStaleInputs() {
+  std::mt19937_64 rng(42);
+  std::uniform_real_distribution<double> u(0, 1);
+  std::gamma_distribution<double> g(0.5, 1);
+  auto log_uniform = [&](double lo, double hi) {
+    return lo * std::pow(hi / lo, u(rng));
+  };
+  std::vector<Input> in;
+  for (int i = 0; i < 4096; ++i) {
+    const double x = g(rng), y = g(rng);
+    PageParams p{log_uniform(1.0 / 60, 10), u(rng), x / (x + y),
+                 log_uniform(0.01, 10)};
+    const double tau = 60 + 30 * u(rng);
+    std::poisson_distribution<int> signals((p.alpha * p.delta + p.nu) * tau);
+    in.push_back({p, tau, i % 2 == 0 ? 0 : std::min(signals(rng), 65535)});
+  }
+  return in;
+}
+
+std::vector<Input> MakeInputs(Workload workload) {
+  if (workload == Workload::kStale) return MakeStaleInputs();
+  const bool tail = workload == Workload::kTail;
   std::mt19937_64 rng(42);
   std::uniform_real_distribution<double> u(0, 1), nu(0, 0.5);
   std::gamma_distribution<double> g(0.5, 1);
@@ -91,7 +122,7 @@ void PerPageNcis(const std::vector<Input>& in, double* sink) {
       ns[ns.size() / 2], ns[ns.size() * 9 / 10], ns.back(), mean);
 }
 
-void Run(const char* workload, const std::vector<Input>& in) {
+void Run(const char* workload, const std::vector<Input>& in, int passes) {
   double sink = 0;
   struct Row {
     const char* name;
@@ -104,44 +135,44 @@ void Run(const char* workload, const std::vector<Input>& in) {
                             return freshd::sched::GreedyValue(x.p.delta, x.p.mu,
                                                               x.tau);
                           },
-                          &sink)},
+                          &sink, passes)},
       {"AgeValue", MedianNsPerCall(
                        in,
                        [](const Input& x) {
                          return freshd::sched::AgeValue(x.p.delta, x.p.mu,
                                                         x.tau);
                        },
-                       &sink)},
+                       &sink, passes)},
       {"CisValue", MedianNsPerCall(
                        in,
                        [](const Input& x) {
                          return freshd::sched::CisValue(x.p, x.tau, x.n);
                        },
-                       &sink)},
+                       &sink, passes)},
       {"NcisValue exact", MedianNsPerCall(
                               in,
                               [](const Input& x) {
                                 return freshd::sched::NcisValue(x.p, x.tau,
                                                                 x.n);
                               },
-                              &sink)},
+                              &sink, passes)},
       {"NcisValue APPROX-1", MedianNsPerCall(
                                  in,
                                  [](const Input& x) {
                                    return freshd::sched::NcisValue(x.p, x.tau,
                                                                    x.n, 1);
                                  },
-                                 &sink)},
+                                 &sink, passes)},
       {"NcisValue APPROX-2", MedianNsPerCall(
                                  in,
                                  [](const Input& x) {
                                    return freshd::sched::NcisValue(x.p, x.tau,
                                                                    x.n, 2);
                                  },
-                                 &sink)},
+                                 &sink, passes)},
   };
-  std::printf("workload %s: 4096 pages x 100 passes, median of 7 runs\n",
-              workload);
+  std::printf("workload %s: 4096 pages x %d passes, median of 7 runs\n",
+              workload, passes);
   for (const Row& r : rows)
     std::printf("  %-20s %8.1f ns/call\n", r.name, r.ns);
   PerPageNcis(in, &sink);
@@ -151,8 +182,9 @@ void Run(const char* workload, const std::vector<Input>& in) {
 }  // namespace
 
 int main() {
-  Run("typical", MakeInputs(false));
-  Run("tail", MakeInputs(true));
+  Run("typical", MakeInputs(Workload::kTypical), 100);
+  Run("tail", MakeInputs(Workload::kTail), 100);
+  Run("stale", MakeInputs(Workload::kStale), 2);
   std::printf("rerun: build-<you>/bench/crawl_value_bench\n");
   return 0;
 }

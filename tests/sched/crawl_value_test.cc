@@ -316,5 +316,50 @@ TEST(CrawlValueTest, TruncationAndLargeInputsStayFiniteAndBounded) {
   EXPECT_EQ(NcisValue({0, 1, .5, .1}, 1, 2), 0);
 }
 
+// The closed forms (renewal-function residues) agree with the term-by-term
+// sums (max_terms past every term's index forces those) over a spread of
+// parameters, and are taken for the long-neglected pages with weak signals
+// that made the sums slow (the 10M-page restart of issue 29).
+TEST(CrawlValueTest, ClosedFormSumsAgreeWithTheTermByTermSums) {
+  std::mt19937_64 rng(29);
+  std::uniform_real_distribution<double> u(0, 1);
+  auto log_uniform = [&](double lo, double hi) {
+    return lo * std::pow(hi / lo, u(rng));
+  };
+  constexpr int kAllTerms = 1 << 20;
+  int closed = 0, summed = 0;
+  for (int i = 0; i < 3000; ++i) {
+    const PageParams p{log_uniform(1e-3, 10), 1, 0.95 * u(rng),
+                       log_uniform(1e-3, 10)};
+    const double theta = log_uniform(1e-2, 300);
+    if (NcisSumsInClosedForm(p, theta)) {
+      ++closed;
+    } else {
+      ++summed;
+    }
+    const std::string what =
+        "Δ " + std::to_string(p.delta) + " α " + std::to_string(p.alpha) +
+        " ν " + std::to_string(p.nu) + " θ " + std::to_string(theta);
+    const double g = NcisFreshTime(p, theta, kAllTerms);
+    const double l = NcisCycleLength(p, theta, kAllTerms);
+    EXPECT_NEAR(NcisFreshTime(p, theta), g, 1e-12 * g) << what;
+    EXPECT_NEAR(NcisCycleLength(p, theta), l, 1e-12 * l) << what;
+    EXPECT_NEAR(NcisValueAtTheta(p, theta),
+                NcisValueAtTheta(p, theta, kAllTerms), 1e-12 / p.delta)
+        << what;
+  }
+  EXPECT_GT(closed, 400);
+  EXPECT_GT(summed, 600);
+  // A page of a host whose sitemap lists it far more often than it changes,
+  // 80 days unfetched: 829 terms in each sum before.
+  const PageParams weak{0.159, 1, 0.022, 9.89};
+  EXPECT_TRUE(NcisSumsInClosedForm(weak, 81.96));
+  EXPECT_NEAR(NcisValueAtTheta(weak, 81.96),
+              NcisValueAtTheta(weak, 81.96, kAllTerms), 1e-13 / weak.delta);
+  // Strong signals (τ_s long) or a young page: the sums.
+  EXPECT_FALSE(NcisSumsInClosedForm({0.159, 1, 0.9, 0.1}, 81.96));
+  EXPECT_FALSE(NcisSumsInClosedForm(weak, 0.001));
+}
+
 }  // namespace
 }  // namespace freshd::sched
