@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <complex>
 #include <limits>
 #include <numbers>
 #include <optional>
@@ -57,33 +58,61 @@ struct Sums {
   double g = 0;
 };
 
-// Closed forms of the two sums, for when a signal is worth little time (τ_s
-// small against 1/(Δ+ν)) and θ spans many τ_s: then the sums below have
-// hundreds of terms that each cost O(√((Δ+ν)θ)) (a long-neglected page with
-// uninformative signals cost up to 0.26 ms a value), and the closed forms
-// O(1). Term j of cG (c = Δ+ν, r = ν/c) is r^j·P(S_{j+1} ≤ T), T = θ + τ_s,
-// S_k the k-th epoch of a renewal process whose gaps are τ_s + Exp(c); term
-// j of σL is the same with gaps τ_s + Exp(σ) and r = 1. The transforms
-// F̂/(1 − rF̂), F̂(s) = e^{−sτ_s}c/(c+s), invert to residues at s = 0 and at
-// the roots of (c+s)e^{sτ_s} = rc: a real one s_0 in (−Δ, 0) (for r < 1),
-// and complex ones: w = (c+s)τ_s solves we^w = rcτ_s e^{cτ_s} with |Im w| >
-// π, so e^{Re w} < rcτ_s e^{cτ_s}/π, and each term's e^{sT} is below
-// (ντ_s/π)^{T/τ_s}; their residues are below 1/(r(π−1)), the roots' terms
-// together below 2.2(ντ_s/π)^{T/τ_s}/(r(π−1)) (σ for ν and r = 1 in L). So
+// Whether the complex roots' share of a closed form below is under
+// e^{log_limit}, for the
+// renewal process of gaps τ_s + Exp(rate) discounted by r per epoch (r = 1
+// for L): w = (rate + s)τ_s solves we^w = z, z = r·rate·τ_s·e^{rate·τ_s};
+// every complex root has |w| ≥ |W_1(z)| > π and Im w ≥ Im W_1(z) (the
+// branches' roots grow with k), so e^{sT} < (r·rate·τ_s/|W_1|)^{T/τ_s} and
+// the residue is below 1/(r·Im W_1·(1 − 1/|W_1|)); 2.2 covers the conjugates
+// and the branches past the first. π stands for |W_1| and Im W_1 first;
+// only if that bound is not enough is W_1 found, by Newton's method on
+// w + Log w = ln z + 2πi.
+bool RootTermsNegligible(double rate, double r, double ts, double periods,
+                         double log_limit) {
+  const double rcts = r * rate * ts;
+  auto log_bound = [&](double modulus, double imag) {
+    return periods * std::log(rcts / modulus) +
+           std::log(2.2 / (r * imag * (1 - 1 / modulus)));
+  };
+  if (log_bound(std::numbers::pi, std::numbers::pi) < log_limit) return true;
+  const double log_z = std::log(rcts) + rate * ts;
+  if (!std::isfinite(log_z)) return false;
+  const std::complex<double> target(log_z, 2 * std::numbers::pi);
+  std::complex<double> w = target - std::log(target);
+  for (int i = 0; i < 30; ++i) {
+    const std::complex<double> step =
+        (w + std::log(w) - target) / (1.0 + 1.0 / w);
+    w -= step;
+    if (std::abs(step) <= 1e-12 * std::abs(w)) break;
+  }
+  return std::abs(w + std::log(w) - target) < 1e-9 &&
+         std::abs(w) > std::numbers::pi && w.imag() > std::numbers::pi &&
+         log_bound(std::abs(w), w.imag()) < log_limit;
+}
+
+// Closed forms of the two sums, for when θ spans many τ_s (the time a signal
+// is worth): then the sums below have hundreds of terms that each cost
+// O(√((Δ+ν)θ)) (a long-neglected page with weak signals cost up to 0.3 ms a
+// value), and the closed forms O(1). Term j of cG (c = Δ+ν, r = ν/c) is
+// r^j·P(S_{j+1} ≤ T), T = θ + τ_s, S_k the k-th epoch of a renewal process
+// whose gaps are τ_s + Exp(c); term j of σL is the same with gaps τ_s +
+// Exp(σ) and r = 1. The transforms F̂/(1 − rF̂), F̂(s) = e^{−sτ_s}c/(c+s),
+// invert to residues at s = 0, at one real root s_0 in (−Δ, 0) of (c+s)e^{sτ_s}
+// = rc (for r < 1) and at complex roots (RootTermsNegligible). So
 //   G = (1 − K e^{s_0T})/Δ,  K = Δ/(ν|s_0|(τ_s + 1/(c+s_0))),
 //   σL = T/m + 1/(2σ²m²) − 1/2,  m = τ_s + 1/σ (the renewal function),
-// each used when that bound is below 1e-18 of its sum (crawl_value_test
-// checks both against the sums). nullopt when either does not qualify.
+// each used when the complex roots' share is below 1e-18 of its sum
+// (crawl_value_test checks both against the sums). nullopt when either does
+// not qualify.
 std::optional<Sums> ClosedFormSums(const PageParams& p, double theta, double ts,
                                    bool need_l) {
   const double c = p.delta + p.nu;
   const double sigma = p.alpha * p.delta + p.nu;
   const double ratio = p.nu / c;
   const double periods = (theta + ts) / ts;  // T/τ_s
-  const double kLogTolerance = std::log(1e-18);
-  const double log_residues = std::log(2.2 / (std::numbers::pi - 1));
-  const double zg = p.nu * ts / std::numbers::pi;
-  if (!(ratio > 0) || !(zg < 1)) return std::nullopt;
+  const double log_tolerance = std::log(1e-18);
+  if (!(ratio > 0)) return std::nullopt;
   // s_0 = ε − Δ with ln(1 + ε/ν) = (Δ − ε)τ_s, ε in (0, Δ): Newton from 0
   // (the left side less the right is increasing and concave, so the steps
   // stay below the root); then |s_0| = ln(1 + ε/ν)/τ_s and c + s_0 = ν + ε,
@@ -106,18 +135,17 @@ std::optional<Sums> ClosedFormSums(const PageParams& p, double theta, double ts,
                        std::log1p(eps / p.nu) - std::log1p(ts * (p.nu + eps));
   Sums s;
   s.g = -std::expm1(log_k - rate0 * (theta + ts)) / p.delta;
-  if (!(s.g > 0) || periods * std::log(zg) + log_residues - std::log(ratio) >=
-                        kLogTolerance + std::log(c * s.g)) {
+  if (!(s.g > 0) || !RootTermsNegligible(c, ratio, ts, periods,
+                                         log_tolerance + std::log(c * s.g))) {
     return std::nullopt;
   }
   if (!need_l) return s;
-  const double zl = sigma * ts / std::numbers::pi;
-  if (!(zl < 1)) return std::nullopt;
   const double m = ts + 1 / sigma;
   const double renewals =
       (theta + ts) / m + 1 / (2 * sigma * sigma * m * m) - 0.5;
-  if (!(renewals > 0) || periods * std::log(zl) + log_residues >=
-                             kLogTolerance + std::log(renewals)) {
+  if (!(renewals > 0) ||
+      !RootTermsNegligible(sigma, 1, ts, periods,
+                           log_tolerance + std::log(renewals))) {
     return std::nullopt;
   }
   s.l = renewals / sigma;
@@ -133,10 +161,10 @@ Sums CycleSums(const PageParams& p, double theta, int max_terms, bool need_l) {
     // No signals, or α = 0 (signals carry no information): GREEDY, L = θ.
     return {theta, -std::expm1(-p.delta * theta) / p.delta};
   }
-  // Fewer than ~32 terms (x_j > 0 needs j < θ/τ_s; the terms past (Δ+ν)θ
+  // Fewer than ~8 terms (x_j > 0 needs j < θ/τ_s; the terms past (Δ+ν)θ
   // fall fast) cost less than the closed forms' root and logarithms.
   if (max_terms <= 0 && ts > 0 && std::isfinite(ts) &&
-      std::min(theta / ts, (p.delta + p.nu) * theta) > 32) {
+      std::min(theta / ts, (p.delta + p.nu) * theta) > 8) {
     if (std::optional<Sums> closed = ClosedFormSums(p, theta, ts, need_l)) {
       return *closed;
     }
