@@ -6,6 +6,7 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <chrono>
+#include <deque>
 #include <unordered_map>
 
 #include "fetch/address_guard.h"
@@ -45,6 +46,8 @@ class HttpFetcher::Impl {
     for (const std::string& t : options_.config.content_types) {
       env_.accepted_types.push_back(AsciiLower(t));
     }
+    max_running_ =
+        static_cast<size_t>(std::max(1, options_.config.max_connections));
     if (loop_.ok()) {
       long max_conn = std::max(1, options_.config.max_connections);
       curl_multi_setopt(loop_.multi(), CURLMOPT_MAX_TOTAL_CONNECTIONS,
@@ -57,7 +60,7 @@ class HttpFetcher::Impl {
 
   ~Impl() {
     for (auto& [id, t] : transfers_) {
-      loop_.Remove(t->easy);
+      if (t->on_curl) loop_.Remove(t->easy);
       t->Cleanup();
     }
     transfers_.clear();
@@ -65,11 +68,16 @@ class HttpFetcher::Impl {
 
   bool ok() const { return loop_.ok(); }
   size_t in_flight() const { return transfers_.size(); }
+  size_t running() const { return running_; }
   const FetcherOptions& options() const { return options_; }
 
   void Fetch(FetchRequest request, Callback done);
 
  private:
+  // Hands waiting transfers to curl while fewer than max_running_ run.
+  void StartWaiting();
+  // Takes `t` off curl (if on it); a waiting transfer may start then.
+  void RemoveFromCurl(Transfer& t);
   void ArmSpeedCheck(Transfer& t);
   void ScheduleDecode(uint64_t id);
   void OnDone(CURL* easy, CURLcode code);
@@ -82,6 +90,10 @@ class HttpFetcher::Impl {
   TransferEnv env_;
   uint64_t next_id_ = 1;
   std::unordered_map<uint64_t, std::unique_ptr<Transfer>> transfers_;
+  std::deque<uint64_t> waiting_;  // ids set up, not yet handed to curl
+  size_t running_ = 0;            // transfers on curl
+  size_t max_running_ = 1;
+  bool start_posted_ = false;
   std::shared_ptr<char> alive_ = std::make_shared<char>(0);
   CurlMultiLoop loop_;  // last: destroyed first, while transfers_ is valid
 };
@@ -116,19 +128,49 @@ void HttpFetcher::Impl::Fetch(FetchRequest request, Callback done) {
   }
   t->done = std::move(done);
   t->result = std::move(r);
-  t->start = std::chrono::steady_clock::now();
-  Transfer* raw = t.get();
-  transfers_.emplace(raw->id, std::move(t));
-  if (loop_.Add(raw->easy) != CURLM_OK) {
-    FetchResult fr = std::move(raw->result);
-    Callback cb = std::move(raw->done);
-    transfers_.erase(raw->id);  // ~Transfer cleans up
-    fr.outcome = OutcomeClass::kNetwork;
-    fr.detail = "curl_multi_add_handle failed";
-    Fail(std::move(cb), std::move(fr));
-    return;
+  const uint64_t id = t->id;
+  transfers_.emplace(id, std::move(t));
+  waiting_.push_back(id);
+  StartWaiting();
+}
+
+void HttpFetcher::Impl::StartWaiting() {
+  while (running_ < max_running_ && !waiting_.empty()) {
+    const uint64_t id = waiting_.front();
+    waiting_.pop_front();
+    auto it = transfers_.find(id);
+    if (it == transfers_.end()) continue;
+    Transfer* raw = it->second.get();
+    raw->start = std::chrono::steady_clock::now();
+    if (loop_.Add(raw->easy) != CURLM_OK) {
+      FetchResult fr = std::move(raw->result);
+      Callback cb = std::move(raw->done);
+      transfers_.erase(it);  // ~Transfer cleans up
+      fr.outcome = OutcomeClass::kNetwork;
+      fr.detail = "curl_multi_add_handle failed";
+      Fail(std::move(cb), std::move(fr));
+      continue;
+    }
+    raw->on_curl = true;
+    ++running_;
+    ArmSpeedCheck(*raw);
   }
-  ArmSpeedCheck(*raw);
+}
+
+void HttpFetcher::Impl::RemoveFromCurl(Transfer& t) {
+  if (!t.on_curl) return;
+  loop_.Remove(t.easy);
+  t.on_curl = false;
+  --running_;
+  if (waiting_.empty() || start_posted_) return;
+  // Not from here: this may run inside the loop's completion handling.
+  start_posted_ = true;
+  std::weak_ptr<char> alive = alive_;
+  asio::post(io_, [this, alive] {
+    if (alive.expired()) return;
+    start_posted_ = false;
+    StartWaiting();
+  });
 }
 
 // Our low-speed limit: curl's LOW_SPEED_TIME is whole seconds, so a timer
@@ -153,7 +195,7 @@ void HttpFetcher::Impl::ArmSpeedCheck(Transfer& t) {
         static_cast<double>(cfg.low_speed_bytes) * cfg.low_speed_time_s;
     if (static_cast<double>(tr.window_bytes) < need) {
       tr.abort = Abort::kLowSpeed;
-      loop_.Remove(tr.easy);
+      RemoveFromCurl(tr);
       Finish(id, CURLE_OPERATION_TIMEDOUT);
       return;
     }
@@ -173,7 +215,7 @@ void HttpFetcher::Impl::ScheduleDecode(uint64_t id) {
     Transfer& t = *it->second;
     if (!DecodeMore(t)) {
       // Refused (decoded size cap, corrupt stream): stop the transfer.
-      if (!t.curl_done) loop_.Remove(t.easy);
+      if (!t.curl_done) RemoveFromCurl(t);
       Finish(id, t.curl_done ? t.curl_code : CURLE_WRITE_ERROR);
       return;
     }
@@ -185,7 +227,7 @@ void HttpFetcher::Impl::OnDone(CURL* easy, CURLcode code) {
   Transfer* t = nullptr;
   curl_easy_getinfo(easy, CURLINFO_PRIVATE, &t);
   if (t == nullptr) return;
-  loop_.Remove(easy);
+  RemoveFromCurl(*t);
   if (t->decode_scheduled) {  // the body is still being decoded
     t->curl_done = true;
     t->curl_code = code;
@@ -225,6 +267,8 @@ void HttpFetcher::Fetch(FetchRequest request, Callback done) {
 }
 
 size_t HttpFetcher::in_flight() const { return impl_->in_flight(); }
+
+size_t HttpFetcher::running() const { return impl_->running(); }
 
 const FetcherOptions& HttpFetcher::options() const { return impl_->options(); }
 

@@ -77,13 +77,18 @@ class HttpFetcher {
   HttpFetcher& operator=(const HttpFetcher&) = delete;
 
   // Starts one GET. `done` is called exactly once, on the io_context thread,
-  // with the typed result (never from inside Fetch). The fetcher does not
-  // queue: the transfer starts now (within [fetch] max_connections; beyond
-  // that curl holds it until a connection frees up).
+  // with the typed result (never from inside Fetch). At most [fetch]
+  // max_connections transfers are handed to curl at once; the rest wait in
+  // a FIFO here and start as transfers end. (curl 7.88 keeps the transfers
+  // over its connection limit on a list that every removal walks: 100k
+  // robots.txt fetches handed to it at once held the network thread for
+  // minutes.) Their timeouts and low-speed windows start when they do.
   void Fetch(FetchRequest request, Callback done);
 
-  // Transfers started and not yet completed.
+  // Transfers requested and not yet completed (running or waiting).
   size_t in_flight() const;
+  // Of those, the ones handed to curl (≤ max_connections).
+  size_t running() const;
 
   const FetcherOptions& options() const;
 

@@ -78,6 +78,7 @@ struct Transfer {
   // curl finished while the decoder still had input: the fetcher reports the
   // transfer once the decoder has drained, with this code.
   bool curl_done = false;
+  bool on_curl = false;  // added to the multi handle and not removed
   CURLcode curl_code = CURLE_OK;
   Abort abort = Abort::kNone;
   std::string blocked;  // endpoint refused by the SSRF guard

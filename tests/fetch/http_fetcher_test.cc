@@ -610,6 +610,47 @@ TEST(HttpFetcherTest, ReusesConnectionsAndRunsManyTransfersOnOneThread) {
   EXPECT_LE(server.connections(), 1 + 4);  // max_connections respected
 }
 
+// More fetches than max_connections: the rest wait in the fetcher, not in
+// curl, and their low-speed window and timeout start when they run (the
+// daemon once handed curl 100k robots.txt fetches at once; every one over
+// the limit was cut as too slow while it waited, and each removal walked
+// curl's list of waiting transfers).
+TEST(HttpFetcherTest, FetchesBeyondMaxConnectionsWaitTheirTurn) {
+  TestServer server([](const ServerRequest& req) {
+    Reply r = Reply::Html("page " + req.target);
+    r.delay = std::chrono::milliseconds(100);
+    return r;
+  });
+  boost::asio::io_context io;
+  FetcherOptions o;
+  o.config = FastFetchConfig();  // < 100 B/s over 0.3 s is cut; 2 s total
+  o.config.max_connections = 2;
+  auto fetcher = HttpFetcher::Create(io, o);
+  ASSERT_TRUE(fetcher.ok());
+  int ok = 0;
+  size_t most_running = 0;
+  for (int i = 0; i < 40; ++i) {
+    (*fetcher)->Fetch(
+        Req(server.Url("/w" + std::to_string(i))), [&, i](FetchResult r) {
+          ok += r.outcome == OutcomeClass::kOk &&
+                r.body == "page /w" + std::to_string(i);
+          most_running = std::max(most_running, (*fetcher)->running());
+        });
+  }
+  EXPECT_EQ((*fetcher)->in_flight(), 40u);
+  EXPECT_EQ((*fetcher)->running(), 2u);
+  const auto start = std::chrono::steady_clock::now();
+  io.run();
+  const double took =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  EXPECT_EQ(ok, 40);  // ~2 s of waiting, none cut or timed out
+  EXPECT_LE(most_running, 2u);
+  EXPECT_GE(took, 20 * 0.1);  // two at a time
+  EXPECT_LE(server.connections(), 2);
+  EXPECT_EQ((*fetcher)->running(), 0u);
+}
+
 TEST(HttpFetcherTest, DestroyingTheFetcherMidTransferIsClean) {
   TestServer server([](const ServerRequest&) {
     Reply r = Reply::Html("x");
