@@ -846,13 +846,21 @@ void CrawlLoop::Housekeeping() {
 }
 
 void CrawlLoop::RefreshRobots(double now) {
+  const size_t slice =
+      std::max(kMinRobotsRefreshSlice,
+               static_cast<size_t>(config_.budget.rate * kHousekeepingS / 4));
   std::vector<std::string> origins;
-  for (sched::HostId h = 0; h < host_origins_.size(); ++h) {
-    if (!host_origins_[h].empty() && (!cluster_ || OwnsHost(h))) {
+  size_t h = robots_refresh_cursor_;
+  for (; h < host_origins_.size() && origins.size() < slice; ++h) {
+    if (!host_origins_[h].empty() &&
+        (!cluster_ || OwnsHost(static_cast<sched::HostId>(h)))) {
       origins.push_back(host_origins_[h]);
     }
   }
   if (!origins.empty()) net_->RefreshRobots(std::move(origins));
+  robots_refresh_cursor_ = h;
+  if (h < host_origins_.size()) return;  // the sweep goes on next turn
+  robots_refresh_cursor_ = 0;
   const double period = std::clamp(config_.politeness.robots_cache_s / 4,
                                    kMinRobotsRefreshS, kMaxRobotsRefreshS);
   next_robots_refresh_ = now + period;

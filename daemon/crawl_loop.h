@@ -85,8 +85,13 @@ namespace freshd::daemon {
 inline constexpr int kMaxSitemapsPerOrigin = 20;
 // Sitemap entries applied per turn of the scheduler's thread (a few ms).
 inline constexpr size_t kSitemapSlice = 4096;
-// How often every contacted host's robots.txt (and so its sitemaps) is
+// How often every known host's robots.txt (and so its sitemaps) is
 // checked for expiry: a quarter of [politeness] robots_cache, within these.
+// A sweep hands the network thread at most a quarter of a turn's budget of
+// hosts (kMinRobotsRefreshSlice at least) each housekeeping turn: a 10M-page
+// store's 100k hosts handed over at once, none yet fetched, were 100k
+// robots.txt fetches ahead of every page.
+inline constexpr size_t kMinRobotsRefreshSlice = 16;
 inline constexpr double kMinRobotsRefreshS = 0.25;
 // A site feed that fails this many polls in a row is forgotten (a page
 // naming it again brings it back).
@@ -474,7 +479,10 @@ class CrawlLoop {
 
   // Counters for /status and /metrics.
   double started_unix_ = 0;
-  double next_robots_refresh_ = 0;    // Unix seconds
+  double next_robots_refresh_ = 0;  // Unix seconds
+  // The robots refresh sweeps the hosts a slice a housekeeping turn
+  // (RefreshRobots); the next host it checks.
+  size_t robots_refresh_cursor_ = 0;
   double last_fetch_state_save_ = 0;  // Unix seconds
   bool saving_fetch_state_ = false;
   std::vector<std::function<void()>> fetch_state_waiters_;
