@@ -1,9 +1,10 @@
 // Per-page scheduler state: the one record every policy's value function
 // reads. Kept compact because the scheduler holds one per known URL
-// (128 B, two cache lines: 10M pages -> 1.3 GB; with the selector's index
-// and the host pool, ~224 B a page in all, 241 B for the signal policies,
-// bench/sched/RESULTS-sched.md); kPageStateBytes is
-// asserted by a test and logged.
+// (112 B: 10M pages -> 1.1 GB; 128 B before the change-rate ring became
+// 16-bit log codes; with the selector's index and the host pool, ~224 B a
+// page in all at 128 B, 241 B for the signal policies,
+// bench/sched/RESULTS-sched.md); kPageStateBytes is asserted by a test
+// and logged.
 //
 // Time unit (whole scheduler): seconds, as doubles. The daemon passes seconds
 // since the Unix epoch; the simulator virtual seconds from 0. Rates are per
