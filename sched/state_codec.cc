@@ -97,7 +97,7 @@ static_assert(std::is_trivially_copyable_v<HostStats> &&
               "HostStats changed: update sched/state_codec.cc");
 // PageState's fields are public and encoded one by one: a new field must be
 // added to the encoding (and the version bumped when it changes meaning).
-static_assert(sizeof(PageState) == 112,
+static_assert(sizeof(PageState) == 96 && sizeof(PageSnapshot) == 112,
               "PageState changed: update sched/state_codec.cc");
 
 constexpr size_t kMaxPageStateBytes = 512;
@@ -297,7 +297,7 @@ bool Replay(int history, uint32_t refreshes,
 
 }  // namespace
 
-std::string EncodePageState(const PageState& s) {
+std::string EncodePageState(const PageSnapshot& s) {
   std::string out;
   out.reserve(160);
   PutByte(&out, kPageStateVersion);
@@ -316,7 +316,7 @@ std::string EncodePageState(const PageState& s) {
   return out;
 }
 
-Result<PageState> DecodePageState(std::string_view in) {
+Result<PageSnapshot> DecodePageState(std::string_view in) {
   constexpr std::string_view kWhat = "page state";
   Reader r(in);
   uint8_t version;
@@ -324,7 +324,7 @@ Result<PageState> DecodePageState(std::string_view in) {
       !st.ok()) {
     return st;
   }
-  PageState s;
+  PageSnapshot s;
   if (!r.F64(&s.last_fetch) ||
       !(std::isfinite(s.last_fetch) || s.last_fetch == kNever)) {
     return Bad(kWhat, "last_fetch");
@@ -534,7 +534,8 @@ Result<HostStats> DecodeHostStats(std::string_view in) {
   return std::bit_cast<HostStats>(m);
 }
 
-std::string EncodeSavedPage(const PageState& state, const ProfileSet* profiles,
+std::string EncodeSavedPage(const PageSnapshot& state,
+                            const ProfileSet* profiles,
                             const RecentSignals* recent,
                             const RateMemory* rate) {
   std::string out;
@@ -567,7 +568,7 @@ Result<SavedPage> DecodeSavedPage(std::string_view in) {
   }
   std::string_view state_bytes;
   if (!r.Str(kMaxPageStateBytes, &state_bytes)) return Bad(kWhat, "state");
-  Result<PageState> state = DecodePageState(state_bytes);
+  Result<PageSnapshot> state = DecodePageState(state_bytes);
   if (!state.ok()) return state.status();
   SavedPage saved{std::move(state).value(), std::nullopt, std::nullopt,
                   std::nullopt};

@@ -822,8 +822,9 @@ TEST(SchedulerTest, RestoredPagesValueAsTheOriginals) {
       for (PageId p = 0; p < n; ++p) {
         std::optional<ProfileSet> profiles;
         if (a->Profiles(p) != nullptr) profiles = *a->Profiles(p);
-        PageId q = b->RestorePage(a->page(p), profiles, {}, a->RateMemoryOf(p))
-                       .value();
+        PageId q =
+            b->RestorePage(a->Snapshot(p), profiles, {}, a->RateMemoryOf(p))
+                .value();
         ASSERT_EQ(q, p);
         b->SetTruth(q, truth[p], {0.2, 0.5, 1 / kDay, 3, 0.5 / kDay});
       }
@@ -905,7 +906,7 @@ TEST(SchedulerTest, MaxPagesBoundsAddAndRestore) {
   auto more = s->AddUrl(0, 1);
   ASSERT_FALSE(more.ok());
   EXPECT_EQ(more.status().code(), Status::Code::kResourceExhausted);
-  auto restored = s->RestorePage(PageState{});
+  auto restored = s->RestorePage(PageSnapshot{});
   ASSERT_FALSE(restored.ok());
   EXPECT_EQ(restored.status().code(), Status::Code::kResourceExhausted);
   EXPECT_EQ(s->size(), 3u);
