@@ -380,7 +380,7 @@ class Scheduler {
 
   const PageState& page(PageId id) const { return pages_[id]; }
   // The page's whole state, with what is kept beside its PageState (the
-  // signal policies' SignalStats): what EncodeSavedPage saves and
+  // signal policies' PageSignals): what EncodeSavedPage saves and
   // RestorePage takes. REQUIRES: id < size().
   PageSnapshot Snapshot(PageId id) const;
   // The page's change profiles (longevity policies); nullptr otherwise.
@@ -518,7 +518,7 @@ class Scheduler {
   DivergencePrior divergence_prior_;           // longevity, estimated mode
   std::vector<ProfileSet> profiles_;           // longevity only
   std::vector<RecentSignals> recent_signals_;  // signal policies only
-  std::vector<SignalStats> signal_stats_;      // signal policies only
+  std::vector<PageSignals> signals_;           // signal policies only
   // By host: ObserveSignalCoverage's time (+inf: never reported); empty
   // until a host reports.
   std::vector<double> signal_coverage_;

@@ -97,7 +97,7 @@ static_assert(std::is_trivially_copyable_v<HostStats> &&
               "HostStats changed: update sched/state_codec.cc");
 // PageState's fields are public and encoded one by one: a new field must be
 // added to the encoding (and the version bumped when it changes meaning).
-static_assert(sizeof(PageState) == 96 && sizeof(PageSnapshot) == 112,
+static_assert(sizeof(PageState) == 88 && sizeof(PageSnapshot) == 112,
               "PageState changed: update sched/state_codec.cc");
 
 constexpr size_t kMaxPageStateBytes = 512;

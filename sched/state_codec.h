@@ -57,7 +57,7 @@ inline constexpr uint8_t kSavedPageVersion = 3;
 // PageState::fetches, which saturates at the same value).
 inline constexpr uint32_t kMaxRestoredRefreshes = 65535;
 
-// PageSnapshot (a PageState and its SignalStats): every persistent field
+// PageSnapshot (a PageState and its PageSignals): every persistent field
 // (see above for what is not).
 std::string EncodePageState(const PageSnapshot& state);
 // On success the state with host = 0 and the in-flight flag cleared.
