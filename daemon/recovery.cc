@@ -175,7 +175,7 @@ Status PersistPage(const sched::Scheduler& scheduler, sched::PageId page,
   base.url_key = parse::UrlKey(url);
   const std::optional<sched::RateMemory> rate = scheduler.RateMemoryOf(page);
   base.sched_state = sched::EncodeSavedPage(
-      scheduler.page(page), scheduler.Profiles(page),
+      scheduler.Snapshot(page), scheduler.Profiles(page),
       scheduler.RecentSignalsOf(page), rate ? &*rate : nullptr);
   return batch->PutPage(base);
 }

@@ -31,7 +31,7 @@ void CheckFixedPoint(std::string_view in, Decode decode, Encode encode) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   namespace s = freshd::sched;
   const std::string_view in(reinterpret_cast<const char*>(data), size);
-  CheckFixedPoint<s::PageState>(in, s::DecodePageState, s::EncodePageState);
+  CheckFixedPoint<s::PageSnapshot>(in, s::DecodePageState, s::EncodePageState);
   CheckFixedPoint<s::ProfileSet>(in, s::DecodeProfileSet, s::EncodeProfileSet);
   CheckFixedPoint<s::HostStats>(in, s::DecodeHostStats, s::EncodeHostStats);
   CheckFixedPoint<s::SavedGlobals>(

@@ -86,6 +86,17 @@ Score PriorScore(const RatePrior& prior) {
 
 }  // namespace
 
+uint16_t PackSeconds16(double seconds) {
+  if (!(seconds > 0)) return 0;                // (NaN too)
+  if (!(seconds < 0x1.ffcp40)) return 0xffff;  // (+inf too)
+  // Rounds the double's 52 mantissa bits to 10 (half up; a carry moves
+  // into the exponent), then rebases the exponent (double bias 1023).
+  const uint64_t bits = std::bit_cast<uint64_t>(seconds) + (uint64_t{1} << 41);
+  const int64_t e = static_cast<int64_t>(bits >> 52) - 1023 + 23;
+  if (e < 1) return 1 << 10;  // 2^-22
+  return static_cast<uint16_t>((e << 10) | ((bits >> 42) & 1023));
+}
+
 double StaticPosterior(const RatePrior& prior, double exposure) {
   if (!(prior.static_share > 0) || !(prior.weight > 0) || !(prior.rate > 0)) {
     return 0;  // (false for NaN too)
@@ -122,12 +133,12 @@ void ChangeRateStats::Observe(double interval, bool changed,
   interval = std::min(interval, kMaxInterval);
   if (!(decay >= 0 && decay <= 1)) decay = kDefaultRateDecay;
   Kind kind = kUnchanged;
-  float value = static_cast<float>(interval);
+  uint16_t value = PackSeconds16(interval);
   if (changed) {
     kind = kChanged;
     if (since_modified >= 0 && since_modified < interval) {
       kind = kTimed;
-      value = static_cast<float>(since_modified);
+      value = PackSeconds16(since_modified);
     }
   }
   const float d = static_cast<float>(decay);
@@ -139,7 +150,7 @@ void ChangeRateStats::Observe(double interval, bool changed,
   int slot;
   if (ring_size_ == kRing) {  // fold the oldest, reuse its slot.
     slot = ring_head_;
-    Fold(static_cast<Kind>((ring_kinds_ >> (2 * slot)) & 3), ring_[slot]);
+    Fold(KindAt(slot), UnpackSeconds16(ring_[slot]));
     ring_head_ = static_cast<uint8_t>((ring_head_ + 1) % kRing);
   } else {
     slot = (ring_head_ + ring_size_) % kRing;
@@ -164,16 +175,16 @@ double ChangeRateStats::Estimate(const RatePrior& prior) const {
   double changed_weight = changed_count_;
   for (int i = 0; i < ring_size_; ++i) {
     int slot = (ring_head_ + i) % kRing;
-    switch (static_cast<Kind>((ring_kinds_ >> (2 * slot)) & 3)) {
+    switch (KindAt(slot)) {
       case kUnchanged:
-        s.exposure += ring_[slot];
+        s.exposure += UnpackSeconds16(ring_[slot]);
         break;
       case kChanged:
         changed_weight += 1;
         break;
       case kTimed:
         s.events += 1;
-        s.exposure += ring_[slot];
+        s.exposure += UnpackSeconds16(ring_[slot]);
         break;
     }
   }
@@ -183,8 +194,7 @@ double ChangeRateStats::Estimate(const RatePrior& prior) const {
     }
     for (int i = 0; i < ring_size_; ++i) {
       int slot = (ring_head_ + i) % kRing;
-      if (((ring_kinds_ >> (2 * slot)) & 3) == kChanged)
-        visit(1.0, ring_[slot]);
+      if (KindAt(slot) == kChanged) visit(1.0, UnpackSeconds16(ring_[slot]));
     }
   });
   return dynamic * rate;
@@ -202,15 +212,15 @@ double ChangeRateStats::LogLikelihood(double rate) const {
   }
   for (int i = 0; i < ring_size_; ++i) {
     const int slot = (ring_head_ + i) % kRing;
-    switch (static_cast<Kind>((ring_kinds_ >> (2 * slot)) & 3)) {
+    switch (KindAt(slot)) {
       case kUnchanged:
-        ll -= rate * ring_[slot];
+        ll -= rate * UnpackSeconds16(ring_[slot]);
         break;
       case kChanged:
-        ll += changed(ring_[slot]);
+        ll += changed(UnpackSeconds16(ring_[slot]));
         break;
       case kTimed:
-        ll += std::log(rate) - rate * ring_[slot];
+        ll += std::log(rate) - rate * UnpackSeconds16(ring_[slot]);
         break;
     }
   }
@@ -235,10 +245,10 @@ double ChangeRateStats::LogRateInformation(double rate) const {
   }
   for (int i = 0; i < ring_size_; ++i) {
     int slot = (ring_head_ + i) % kRing;
-    if (((ring_kinds_ >> (2 * slot)) & 3) == kTimed) {
+    if (KindAt(slot) == kTimed) {
       info += 1;
     } else {
-      info += per_interval(ring_[slot]);
+      info += per_interval(UnpackSeconds16(ring_[slot]));
     }
   }
   return info;
@@ -248,7 +258,7 @@ int ChangeRateStats::RecentChangedRun() const {
   int run = 0;
   for (int back = 0; back < ring_size_; ++back) {
     const int slot = (ring_head_ + ring_size_ - 1 - back) % kRing;
-    if (((ring_kinds_ >> (2 * slot)) & 3) != kChanged) break;
+    if (KindAt(slot) != kChanged) break;
     ++run;
   }
   return run;
@@ -257,8 +267,8 @@ int ChangeRateStats::RecentChangedRun() const {
 double ChangeRateStats::RecentInterval(int back) const {
   if (back < 0 || back >= ring_size_) return -1;
   const int slot = (ring_head_ + ring_size_ - 1 - back) % kRing;
-  if (((ring_kinds_ >> (2 * slot)) & 3) == kTimed) return -1;
-  return ring_[slot];
+  if (KindAt(slot) == kTimed) return -1;
+  return UnpackSeconds16(ring_[slot]);
 }
 
 double ChangeRateStats::observations() const {
@@ -269,14 +279,15 @@ double ChangeRateStats::changes() const {
   double n = changed_count_ + timed_changes_;
   for (int i = 0; i < ring_size_; ++i) {
     int slot = (ring_head_ + i) % kRing;
-    if (((ring_kinds_ >> (2 * slot)) & 3) != kUnchanged) n += 1;
+    if (KindAt(slot) != kUnchanged) n += 1;
   }
   return n;
 }
 
 double ChangeRateStats::exposure() const {
   double t = quiet_time_ + changed_time_;
-  for (int i = 0; i < ring_size_; ++i) t += ring_[(ring_head_ + i) % kRing];
+  for (int i = 0; i < ring_size_; ++i)
+    t += UnpackSeconds16(ring_[(ring_head_ + i) % kRing]);
   return t;
 }
 

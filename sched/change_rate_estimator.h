@@ -10,13 +10,14 @@
 // `weight` pseudo-changes observed in weight/rate time, so one unchanged crawl
 // does not give λ = 0 and one changed crawl does not give ∞; optionally with
 // a point mass at λ = 0 for pages that never change. ChangeRateStats is
-// a compact (60-byte) online state: a ring of the newest observations kept
-// exactly plus exponentially decayed aggregates of older ones, so the estimate
-// follows a page whose rate changes. Plain values; not thread-safe (one owner
-// thread).
+// a compact (40-byte) online state: a ring of the newest observations kept
+// one by one (16-bit floats, relative error ≤ 2^-11) plus exponentially
+// decayed aggregates of older ones, so the estimate follows a page whose rate
+// changes. Plain values; not thread-safe (one owner thread).
 #ifndef FRESHD_SCHED_CHANGE_RATE_ESTIMATOR_H_
 #define FRESHD_SCHED_CHANGE_RATE_ESTIMATOR_H_
 
+#include <bit>
 #include <cstdint>
 #include <span>
 
@@ -39,6 +40,21 @@ struct RatePrior {
 // no change. 0 when static_share ≤ 0 or weight ≤ 0 (no Gamma part to weigh
 // against), in [0, 1) otherwise.
 double StaticPosterior(const RatePrior& prior, double exposure);
+
+// The ring's 16-bit float of a time in seconds: 6 exponent bits e and 10
+// mantissa bits m stand for (1 + m/1024)·2^(e − 23), e in [1, 63], so
+// [2^-22 s, 2^41 s) to the nearest (relative error ≤ 2^-11 ≈ 4.9e-4; exact
+// for values of 11 significant bits: integers to 2048, 0.5, 3600, 86400);
+// 0 stands for 0 (and anything not > 0); smaller times read as 2^-22,
+// larger as the largest. Unpacking then packing gives the code back; an
+// unpacked value is a float exactly.
+uint16_t PackSeconds16(double seconds);
+inline float UnpackSeconds16(uint16_t code) {
+  // The float with the same mantissa bits and the exponent rebased.
+  return code == 0 ? 0.0f
+                   : std::bit_cast<float>((static_cast<uint32_t>(code) << 13) +
+                                          (104u << 23));
+}
 
 // Per-observation forgetting factor: every aggregate is multiplied by it on
 // each Observe, so the effective memory is about 1/(1−decay) crawls.
@@ -106,10 +122,14 @@ class ChangeRateStats {
  private:
   enum Kind : uint8_t { kUnchanged = 0, kChanged = 1, kTimed = 2 };
   void Fold(Kind kind, float value);  // moves one entry to the aggregates.
+  Kind KindAt(int slot) const {
+    return static_cast<Kind>((ring_kinds_ >> (2 * slot)) & 3);
+  }
 
   // The newest kRing observations, weight 1 each: value = interval (kinds
-  // kUnchanged, kChanged) or quiet time s (kind kTimed); 2 kind bits each.
-  float ring_[kRing] = {};
+  // kUnchanged, kChanged) or quiet time s (kind kTimed) as PackSeconds16; 2
+  // kind bits each.
+  uint16_t ring_[kRing] = {};
   uint16_t ring_kinds_ = 0;
   uint8_t ring_size_ = 0;
   uint8_t ring_head_ = 0;  // index of the oldest ring entry.

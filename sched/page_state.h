@@ -1,15 +1,17 @@
 // Per-page scheduler state: the one record every policy's value function
 // reads. Kept compact because the scheduler holds one per known URL
-// (128 B, two cache lines: 10M pages -> 1.3 GB; with the selector's index
-// and the host pool, ~224 B a page in all, 241 B for the signal policies,
-// bench/sched/RESULTS-sched.md); kPageStateBytes is
-// asserted by a test and logged.
+// (88 B: 10M pages -> 0.88 GB; 128 B before the change-rate ring became
+// 16-bit floats and the signal policies' SignalStats, α and ν moved to the
+// scheduler's side table, 28 B a page for those policies only; with the
+// selector's index and the host pool, bench/sched/RESULTS-sched.md);
+// kPageStateBytes is asserted by a test and logged.
 //
 // Time unit (whole scheduler): seconds, as doubles. The daemon passes seconds
 // since the Unix epoch; the simulator virtual seconds from 0. Rates are per
 // second, crawl values are in importance x seconds.
-// Change profiles (longevity only) live in a side table (ProfileSet), so
-// pages of other policies do not pay for them.
+// Change profiles (longevity only) and the signal policies' SignalStats and
+// (α, ν) live in side tables (ProfileSet; PageSignals below), so pages of
+// other policies do not pay for them.
 // Plain values; not thread-safe (the scheduler has one owner thread).
 
 #ifndef FRESHD_SCHED_PAGE_STATE_H_
@@ -35,11 +37,8 @@ struct PageState {
   double last_fetch = kNever;  // time of the last successful fetch
   double not_before = 0;       // failure back-off: no attempt before this
   ChangeRateStats rate_stats;  // change/no-change evidence per interval
-  SignalStats signal_stats;    // (interval, signals, changed) evidence
   float importance = 1;        // μ (request weight), > 0
   float rate = 0;              // cached estimate of Δ (per second); 0: none
-  float alpha = 0;             // cached estimate of signal recall α
-  float nu = 0;                // cached estimate of false-signal rate ν (/s)
   float interval = 0;          // policy scratch: nutch interval, φ (s)
   float forced = 0;  // policy scratch 2: the deadline interval (s) of a
                      // policy with deadlines (longevity; 0: none); nutch:
@@ -65,6 +64,25 @@ struct PageState {
 };
 
 inline constexpr size_t kPageStateBytes = sizeof(PageState);
+
+// What the scheduler keeps beside a page's PageState for the signal
+// policies only (Scheduler's side table), so that pages of the other
+// policies do not pay for it.
+struct PageSignals {
+  SignalStats signal_stats;  // (interval, signals, changed) evidence
+  float alpha = 0;           // cached estimate of signal recall α
+  float nu = 0;              // cached estimate of false-signal rate ν (/s)
+};
+
+// A page's whole scheduler state: its PageState plus its PageSignals (empty
+// for the other policies). What the state codec saves and
+// Scheduler::RestorePage takes (Scheduler::Snapshot).
+struct PageSnapshot : PageState, PageSignals {
+  PageSnapshot() = default;
+  // `state` with empty signals (explicit: a scheduler's page is saved
+  // through Scheduler::Snapshot, which fills them).
+  explicit PageSnapshot(const PageState& state) : PageState(state) {}
+};
 
 // Records one more signal (saturates at 65535).
 inline void AddSignal(PageState& s) {

@@ -120,7 +120,10 @@ Result<PageId> Scheduler::AddUrl(HostId host, double importance) {
   pages_.push_back(s);
   if (options_.rate_mixture) rate_draws_.emplace_back();
   if (options_.explore) explore_interval_.push_back(0);
-  if (policy_->uses_signals()) recent_signals_.emplace_back();
+  if (policy_->uses_signals()) {
+    recent_signals_.emplace_back();
+    signals_.emplace_back();
+  }
   RefreshEstimates(id);  // no evidence yet: the host's pooled (Δ, α, ν)
   if (KeepsTruth()) truth_.push_back(PageParams{0, s.importance, 0, 0});
   if (policy_->uses_profiles()) {
@@ -136,7 +139,10 @@ void Scheduler::Reserve(size_t pages) {
   pages_.reserve(n);
   if (options_.rate_mixture) rate_draws_.reserve(n);
   if (options_.explore) explore_interval_.reserve(n);
-  if (policy_->uses_signals()) recent_signals_.reserve(n);
+  if (policy_->uses_signals()) {
+    recent_signals_.reserve(n);
+    signals_.reserve(n);
+  }
   if (KeepsTruth()) truth_.reserve(n);
   if (policy_->uses_profiles()) profiles_.reserve(n);
 }
@@ -151,7 +157,15 @@ std::optional<RateMemory> Scheduler::RateMemoryOf(PageId page) const {
   return m;
 }
 
-Result<PageId> Scheduler::RestorePage(const PageState& state,
+PageSnapshot Scheduler::Snapshot(PageId page) const {
+  PageSnapshot snapshot(pages_[page]);
+  if (page < signals_.size()) {
+    static_cast<PageSignals&>(snapshot) = signals_[page];
+  }
+  return snapshot;
+}
+
+Result<PageId> Scheduler::RestorePage(const PageSnapshot& state,
                                       std::optional<ProfileSet> profiles,
                                       std::optional<RecentSignals> recent,
                                       std::optional<RateMemory> rate) {
@@ -159,7 +173,7 @@ Result<PageId> Scheduler::RestorePage(const PageState& state,
     return Status::ResourceExhausted("scheduler: max_pages reached");
   }
   PageId id = static_cast<PageId>(pages_.size());
-  PageState s = state;
+  PageState s = static_cast<const PageState&>(state);
   s.flags &= static_cast<uint8_t>(~PageState::kInFlight);
   if (options_.oracle || s.rate_stats.observations() <= 0) s.static_q = 0;
   s.importance = static_cast<float>(std::clamp(
@@ -182,6 +196,7 @@ Result<PageId> Scheduler::RestorePage(const PageState& state,
   // record), that interval counts as count-only evidence.
   if (policy_->uses_signals()) {
     recent_signals_.push_back(recent.value_or(RecentSignals{}));
+    signals_.push_back(static_cast<const PageSignals&>(state));
   }
   if (s.rate_stats.observations() > 0) {  // its saved share, as it was
     hosts_.AdjustStatic(s.host, 0, s.static_q / 255.0, true);
@@ -392,7 +407,11 @@ PageParams Scheduler::Params(PageId page) const {
     p = truth_[page];
   } else {
     const PageState& s = pages_[page];
-    p = PageParams{s.rate, s.importance, s.alpha, s.nu};
+    p = PageParams{s.rate, s.importance, 0, 0};
+    if (page < signals_.size()) {
+      p.alpha = signals_[page].alpha;
+      p.nu = signals_[page].nu;
+    }
   }
   if (const PageRule* rule = RuleFor(page); rule && rule->importance > 0) {
     p.mu = rule->importance;
@@ -945,11 +964,12 @@ RatePrior Scheduler::RefreshEstimates(PageId page) {
     // fitted given it.
     const bool joint =
         hosts_.TrustLastModified(s.host) && !options_.oracle_rate;
-    SignalParams e = s.signal_stats.Estimate(
+    PageSignals& g = signals_[page];
+    SignalParams e = g.signal_stats.Estimate(
         hosts_.PageSignalPrior(s.host, joint), joint ? -1.0 : s.rate);
     if (joint) s.rate = static_cast<float>(e.delta);
-    s.alpha = static_cast<float>(e.alpha);
-    s.nu = static_cast<float>(e.nu);
+    g.alpha = static_cast<float>(e.alpha);
+    g.nu = static_cast<float>(e.nu);
   }
   return prior;
 }
@@ -1013,8 +1033,9 @@ void Scheduler::OnContent(PageId page, double now, const FetchedObs* fetched) {
           recent_signals_[page].Place(s.signals, tau - since, &x)) {
         x.quiet = since - (tau - heard);
       }
-      SignalParams current{s.rate, s.alpha, s.nu};
-      s.signal_stats.Observe(x, current);
+      PageSignals& g = signals_[page];
+      SignalParams current{s.rate, g.alpha, g.nu};
+      g.signal_stats.Observe(x, current);
       hosts_.ObserveSignals(s.host, x, current);
     }
   }

@@ -177,7 +177,7 @@ class Scheduler {
   // (RateMemoryOf), taken as saved when the mixture / exploration is on
   // (the draws then join their host's histogram and the page's estimates are
   // not recomputed); without them the draws are recomputed.
-  Result<PageId> RestorePage(const PageState& state,
+  Result<PageId> RestorePage(const PageSnapshot& state,
                              std::optional<ProfileSet> profiles = {},
                              std::optional<RecentSignals> recent = {},
                              std::optional<RateMemory> rate = {});
@@ -379,6 +379,10 @@ class Scheduler {
   const DivergenceModel* Model(PageId page) const;
 
   const PageState& page(PageId id) const { return pages_[id]; }
+  // The page's whole state, with what is kept beside its PageState (the
+  // signal policies' PageSignals): what EncodeSavedPage saves and
+  // RestorePage takes. REQUIRES: id < size().
+  PageSnapshot Snapshot(PageId id) const;
   // The page's change profiles (longevity policies); nullptr otherwise.
   const ProfileSet* Profiles(PageId id) const {
     return policy_->uses_profiles() && id < profiles_.size() ? &profiles_[id]
@@ -514,6 +518,7 @@ class Scheduler {
   DivergencePrior divergence_prior_;           // longevity, estimated mode
   std::vector<ProfileSet> profiles_;           // longevity only
   std::vector<RecentSignals> recent_signals_;  // signal policies only
+  std::vector<PageSignals> signals_;           // signal policies only
   // By host: ObserveSignalCoverage's time (+inf: never reported); empty
   // until a host reports.
   std::vector<double> signal_coverage_;

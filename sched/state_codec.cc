@@ -33,6 +33,10 @@
 //   [| f64 spread | varint intervals_left (≥ 1) | varint rounds]; version 1
 //   ends after the threshold.
 //
+// ChangeRateStats keeps its ring as 16-bit floats (PackSeconds16): they are
+// written as the floats they stand for, which read back as the same codes,
+// and a ring written before (any floats) reads back rounded to them.
+//
 // ChangeRateStats, SignalStats and HostStats have private fields and no
 // setters; they are trivially copyable, so they are read and written
 // through layout mirrors with std::bit_cast. The static_asserts below fail
@@ -58,7 +62,7 @@ namespace freshd::sched {
 namespace {
 
 struct RateStatsMirror {
-  float ring[ChangeRateStats::kRing];
+  uint16_t ring[ChangeRateStats::kRing];  // PackSeconds16
   uint16_t ring_kinds;
   uint8_t ring_size;
   uint8_t ring_head;
@@ -93,7 +97,7 @@ static_assert(std::is_trivially_copyable_v<HostStats> &&
               "HostStats changed: update sched/state_codec.cc");
 // PageState's fields are public and encoded one by one: a new field must be
 // added to the encoding (and the version bumped when it changes meaning).
-static_assert(sizeof(PageState) == 128,
+static_assert(sizeof(PageState) == 88 && sizeof(PageSnapshot) == 112,
               "PageState changed: update sched/state_codec.cc");
 
 constexpr size_t kMaxPageStateBytes = 512;
@@ -163,7 +167,9 @@ Status CheckVersion(Reader& r, std::string_view what,
 
 void PutRateStats(std::string* out, const ChangeRateStats& stats) {
   const auto m = std::bit_cast<RateStatsMirror>(stats);
-  for (float v : m.ring) PutFloat(out, v);
+  for (uint16_t code : m.ring) {
+    PutFloat(out, UnpackSeconds16(code));
+  }
   PutByte(out, m.ring_size);
   PutByte(out, m.ring_head);
   PutVarint64(out, m.ring_kinds);
@@ -175,8 +181,9 @@ void PutRateStats(std::string* out, const ChangeRateStats& stats) {
 bool ReadRateStats(Reader& r, bool six_aggregates, ChangeRateStats* stats) {
   RateStatsMirror m{};
   uint64_t kinds;
+  float ring[ChangeRateStats::kRing];
   float a[6];
-  if (!ReadFloats(r, m.ring, ChangeRateStats::kRing, NonNegativeFinite) ||
+  if (!ReadFloats(r, ring, ChangeRateStats::kRing, NonNegativeFinite) ||
       !r.Byte(&m.ring_size) || !r.Byte(&m.ring_head) ||
       !r.VarintAtMost(UINT16_MAX, &kinds) ||
       !ReadFloats(r, a, six_aggregates ? 6 : 5, NonNegativeFinite)) {
@@ -196,6 +203,12 @@ bool ReadRateStats(Reader& r, bool six_aggregates, ChangeRateStats* stats) {
   if (m.ring_size > ChangeRateStats::kRing ||
       m.ring_head >= ChangeRateStats::kRing) {
     return false;
+  }
+  // Held as 16-bit floats: a value written from one reads back as it;
+  // others (written before, when the ring kept floats) round to the
+  // nearest.
+  for (int i = 0; i < ChangeRateStats::kRing; ++i) {
+    m.ring[i] = PackSeconds16(ring[i]);
   }
   m.ring_kinds = static_cast<uint16_t>(kinds);
   for (int i = 0; i < m.ring_size; ++i) {  // live slots: kinds 0..2 only
@@ -284,7 +297,7 @@ bool Replay(int history, uint32_t refreshes,
 
 }  // namespace
 
-std::string EncodePageState(const PageState& s) {
+std::string EncodePageState(const PageSnapshot& s) {
   std::string out;
   out.reserve(160);
   PutByte(&out, kPageStateVersion);
@@ -303,7 +316,7 @@ std::string EncodePageState(const PageState& s) {
   return out;
 }
 
-Result<PageState> DecodePageState(std::string_view in) {
+Result<PageSnapshot> DecodePageState(std::string_view in) {
   constexpr std::string_view kWhat = "page state";
   Reader r(in);
   uint8_t version;
@@ -311,7 +324,7 @@ Result<PageState> DecodePageState(std::string_view in) {
       !st.ok()) {
     return st;
   }
-  PageState s;
+  PageSnapshot s;
   if (!r.F64(&s.last_fetch) ||
       !(std::isfinite(s.last_fetch) || s.last_fetch == kNever)) {
     return Bad(kWhat, "last_fetch");
@@ -521,7 +534,8 @@ Result<HostStats> DecodeHostStats(std::string_view in) {
   return std::bit_cast<HostStats>(m);
 }
 
-std::string EncodeSavedPage(const PageState& state, const ProfileSet* profiles,
+std::string EncodeSavedPage(const PageSnapshot& state,
+                            const ProfileSet* profiles,
                             const RecentSignals* recent,
                             const RateMemory* rate) {
   std::string out;
@@ -554,7 +568,7 @@ Result<SavedPage> DecodeSavedPage(std::string_view in) {
   }
   std::string_view state_bytes;
   if (!r.Str(kMaxPageStateBytes, &state_bytes)) return Bad(kWhat, "state");
-  Result<PageState> state = DecodePageState(state_bytes);
+  Result<PageSnapshot> state = DecodePageState(state_bytes);
   if (!state.ok()) return state.status();
   SavedPage saved{std::move(state).value(), std::nullopt, std::nullopt,
                   std::nullopt};

@@ -57,10 +57,11 @@ inline constexpr uint8_t kSavedPageVersion = 3;
 // PageState::fetches, which saturates at the same value).
 inline constexpr uint32_t kMaxRestoredRefreshes = 65535;
 
-// PageState: every persistent field (see above for what is not).
-std::string EncodePageState(const PageState& state);
+// PageSnapshot (a PageState and its PageSignals): every persistent field
+// (see above for what is not).
+std::string EncodePageState(const PageSnapshot& state);
 // On success the state with host = 0 and the in-flight flag cleared.
-Result<PageState> DecodePageState(std::string_view in);
+Result<PageSnapshot> DecodePageState(std::string_view in);
 
 // ProfileSet: history, refresh count, each profile's base time and points,
 // its base sketch (base/sketch.h encoding) and the fitted model, if any.
@@ -85,12 +86,13 @@ Result<HostStats> DecodeHostStats(std::string_view in);
 // `rate`: the rate mixture's draws and the exploration interval
 // (Scheduler::RateMemoryOf); absent in records before version 3.
 struct SavedPage {
-  PageState state;
+  PageSnapshot state;
   std::optional<ProfileSet> profiles;
   std::optional<RecentSignals> recent;
   std::optional<RateMemory> rate;
 };
-std::string EncodeSavedPage(const PageState& state, const ProfileSet* profiles,
+std::string EncodeSavedPage(const PageSnapshot& state,
+                            const ProfileSet* profiles,
                             const RecentSignals* recent = nullptr,
                             const RateMemory* rate = nullptr);
 Result<SavedPage> DecodeSavedPage(std::string_view in);

@@ -306,7 +306,7 @@ Status Run::Place(uint32_t p, uint32_t s, const sched::Scheduler* from,
     if (const sched::RecentSignals* rs = from->RecentSignalsOf(from_local)) {
       recent = *rs;
     }
-    id = sh.sched->RestorePage(from->page(from_local), std::move(profiles),
+    id = sh.sched->RestorePage(from->Snapshot(from_local), std::move(profiles),
                                std::move(recent),
                                from->RateMemoryOf(from_local));
   }

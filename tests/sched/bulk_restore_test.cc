@@ -89,7 +89,7 @@ void Restore(const Scheduler& src, const SchedulerOptions& o, size_t from,
     std::optional<RecentSignals> recent;
     if (src.RecentSignalsOf(p) != nullptr) recent = *src.RecentSignalsOf(p);
     const PageId q =
-        dst->RestorePage(src.page(p), profiles, recent, src.RateMemoryOf(p))
+        dst->RestorePage(src.Snapshot(p), profiles, recent, src.RateMemoryOf(p))
             .value();
     ASSERT_EQ(q, p);
     if (o.oracle) {

@@ -16,7 +16,7 @@ TEST(PageStateTest, CompactEnoughForTenMillionPages) {
   std::printf(
       "[ INFO     ] sizeof(PageState) = %zu bytes; 10M pages = %.2f GB\n",
       kPageStateBytes, kPageStateBytes * 1e7 / 1e9);
-  EXPECT_LE(kPageStateBytes, 128u);
+  EXPECT_LE(kPageStateBytes, 88u);
   PageState s;
   EXPECT_FALSE(s.fetched());
   EXPECT_FALSE(s.in_flight());

@@ -822,8 +822,9 @@ TEST(SchedulerTest, RestoredPagesValueAsTheOriginals) {
       for (PageId p = 0; p < n; ++p) {
         std::optional<ProfileSet> profiles;
         if (a->Profiles(p) != nullptr) profiles = *a->Profiles(p);
-        PageId q = b->RestorePage(a->page(p), profiles, {}, a->RateMemoryOf(p))
-                       .value();
+        PageId q =
+            b->RestorePage(a->Snapshot(p), profiles, {}, a->RateMemoryOf(p))
+                .value();
         ASSERT_EQ(q, p);
         b->SetTruth(q, truth[p], {0.2, 0.5, 1 / kDay, 3, 0.5 / kDay});
       }
@@ -905,7 +906,7 @@ TEST(SchedulerTest, MaxPagesBoundsAddAndRestore) {
   auto more = s->AddUrl(0, 1);
   ASSERT_FALSE(more.ok());
   EXPECT_EQ(more.status().code(), Status::Code::kResourceExhausted);
-  auto restored = s->RestorePage(PageState{});
+  auto restored = s->RestorePage(PageSnapshot{});
   ASSERT_FALSE(restored.ok());
   EXPECT_EQ(restored.status().code(), Status::Code::kResourceExhausted);
   EXPECT_EQ(s->size(), 3u);
@@ -1006,10 +1007,11 @@ TEST(SchedulerTest, NewPagesStartFromTheirHostsPooledEstimates) {
   EXPECT_GT(rate.rate, 2 / kDay);  // learned: far from the 1/day default
   PageId fresh = s->AddUrl(0, 1).value();
   EXPECT_FLOAT_EQ(s->page(fresh).rate, static_cast<float>(rate.rate));
-  EXPECT_FLOAT_EQ(s->page(fresh).alpha, static_cast<float>(sig.center.alpha));
-  EXPECT_FLOAT_EQ(s->page(fresh).nu, static_cast<float>(sig.center.nu));
-  EXPECT_GT(s->page(fresh).alpha, 0.3);
-  EXPECT_GT(s->page(fresh).nu, 0);
+  EXPECT_FLOAT_EQ(s->Snapshot(fresh).alpha,
+                  static_cast<float>(sig.center.alpha));
+  EXPECT_FLOAT_EQ(s->Snapshot(fresh).nu, static_cast<float>(sig.center.nu));
+  EXPECT_GT(s->Snapshot(fresh).alpha, 0.3);
+  EXPECT_GT(s->Snapshot(fresh).nu, 0);
   // A page on an unknown host starts from the global estimate.
   PageId other = s->AddUrl(99, 1).value();
   EXPECT_FLOAT_EQ(s->page(other).rate,
@@ -1278,13 +1280,13 @@ TEST(SchedulerTest, SignalPoliciesTimeChangesAgainstTheirSignals) {
       }
       s->Observe({page, t, same});
     }
-    return s->page(page);
+    return s->Snapshot(page);
   };
   const double truth = 4 / (27 * kDay);  // 4 changes, 5.0-8.1 days apart
   double ncis_timed = 0;
   for (const char* policy : {"ncis", "cis"}) {
     SCOPED_TRACE(policy);
-    const PageState timed = run(policy, true), bare = run(policy, false);
+    const PageSnapshot timed = run(policy, true), bare = run(policy, false);
     std::cout << policy << ": rate/day timed " << timed.rate * kDay << " bare "
               << bare.rate * kDay << " (truth " << truth * kDay
               << "); alpha timed " << timed.alpha << " bare " << bare.alpha

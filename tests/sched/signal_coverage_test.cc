@@ -49,7 +49,7 @@ std::unique_ptr<Scheduler> OnePage(bool rate_mixture, HostId host = 0) {
   s->Observe({0, 1 * kDay, Changed(true)});
   s->Observe({0, 1.5 * kDay, SignalObs{SignalSource::kPushedHint}});
   s->Observe({0, kLastFetch, Changed(true)});
-  EXPECT_GT(s->page(0).alpha, 0.05);  // signals carry information
+  EXPECT_GT(s->Snapshot(0).alpha, 0.05);  // signals carry information
   return s;
 }
 
@@ -112,7 +112,7 @@ TEST(SignalCoverageTest, SignalsSeenStillCount) {
     EXPECT_LT(s->FreshProbability(0, now), before);
     if (!rate_mixture) {
       // P(fresh) = q·e^{−Δτ}: the signal's evidence over no covered time.
-      const PageState& p = s->page(0);
+      const PageSnapshot p = s->Snapshot(0);
       const double sigma = p.alpha * p.rate + p.nu;
       EXPECT_NEAR(s->FreshProbability(0, now),
                   p.nu / sigma * std::exp(-p.rate * (now - kLastFetch)), 1e-12);

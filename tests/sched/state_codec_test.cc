@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "base/sketch.h"
+#include "sched/scheduler.h"
 
 namespace freshd::sched {
 namespace {
@@ -56,9 +57,9 @@ std::string F32Bytes(float v) {
   return out;
 }
 
-PageState RandomPageState(std::mt19937_64& rng, int observations) {
+PageSnapshot RandomPageState(std::mt19937_64& rng, int observations) {
   std::uniform_real_distribution<double> u(0, 1);
-  PageState s;
+  PageSnapshot s;
   for (int i = 0; i < observations; ++i) {
     double interval = 100 + 86400 * u(rng);
     bool changed = u(rng) < 0.4;
@@ -98,9 +99,9 @@ TEST(StateCodecTest, PageStateRoundTripKeepsEveryPersistentField) {
   std::cout << "seed " << kSeed << "\n";
   std::mt19937_64 rng(kSeed);
   for (int n : {0, 1, 5, 8, 9, 40, 300}) {
-    PageState s = RandomPageState(rng, n);
+    PageSnapshot s = RandomPageState(rng, n);
     std::string bytes = EncodePageState(s);
-    Result<PageState> d = DecodePageState(bytes);
+    Result<PageSnapshot> d = DecodePageState(bytes);
     ASSERT_TRUE(d.ok()) << d.status().ToString();
     EXPECT_EQ(d->last_fetch, s.last_fetch);
     EXPECT_EQ(d->not_before, s.not_before);
@@ -130,7 +131,7 @@ TEST(StateCodecTest, PageStateRoundTripKeepsEveryPersistentField) {
 TEST(StateCodecTest, PageStateLayoutMatchesTheEstimators) {
   std::mt19937_64 rng(kSeed + 1);
   for (int n : {3, 8, 20}) {
-    PageState s = RandomPageState(rng, n);
+    PageSnapshot s = RandomPageState(rng, n);
     std::string b = EncodePageState(s);
     size_t o = 1 + 8 + 8;
     double ring_sum = 0;
@@ -192,7 +193,7 @@ void ExpectRobust(const std::string& valid, Decode decode) {
 // (before static_q) also without the last byte.
 TEST(StateCodecTest, OlderPageStateVersionsStillDecode) {
   std::mt19937_64 rng(kSeed + 7);
-  PageState s = RandomPageState(rng, 12);
+  PageSnapshot s = RandomPageState(rng, 12);
   s.static_q = 200;
   ASSERT_LT(s.signal_stats.quiet(), s.signal_stats.exposure());
   std::string v4 = EncodePageState(s);
@@ -212,14 +213,14 @@ TEST(StateCodecTest, OlderPageStateVersionsStillDecode) {
   std::string v1 = v2.substr(0, v2.size() - 1);
   v1[0] = static_cast<char>(kStateCodecVersion);
   {
-    Result<PageState> d = DecodePageState(v3);
+    Result<PageSnapshot> d = DecodePageState(v3);
     ASSERT_TRUE(d.ok()) << d.status().ToString();
     ExpectSameRateStats(d->rate_stats, s.rate_stats);
     EXPECT_EQ(d->signal_stats.quiet(), s.signal_stats.quiet());
     EXPECT_EQ(EncodePageState(*d), v4);
   }
   for (const std::string* old : {&v2, &v1}) {
-    Result<PageState> d = DecodePageState(*old);
+    Result<PageSnapshot> d = DecodePageState(*old);
     ASSERT_TRUE(d.ok()) << d.status().ToString();
     EXPECT_EQ(d->static_q, old == &v2 ? 200 : 0);
     EXPECT_EQ(d->fetches, s.fetches);
@@ -242,13 +243,116 @@ TEST(StateCodecTest, OlderPageStateVersionsStillDecode) {
   EXPECT_FALSE(DecodePageState(wrong).ok());
 }
 
+std::string FromHex(std::string_view hex) {
+  std::string out;
+  for (size_t i = 0; i + 1 < hex.size(); i += 2) {
+    out.push_back(static_cast<char>(
+        std::stoi(std::string(hex.substr(i, 2)), nullptr, 16)));
+  }
+  return out;
+}
+
+// Blobs written by main's codec at f08ed31, before ChangeRateStats kept its
+// ring as 16-bit floats and PageState its SignalStats aside (a PageState after
+// 11 observations: intervals 3601.37 s changed, 86399.9 s, 12345.678 s
+// changed with Last-Modified 1000.1 s, 0.0625 s, 7.25e6 s changed, 1800.5 s
+// changed with 60.25 s, 45000.125 s, 600.3 s changed, 86400 s, 123456.789 s
+// changed, 30.7 s changed with 3.3 s; the signal triples (interval, i % 3,
+// changed) observed under (1e-5, 0.6, 1e-6); last_fetch 1.7e9 + 0.25,
+// not_before 1.7e9 + 300.5, importance 1.5, rate 2.5e-5, α 0.4, ν 1e-7,
+// 3 signals, 11 fetches, 1 failure, kProbe, static_q 17; the saved page
+// adds a recent signal at 300 s and draws (1e-6, 3e-5, 2e-3)), with what
+// main's estimators read from it (the generator's printout).
+constexpr std::string_view kMainPageStateV4 =
+    "0400001040fc54d9410000208bfc54d94100c0a8476520f14733335340000080"
+    "3da040dd4a0000714220c82f47331316440803a49201ec51783fd3de703f78c8"
+    "53450000803f01a4a547cb16b2409e17f4418da461409f29ce4ab6d1cd4a0000"
+    "c03f17b7d137cdcccc3e95bfd6330000000000000000030b010211";
+constexpr std::string_view kMainSavedPageV3 =
+    "037b0400001040fc54d9410000208bfc54d94100c0a8476520f1473333534000"
+    "00803da040dd4a0000714220c82f47331316440803a49201ec51783fd3de703f"
+    "78c853450000803f01a4a547cb16b2409e17f4418da461409f29ce4ab6d1cd4a"
+    "0000c03f17b7d137cdcccc3e95bfd6330000000000000000030b010211000100"
+    "0096430000c07f0000c07f0000c07f01bd37863582a8fb376f12033b01000000"
+    "00";
+
+void ExpectMainsState(const PageSnapshot& s) {
+  EXPECT_EQ(s.last_fetch, 1.7e9 + 0.25);
+  EXPECT_EQ(s.not_before, 1.7e9 + 300.5);
+  EXPECT_EQ(s.importance, 1.5f);
+  EXPECT_EQ(s.rate, 2.5e-5f);
+  EXPECT_EQ(s.alpha, 0.4f);
+  EXPECT_EQ(s.nu, 1e-7f);
+  EXPECT_EQ(s.signals, 3);
+  EXPECT_EQ(s.fetches, 11);
+  EXPECT_EQ(s.failures, 1);
+  EXPECT_EQ(s.flags, PageState::kProbe);
+  EXPECT_EQ(s.static_q, 17);
+  const ChangeRateStats& r = s.rate_stats;
+  // Counts are kept exactly; ring values to the 16-bit floats' 2^-11.
+  EXPECT_DOUBLE_EQ(r.observations(), 10.910900115966797);
+  EXPECT_DOUBLE_EQ(r.changes(), 6.9409000873565674);
+  EXPECT_NEAR(r.exposure() / 7593717.3656127453, 1, 4.9e-4);
+  const double recent[8] = {
+      -1, 123456.7890625, 86400, 600.29998779296875, 45000.125,
+      -1, 7250000,        0.0625};
+  for (int b = 0; b < 8; ++b) {
+    if (recent[b] < 0) {
+      EXPECT_EQ(r.RecentInterval(b), -1) << b;
+    } else {
+      EXPECT_NEAR(r.RecentInterval(b) / recent[b], 1, 4.9e-4) << b;
+    }
+  }
+  EXPECT_EQ(r.RecentChangedRun(), 0);
+  EXPECT_NEAR(r.Estimate({1e-5, 1}) / 1.9421226894227909e-05, 1, 1e-3);
+  EXPECT_NEAR(r.Estimate({1e-3, 0.5, 0.2}) / 2.5518416515448073e-05, 1, 1e-3);
+  EXPECT_NEAR(r.LogLikelihood(3e-5) / -43.926009178070331, 1, 1e-3);
+  EXPECT_NEAR(r.LogRateInformation(3e-5) / 5.2553294650887574, 1, 1e-3);
+  const SignalStats& g = s.signal_stats;  // exact
+  EXPECT_FLOAT_EQ(g.signalled_changes(), 5.56528234f);
+  EXPECT_FLOAT_EQ(g.unsignalled_changes(), 30.5115318f);
+  EXPECT_FLOAT_EQ(g.false_signals(), 3.52566838f);
+  EXPECT_FLOAT_EQ(g.exposure(), 6755535.5f);
+  EXPECT_FLOAT_EQ(g.quiet(), 6744283.0f);
+}
+
+TEST(StateCodecTest, StatesSavedByTheUnpackedCodecStillRestore) {
+  Result<PageSnapshot> page = DecodePageState(FromHex(kMainPageStateV4));
+  ASSERT_TRUE(page.ok()) << page.status().ToString();
+  ExpectMainsState(*page);
+  // Written again, it is the same layout, ring values rounded to codes.
+  const std::string again = EncodePageState(*page);
+  EXPECT_EQ(again.size(), FromHex(kMainPageStateV4).size());
+  EXPECT_EQ(EncodePageState(DecodePageState(again).value()), again);
+
+  Result<SavedPage> saved = DecodeSavedPage(FromHex(kMainSavedPageV3));
+  ASSERT_TRUE(saved.ok()) << saved.status().ToString();
+  ExpectMainsState(saved->state);
+  ASSERT_TRUE(saved->recent.has_value());
+  ASSERT_TRUE(saved->rate.has_value());
+  EXPECT_EQ(saved->rate->draws.rate[1], 3e-5f);
+  // Restored into a signal policy's scheduler, it keeps its evidence
+  // (beside its PageState) and estimates; saved again, it reads the same.
+  SchedulerOptions o;
+  o.policy = "ncis";
+  o.rate = 1;
+  auto sched = Scheduler::Create(o);
+  ASSERT_TRUE(sched.ok()) << sched.status().ToString();
+  Result<PageId> id = (*sched)->RestorePage(saved->state, std::nullopt,
+                                            saved->recent, saved->rate);
+  ASSERT_TRUE(id.ok()) << id.status().ToString();
+  const PageSnapshot back = (*sched)->Snapshot(*id);
+  ExpectMainsState(back);
+  EXPECT_EQ(EncodePageState(back), EncodePageState(saved->state));
+}
+
 TEST(StateCodecTest, PageStateRejectsTruncationsFlipsAndBadVersions) {
   std::mt19937_64 rng(kSeed + 2);
   ExpectRobust(EncodePageState(RandomPageState(rng, 30)), DecodePageState);
 }
 
 TEST(StateCodecTest, PageStateRejectsOutOfRangeValues) {
-  PageState s;
+  PageSnapshot s;
   s.last_fetch = 1e9;
   std::string good = EncodePageState(s);
   ASSERT_TRUE(DecodePageState(good).ok());
@@ -280,7 +384,7 @@ TEST(StateCodecTest, PageStateRejectsOutOfRangeValues) {
   for (int i = 0; i < 4; ++i) {
     timed[quiet + i] = static_cast<char>(bits >> 8 * i);
   }
-  Result<PageState> over = DecodePageState(timed);
+  Result<PageSnapshot> over = DecodePageState(timed);
   ASSERT_FALSE(over.ok());
   EXPECT_NE(over.status().message().find("signal_stats"), std::string::npos);
 }
@@ -629,7 +733,7 @@ TEST(StateCodecTest, HostSpreadRoundTrip) {
 
 TEST(StateCodecTest, SavedPageRoundTripWithAndWithoutProfiles) {
   std::mt19937_64 rng(kSeed + 8);
-  PageState s = RandomPageState(rng, 12);
+  PageSnapshot s = RandomPageState(rng, 12);
   ProfileSet set = RandomProfileSet(rng, 4, 10);
   RecentSignals recent;  // an instant, a whole day, one unknown, one unset
   recent.Add(1, 300);
@@ -684,7 +788,7 @@ TEST(StateCodecTest, SavedPageRoundTripWithAndWithoutProfiles) {
 
 TEST(StateCodecTest, SavedPageKeepsTheRateDrawsAndExploreInterval) {
   std::mt19937_64 rng(kSeed + 9);
-  PageState s = RandomPageState(rng, 12);
+  PageSnapshot s = RandomPageState(rng, 12);
   RateMemory m;
   m.draws.rate = {1e-6f, 3e-5f, 2e-3f};
   m.draws.counted = true;

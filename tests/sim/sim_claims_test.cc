@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <string>
 
 #include "sim/simulator.h"
@@ -182,8 +183,12 @@ TEST(SimClaimsTest, NutchFreshnessDoesNotFallWithTheBudget) {
 // A web whose servers report an exact Last-Modified: once a host's check
 // trusts it, each changed fetch times the latest change, and the change-rate
 // estimates get closer to the truth than from changed bits alone.
+// The rate error over 8 webs pooled: one web of 200 pages is a lottery (at
+// seed 3 alone, timed / bits < 0.8 held for 47 of 80 seeds with f08ed31's
+// build, 39 of 80 after the ring's 16-bit floats, mean ratio 0.794 ± 0.010
+// and 0.797 ± 0.009; pooled over 8 seeds 0.75-0.82 either way).
 TEST(SimClaimsTest, LastModifiedSharpensTheChangeRateEstimates) {
-  auto web = [](bool last_modified) {
+  auto web = [](bool last_modified, uint64_t seed) {
     std::string text =
         "hosts = 4\npages_per_host = 50\n[[class]]\n"
         "importance = { dist = \"uniform\", min = 0.0, max = 1.0 }\n";
@@ -193,20 +198,29 @@ TEST(SimClaimsTest, LastModifiedSharpensTheChangeRateEstimates) {
         "rate = { dist = \"uniform\", min = 0.0, max = 1.0 }\n";
     Result<WebSpec> spec = ParseWebSpec(text, "lm-web");
     EXPECT_TRUE(spec.ok()) << spec.status().ToString();
-    return WebModel::Build(spec.ok() ? *spec : WebSpec{}, 3);
+    return WebModel::Build(spec.ok() ? *spec : WebSpec{}, seed);
   };
-  WebModel bits = web(false), timed = web(true);
-  ASSERT_EQ(bits.pages.size(), timed.pages.size());
-  for (size_t p = 0; p < bits.pages.size(); ++p) {  // the same pages
-    ASSERT_EQ(bits.ChangeRate(p), timed.ChangeRate(p));
-    EXPECT_TRUE(timed.pages[p].last_modified);
+  double bits_error = 0, timed_error = 0;
+  for (uint64_t seed = 1; seed <= 8; ++seed) {
+    WebModel bits = web(false, seed), timed = web(true, seed);
+    ASSERT_EQ(bits.pages.size(), timed.pages.size());
+    for (size_t p = 0; p < bits.pages.size(); ++p) {  // the same pages
+      ASSERT_EQ(bits.ChangeRate(p), timed.ChangeRate(p));
+      EXPECT_TRUE(timed.pages[p].last_modified);
+    }
+    SimResult a = Simulate(bits, "freshness", 20, false);
+    SimResult b = Simulate(timed, "freshness", 20, false);
+    ASSERT_GT(a.rate_log_error, 0);
+    ASSERT_GE(b.rate_log_error, 0);
+    bits_error += a.rate_log_error;
+    timed_error += b.rate_log_error;
+    if (seed == 1) {
+      EXPECT_EQ(Simulate(timed, "freshness", 20, true).rate_log_error, -1);
+    }
   }
-  SimResult a = Simulate(bits, "freshness", 20, false);
-  SimResult b = Simulate(timed, "freshness", 20, false);
-  ASSERT_GT(a.rate_log_error, 0);
-  ASSERT_GE(b.rate_log_error, 0);
-  EXPECT_LT(b.rate_log_error, 0.8 * a.rate_log_error);
-  EXPECT_EQ(Simulate(timed, "freshness", 20, true).rate_log_error, -1);
+  std::printf("[ INFO     ] rate log error over 8 webs: bits %.4f timed %.4f\n",
+              bits_error / 8, timed_error / 8);
+  EXPECT_LT(timed_error, 0.88 * bits_error);
 
   Result<WebSpec> bad = ParseWebSpec(
       "[[class]]\nstatic_words = 5\nlast_modified = 1\n", "bad-lm");
