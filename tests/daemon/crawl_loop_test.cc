@@ -529,6 +529,80 @@ TEST_F(CrawlLoopTest, StaleSitemapLastmodIsCountedNotTaken) {
   EXPECT_EQ(s["signals_total"], 0) << s.dump();
 }
 
+// The robots.txt refresh sweeps the known hosts a slice a housekeeping turn
+// (kMinRobotsRefreshSlice at this budget), not all at once (a 10M-page
+// store's 100k hosts were once 100k robots.txt fetches ahead of every page).
+// A first run fetches a page of each of 100 hosts (and so their robots.txt,
+// cached for 1 s); restarted from its store with robots cached for an hour
+// and a budget of one page, the loop re-reads the expired copies over
+// several turns, every host's once.
+TEST_F(CrawlLoopTest, RobotsRefreshSweepsTheHostsASliceATurn) {
+  constexpr int kHosts = 100;
+  asio::io_context io;
+  auto robots = std::make_shared<std::atomic<int>>(0);
+  HttpServerOptions site_options;
+  for (int h = 0; h < kHosts; ++h) {
+    site_options.allowed_hosts.push_back("r" + std::to_string(h) + ".test");
+  }
+  auto site = HttpServer::Listen(
+      io, "127.0.0.1:0",
+      [robots](const HttpRequest& r) {
+        if (r.target == "/robots.txt") {
+          ++*robots;
+          return HttpReply{200, "text/plain", "User-agent: *\nAllow: /\n"};
+        }
+        return HttpReply{200, "text/html", "<html><body>p</body></html>"};
+      },
+      site_options);
+  ASSERT_TRUE(site.ok()) << site.status().ToString();
+  for (int h = 0; h < kHosts; ++h) {
+    config_.fetch.resolve["r" + std::to_string(h) + ".test"] = "127.0.0.1";
+  }
+  config_.budget.rate = 100;
+  config_.budget.burst = 20;
+  config_.fetch.max_connections = 8;
+  {
+    auto first = CrawlLoop::Create(io, config_);
+    ASSERT_TRUE(first.ok()) << first.status().ToString();
+    for (int h = 0; h < kHosts; ++h) {
+      ASSERT_TRUE(first.value()
+                      ->AddSeed("http://r" + std::to_string(h) + ".test:" +
+                                    std::to_string(site.value()->port()) + "/",
+                                1)
+                      .ok());
+    }
+    auto all_fetched = [&] {  // every page's last fetch a success
+      nlohmann::json s = first.value()->StatusJson();
+      return s["queue"]["new"] == 0 && s["queue"]["failed"] == 0;
+    };
+    RunUntil(io, *first.value(), 1, 20, all_fetched);
+    ASSERT_TRUE(all_fetched()) << first.value()->StatusJson().dump();
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));  // expired
+  robots->store(0);
+  config_.budget.rate = 0.01;
+  config_.budget.burst = 1;
+  config_.politeness.robots_cache_s = 3600;
+  io.restart();
+  auto loop = CrawlLoop::Create(io, config_);
+  ASSERT_TRUE(loop.ok()) << loop.status().ToString();
+  const auto start = std::chrono::steady_clock::now();
+  int early = -1;  // robots.txt requests after the first turn or two
+  RunUntil(io, *loop.value(), 0, 15, [&] {
+    if (early < 0 && std::chrono::steady_clock::now() - start >=
+                         std::chrono::milliseconds(300)) {
+      early = robots->load();
+    }
+    return robots->load() >= kHosts;
+  });
+  // -1: every request came within 300 ms (all the hosts at once).
+  EXPECT_GE(early, 1);
+  // Two turns' slices and the page the budget allows, at most.
+  EXPECT_LE(early, 2 * static_cast<int>(kMinRobotsRefreshSlice) + 1);
+  EXPECT_EQ(robots->load(), kHosts)  // each host once
+      << loop.value()->StatusJson().dump();
+}
+
 // /status and /metrics report how long the loop's thread was held: a
 // handler that blocks it for 300 ms shows as a lag of at least 200 ms (the
 // probe fires every 100 ms).
