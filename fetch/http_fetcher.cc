@@ -46,10 +46,8 @@ class HttpFetcher::Impl {
     for (const std::string& t : options_.config.content_types) {
       env_.accepted_types.push_back(AsciiLower(t));
     }
-    max_running_ =
-        static_cast<size_t>(std::max(1, options_.config.max_connections));
     if (loop_.ok()) {
-      long max_conn = std::max(1, options_.config.max_connections);
+      const long max_conn = static_cast<long>(max_running_);
       curl_multi_setopt(loop_.multi(), CURLMOPT_MAX_TOTAL_CONNECTIONS,
                         max_conn);
       curl_multi_setopt(loop_.multi(), CURLMOPT_MAXCONNECTS, max_conn);
@@ -92,7 +90,8 @@ class HttpFetcher::Impl {
   std::unordered_map<uint64_t, std::unique_ptr<Transfer>> transfers_;
   std::deque<uint64_t> waiting_;  // ids set up, not yet handed to curl
   size_t running_ = 0;            // transfers on curl
-  size_t max_running_ = 1;
+  const size_t max_running_ =
+      static_cast<size_t>(std::max(1, options_.config.max_connections));
   bool start_posted_ = false;
   std::shared_ptr<char> alive_ = std::make_shared<char>(0);
   CurlMultiLoop loop_;  // last: destroyed first, while transfers_ is valid

@@ -82,7 +82,10 @@ class HttpFetcher {
   // a FIFO here and start as transfers end. (curl 7.88 keeps the transfers
   // over its connection limit on a list that every removal walks: 100k
   // robots.txt fetches handed to it at once held the network thread for
-  // minutes.) Their timeouts and low-speed windows start when they do.
+  // minutes.) Their timeouts and low-speed windows start when they do. The
+  // FIFO holds what callers hand in beyond that: the Crawler one transfer a
+  // host at a time (its politeness gate), the daemon its pages within
+  // max_connections, its robots.txt refresh a slice a turn.
   void Fetch(FetchRequest request, Callback done);
 
   // Transfers requested and not yet completed (running or waiting).

@@ -152,6 +152,14 @@ std::optional<Sums> ClosedFormSums(const PageParams& p, double theta, double ts,
   return s;
 }
 
+// Whether the exact sums try the closed forms: τ_s finite and positive, and
+// more than ~8 terms (x_j > 0 needs j < θ/τ_s; the terms past (Δ+ν)θ fall
+// fast); fewer cost less than the closed forms' root and logarithms.
+bool WorthClosedForm(const PageParams& p, double theta, double ts) {
+  return ts > 0 && std::isfinite(ts) &&
+         std::min(theta / ts, (p.delta + p.nu) * theta) > 8;
+}
+
 // L(θ) and G(θ) for Δ > 0, 0 ≤ α < 1, finite θ ≥ 0. need_l = false skips L
 // (returns 0).
 Sums CycleSums(const PageParams& p, double theta, int max_terms, bool need_l) {
@@ -161,10 +169,7 @@ Sums CycleSums(const PageParams& p, double theta, int max_terms, bool need_l) {
     // No signals, or α = 0 (signals carry no information): GREEDY, L = θ.
     return {theta, -std::expm1(-p.delta * theta) / p.delta};
   }
-  // Fewer than ~8 terms (x_j > 0 needs j < θ/τ_s; the terms past (Δ+ν)θ
-  // fall fast) cost less than the closed forms' root and logarithms.
-  if (max_terms <= 0 && ts > 0 && std::isfinite(ts) &&
-      std::min(theta / ts, (p.delta + p.nu) * theta) > 8) {
+  if (max_terms <= 0 && WorthClosedForm(p, theta, ts)) {
     if (std::optional<Sums> closed = ClosedFormSums(p, theta, ts, need_l)) {
       return *closed;
     }
@@ -265,7 +270,7 @@ bool NcisSumsInClosedForm(const PageParams& p, double theta) {
     return false;
   }
   const double ts = SignalTimeEquivalent(p);
-  return ts > 0 && std::isfinite(ts) &&
+  return WorthClosedForm(p, theta, ts) &&
          ClosedFormSums(p, theta, ts, NeedL(p, theta)).has_value();
 }
 
