@@ -50,13 +50,10 @@ CurlMultiLoop::~CurlMultiLoop() {
   socks_.clear();
 }
 
-void CurlMultiLoop::PrepareEasy(CURL* easy) {
+CURLMcode CurlMultiLoop::Add(CURL* easy) {
   curl_easy_setopt(easy, CURLOPT_CLOSESOCKETFUNCTION,
                    &CurlMultiLoop::CloseSocketCb);
   curl_easy_setopt(easy, CURLOPT_CLOSESOCKETDATA, this);
-}
-
-CURLMcode CurlMultiLoop::Add(CURL* easy) {
   // curl calls TimerCb(0) from here; the transfer starts on the loop.
   return curl_multi_add_handle(multi_, easy);
 }

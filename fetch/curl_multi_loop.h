@@ -7,8 +7,9 @@
 // handles freely.
 //
 // Sockets: curl creates them (the owner's CURLOPT_OPENSOCKETFUNCTION must
-// call NoteSocketOpened) and closes them through CloseSocket (installed by
-// PrepareEasy), where the wrapper is deregistered from the reactor first.
+// call NoteSocketOpened, on every loop sharing the io_context) and closes
+// them through CloseSocketCb (installed by Add), where the wrapper is
+// deregistered from the reactor first.
 // Not thread-safe: everything runs on the io_context thread.
 
 #ifndef FRESHD_FETCH_CURL_MULTI_LOOP_H_
@@ -38,10 +39,8 @@ class CurlMultiLoop {
   bool ok() const { return multi_ != nullptr; }
   CURLM* multi() { return multi_; }
 
-  // Installs CURLOPT_CLOSESOCKETFUNCTION on `easy` (required for every easy
-  // handle added here).
-  void PrepareEasy(CURL* easy);
-  // Adds a prepared easy handle; curl starts it from the event loop.
+  // Installs CURLOPT_CLOSESOCKETFUNCTION on `easy` and adds it; curl starts
+  // it from the event loop. Its connections stay this loop's.
   CURLMcode Add(CURL* easy);
   // Removes `easy` (finished or aborted); DoneFn is not called for it.
   void Remove(CURL* easy);

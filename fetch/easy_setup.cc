@@ -25,7 +25,7 @@ curl_socket_t OpenSocketCb(void* clientp, curlsocktype purpose,
   }
   curl_socket_t fd =
       ::socket(addr->family, addr->socktype | SOCK_CLOEXEC, addr->protocol);
-  if (fd != CURL_SOCKET_BAD) t->env->loop->NoteSocketOpened(fd);
+  if (fd != CURL_SOCKET_BAD) t->env->note_socket_opened(fd);
   return fd;
 }
 
@@ -104,7 +104,6 @@ bool SetUpEasy(Transfer* t, const TargetParts& target) {
     curl_easy_setopt(e, CURLOPT_DEBUGDATA, t);
     curl_easy_setopt(e, CURLOPT_VERBOSE, 1L);
   }
-  t->env->loop->PrepareEasy(e);
 
   t->headers = curl_slist_append(
       t->headers, ("Accept-Encoding: " + std::string(kAcceptEncoding)).c_str());

@@ -7,7 +7,9 @@
 #include <boost/asio/steady_timer.hpp>
 #include <chrono>
 #include <deque>
+#include <list>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "fetch/address_guard.h"
 #include "fetch/curl_multi_loop.h"
@@ -29,49 +31,61 @@ struct OnceInit {
 
 }  // namespace
 
-// Owns the transfers in flight and drives them: starts them on the multi
-// loop, runs the low-speed check, and reports each exactly once.
+// Owns the transfers in flight and drives them: starts them on the newest
+// multi loop, runs the low-speed check, and reports each exactly once.
 class HttpFetcher::Impl {
  public:
   Impl(asio::io_context& io, FetcherOptions options)
       : io_(io),
         options_(std::move(options)),
         guard_(options_.config.allow_private_networks,
-               options_.exempt_endpoints),
-        loop_(io, [this](CURL* easy, CURLcode code) { OnDone(easy, code); }) {
+               options_.exempt_endpoints) {
     env_.options = &options_;
     env_.guard = &guard_;
-    env_.loop = &loop_;
+    env_.note_socket_opened = [this](curl_socket_t fd) {
+      for (Multi& m : multis_) m.loop->NoteSocketOpened(fd);
+    };
     env_.schedule_decode = [this](uint64_t id) { ScheduleDecode(id); };
     for (const std::string& t : options_.config.content_types) {
       env_.accepted_types.push_back(AsciiLower(t));
     }
-    if (loop_.ok()) {
-      const long max_conn = static_cast<long>(max_running_);
-      curl_multi_setopt(loop_.multi(), CURLMOPT_MAX_TOTAL_CONNECTIONS,
-                        max_conn);
-      curl_multi_setopt(loop_.multi(), CURLMOPT_MAXCONNECTS, max_conn);
-      curl_multi_setopt(loop_.multi(), CURLMOPT_PIPELINING,
-                        static_cast<long>(CURLPIPE_MULTIPLEX));
-    }
+    OpenMulti();
   }
 
   ~Impl() {
     for (auto& [id, t] : transfers_) {
-      if (t->on_curl) loop_.Remove(t->easy);
+      if (t->on_curl) t->loop->Remove(t->easy);
       t->Cleanup();
     }
     transfers_.clear();
   }
 
-  bool ok() const { return loop_.ok(); }
+  bool ok() const { return !multis_.empty(); }
   size_t in_flight() const { return transfers_.size(); }
   size_t running() const { return running_; }
+  size_t multi_handles() const { return multis_.size(); }
+  uint64_t multi_handles_opened() const { return multis_opened_; }
   const FetcherOptions& options() const { return options_; }
 
   void Fetch(FetchRequest request, Callback done);
 
  private:
+  // One curl multi handle and how many transfers run on it.
+  struct Multi {
+    std::unique_ptr<CurlMultiLoop> loop;
+    size_t running = 0;
+  };
+
+  // Opens a multi handle that takes the transfers from now on; false (and
+  // the newest one keeps serving) if curl cannot make one.
+  bool OpenMulti();
+  // The loop for a transfer to `origin`: the newest, after opening another
+  // when `origin` would be one too many for it.
+  CurlMultiLoop* LoopFor(const std::string& origin);
+  Multi& MultiOf(const CurlMultiLoop* loop);
+  // Posts a turn that closes the older multi handles with nothing running
+  // (never from inside one of their own callbacks).
+  void ScheduleCloseRetired();
   // Hands waiting transfers to curl while fewer than max_running_ run.
   void StartWaiting();
   // Takes `t` off curl (if on it); a waiting transfer may start then.
@@ -93,9 +107,59 @@ class HttpFetcher::Impl {
   const size_t max_running_ =
       static_cast<size_t>(std::max(1, options_.config.max_connections));
   bool start_posted_ = false;
+  bool close_posted_ = false;
+  std::unordered_set<std::string> origins_on_newest_;
+  uint64_t multis_opened_ = 0;
   std::shared_ptr<char> alive_ = std::make_shared<char>(0);
-  CurlMultiLoop loop_;  // last: destroyed first, while transfers_ is valid
+  // Newest last. Last member: destroyed first, while transfers_ is valid.
+  std::list<Multi> multis_;
 };
+
+bool HttpFetcher::Impl::OpenMulti() {
+  origins_on_newest_.clear();
+  auto loop = std::make_unique<CurlMultiLoop>(
+      io_, [this](CURL* easy, CURLcode code) { OnDone(easy, code); });
+  if (!loop->ok()) return false;
+  const long max_conn = static_cast<long>(max_running_);
+  curl_multi_setopt(loop->multi(), CURLMOPT_MAX_TOTAL_CONNECTIONS, max_conn);
+  curl_multi_setopt(loop->multi(), CURLMOPT_MAXCONNECTS, max_conn);
+  curl_multi_setopt(loop->multi(), CURLMOPT_PIPELINING,
+                    static_cast<long>(CURLPIPE_MULTIPLEX));
+  multis_.push_back(Multi{std::move(loop), 0});
+  ++multis_opened_;
+  return true;
+}
+
+CurlMultiLoop* HttpFetcher::Impl::LoopFor(const std::string& origin) {
+  const size_t limit = options_.origins_per_multi_handle;
+  if (limit > 0 && !origins_on_newest_.contains(origin) &&
+      origins_on_newest_.size() >= limit && OpenMulti()) {
+    ScheduleCloseRetired();  // the one before may have nothing running
+  }
+  origins_on_newest_.insert(origin);
+  return multis_.back().loop.get();
+}
+
+HttpFetcher::Impl::Multi& HttpFetcher::Impl::MultiOf(
+    const CurlMultiLoop* loop) {
+  auto it =
+      std::find_if(multis_.begin(), multis_.end(),
+                   [loop](const Multi& m) { return m.loop.get() == loop; });
+  return *it;  // every loop a transfer is on is in multis_
+}
+
+void HttpFetcher::Impl::ScheduleCloseRetired() {
+  if (close_posted_) return;
+  close_posted_ = true;
+  std::weak_ptr<char> alive = alive_;
+  asio::post(io_, [this, alive] {
+    if (alive.expired()) return;
+    close_posted_ = false;
+    const Multi* newest = &multis_.back();
+    multis_.remove_if(
+        [newest](const Multi& m) { return &m != newest && m.running == 0; });
+  });
+}
 
 void HttpFetcher::Impl::Fail(Callback done, FetchResult r) {
   std::weak_ptr<char> alive = alive_;
@@ -117,6 +181,7 @@ void HttpFetcher::Impl::Fetch(FetchRequest request, Callback done) {
   auto t = std::make_unique<Transfer>();
   t->env = &env_;
   t->id = next_id_++;
+  t->origin = target.scheme + "://" + target.host + ":" + target.port;
   t->req = std::move(request);
   t->max_body = t->req.max_body_bytes.value_or(options_.config.max_body_bytes);
   if (!SetUpEasy(t.get(), target)) {
@@ -141,7 +206,8 @@ void HttpFetcher::Impl::StartWaiting() {
     if (it == transfers_.end()) continue;
     Transfer* raw = it->second.get();
     raw->start = std::chrono::steady_clock::now();
-    if (loop_.Add(raw->easy) != CURLM_OK) {
+    CurlMultiLoop* loop = LoopFor(raw->origin);
+    if (loop->Add(raw->easy) != CURLM_OK) {
       FetchResult fr = std::move(raw->result);
       Callback cb = std::move(raw->done);
       transfers_.erase(it);  // ~Transfer cleans up
@@ -151,15 +217,22 @@ void HttpFetcher::Impl::StartWaiting() {
       continue;
     }
     raw->on_curl = true;
+    raw->loop = loop;
     ++running_;
+    ++MultiOf(loop).running;
     ArmSpeedCheck(*raw);
   }
 }
 
 void HttpFetcher::Impl::RemoveFromCurl(Transfer& t) {
   if (!t.on_curl) return;
-  loop_.Remove(t.easy);
+  t.loop->Remove(t.easy);
+  Multi& multi = MultiOf(t.loop);
+  if (--multi.running == 0 && &multi != &multis_.back()) {
+    ScheduleCloseRetired();
+  }
   t.on_curl = false;
+  t.loop = nullptr;
   --running_;
   if (waiting_.empty() || start_posted_) return;
   // Not from here: this may run inside the loop's completion handling.
@@ -268,6 +341,12 @@ void HttpFetcher::Fetch(FetchRequest request, Callback done) {
 size_t HttpFetcher::in_flight() const { return impl_->in_flight(); }
 
 size_t HttpFetcher::running() const { return impl_->running(); }
+
+size_t HttpFetcher::multi_handles() const { return impl_->multi_handles(); }
+
+uint64_t HttpFetcher::multi_handles_opened() const {
+  return impl_->multi_handles_opened();
+}
 
 const FetcherOptions& HttpFetcher::options() const { return impl_->options(); }
 

@@ -46,7 +46,10 @@ struct TransferEnv {
   const FetcherOptions* options = nullptr;
   std::vector<std::string> accepted_types;  // lower case
   const AddressGuard* guard = nullptr;
-  CurlMultiLoop* loop = nullptr;
+  // Tells every multi loop of the fetcher that curl opened `fd`
+  // (CurlMultiLoop::NoteSocketOpened): a number one loop saw closed behind
+  // its back may now be another loop's socket.
+  std::function<void(curl_socket_t fd)> note_socket_opened;
   // Posts a later event-loop turn that decodes more of transfer `id`'s
   // held-back body (ContentDecoder::has_pending).
   std::function<void(uint64_t id)> schedule_decode;
@@ -59,6 +62,8 @@ struct Transfer {
   curl_slist* headers = nullptr;
   curl_slist* resolve = nullptr;
   FetchRequest req;
+  std::string origin;             // "scheme://host:port", lower case
+  CurlMultiLoop* loop = nullptr;  // the one it was handed to (when on_curl)
   HttpFetcher::Callback done;
   FetchResult result;
   std::chrono::steady_clock::time_point start;

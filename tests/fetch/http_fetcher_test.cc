@@ -13,6 +13,7 @@
 #include <boost/asio/post.hpp>
 #include <chrono>
 #include <functional>
+#include <vector>
 
 #include "fetch/deferred_body.h"
 #include "tests/fetch/fetch_helpers.h"
@@ -649,6 +650,57 @@ TEST(HttpFetcherTest, FetchesBeyondMaxConnectionsWaitTheirTurn) {
   EXPECT_GE(took, 20 * 0.1);  // two at a time
   EXPECT_LE(server.connections(), 2);
   EXPECT_EQ((*fetcher)->running(), 0u);
+}
+
+// A crawl of many hosts moves to a new curl multi handle every
+// origins_per_multi_handle origins (curl 7.88's per-transfer cost grows with
+// the hosts one handle has seen); within one handle connections are reused,
+// and a retired handle closes once its last transfer ends.
+TEST(HttpFetcherTest, ManyOriginsMoveToANewMultiHandleAndReuseWithinOne) {
+  TestServer server([](const ServerRequest& req) {
+    return Reply::Html("page " + req.target);
+  });
+  boost::asio::io_context io;
+  FetcherOptions o;
+  o.config = FastFetchConfig();
+  for (int h = 0; h < 6; ++h) {
+    o.config.resolve["h" + std::to_string(h) + ".test"] = "127.0.0.1";
+  }
+  o.origins_per_multi_handle = 4;
+  auto fetcher = HttpFetcher::Create(io, o);
+  ASSERT_TRUE(fetcher.ok());
+  auto url = [&](int h) {
+    return "http://h" + std::to_string(h) +
+           ".test:" + std::to_string(server.port()) + "/p";
+  };
+  // One fetch at a time, each host twice in a row, then host 0 again.
+  const std::vector<int> hosts = {0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 0, 0};
+  std::vector<int> connections_after;
+  std::vector<size_t> handles_after;
+  int ok = 0;
+  std::function<void(size_t)> chain = [&](size_t i) {
+    (*fetcher)->Fetch(Req(url(hosts[i])), [&, i](FetchResult r) {
+      ok += r.outcome == OutcomeClass::kOk && r.body == "page /p";
+      connections_after.push_back(server.connections());
+      handles_after.push_back((*fetcher)->multi_handles());
+      if (i + 1 < hosts.size()) chain(i + 1);
+    });
+  };
+  chain(0);
+  io.run();
+  ASSERT_EQ(ok, 12);
+  // Hosts 0-3 share the first handle: one connection each, reused.
+  EXPECT_EQ(connections_after[7], 4);
+  // Host 4 is the fifth origin: a second handle, a new connection, reused.
+  EXPECT_EQ(connections_after[9], 5);
+  // Host 0 on the second handle: its old connection was the first handle's,
+  // closed with it, so a new one (with one handle for all: still 5).
+  EXPECT_EQ(connections_after[10], 6);
+  EXPECT_EQ(connections_after[11], 6);
+  EXPECT_EQ((*fetcher)->multi_handles_opened(), 2u);
+  // The first handle closed once its last transfer ended.
+  EXPECT_EQ(handles_after.back(), 1u);
+  EXPECT_EQ((*fetcher)->multi_handles(), 1u);
 }
 
 TEST(HttpFetcherTest, DestroyingTheFetcherMidTransferIsClean) {
