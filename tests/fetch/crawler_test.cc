@@ -45,6 +45,7 @@ std::map<std::string, FetchResult> CrawlAll(
   boost::asio::io_context io;
   auto crawler = Crawler::Create(io, o);
   std::map<std::string, FetchResult> out;
+  EXPECT_TRUE(crawler.ok()) << crawler.status().ToString();
   if (!crawler.ok()) return out;
   if (sitemaps != nullptr) {
     (*crawler)->set_sitemap_handler(

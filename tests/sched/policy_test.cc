@@ -67,6 +67,27 @@ TEST(PolicyTest, ValuesStayBelowUpperBoundsAndGrowWithTau) {
   }
 }
 
+// Issue 31 item 4, as sched/policy.cc documents it: APPROX-1's value never
+// exceeds μ/(Δ+ν), so where false signals are frequent (ν ≫ Δ) ncis1 values
+// a long-neglected page at a small share of the exact μ/Δ (here 1/21) and
+// abandons it; its floor is the scheduler's max_interval, not a value floor.
+TEST(PolicyTest, Ncis1CeilingIsMuOverDeltaPlusNu) {
+  const double delta = 0.1, mu = 1, alpha = 0.9, nu = 2;
+  const double ceiling = mu / (delta + nu);
+  for (uint16_t n : {0, 1, 5}) {
+    PageState s;
+    s.signals = n;
+    PolicyInput in{&s, PageParams{delta, mu, alpha, nu}, nullptr, nullptr,
+                   true};
+    SCOPED_TRACE("signals " + std::to_string(n));
+    for (double tau : {1.0, 10.0, 100.0, 1e3, 1e4}) {
+      EXPECT_LE(Make("ncis1")->Value(in, tau), ceiling * (1 + 1e-9)) << tau;
+    }
+    EXPECT_GT(Make("ncis1")->Value(in, 1e4), 0.99 * ceiling);
+    EXPECT_GT(Make("ncis")->Value(in, 1e4), 0.99 * mu / delta);
+  }
+}
+
 TEST(PolicyTest, PageThatNeverChangesHasNoValue) {
   PageState s;
   PolicyInput in{&s, PageParams{0, 1, 0, 0}, nullptr, nullptr, true};
