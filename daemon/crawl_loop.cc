@@ -113,6 +113,8 @@ const char* LimitName(Limit limit) {
       return "budget";
     case Limit::kIdle:
       return "idle";
+    case Limit::kScheduler:
+      return "scheduler";
     case Limit::kNone:
       break;
   }
@@ -477,8 +479,21 @@ uint64_t CrawlLoop::QueuedBytes() const {
   return parse_bytes_->load() + pending_warc_bytes_;
 }
 
+// A slot is freed on this thread (ReleaseSlot), so a fetch the network
+// thread has ended holds one until this thread catches up: full slots, most
+// of them held so, are this thread's limit, not the network's.
+Limit CrawlLoop::SlotsFullLimit() const {
+  const uint64_t fetching = std::min<uint64_t>(net_->pending(), on_network_);
+  return on_network_ > 0 && (on_network_ - fetching) * 2 >= on_network_
+             ? Limit::kScheduler
+             : Limit::kNetwork;
+}
+
 void CrawlLoop::TryDispatch() {
   if (!started_ || stopping_) return;
+  // The time since the slots were found full goes to whoever held them up:
+  // it is known only now, when this thread runs again.
+  if (last_limit_ == Limit::kNetwork) last_limit_ = SlotsFullLimit();
   const double now = UnixNow();
   const double gate_now = NetworkStage::Now();
   const size_t max_connections =
@@ -495,7 +510,7 @@ void CrawlLoop::TryDispatch() {
   };
   for (;;) {
     if (on_network_ >= max_connections) {
-      limit = Limit::kNetwork;
+      limit = SlotsFullLimit();
       break;
     }
     if (parse_bytes_->load() > config_.engine.queue_bytes / 2) {

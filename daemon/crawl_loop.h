@@ -117,7 +117,9 @@ inline constexpr double kDueWantedS = 60;
 inline constexpr size_t kDueNext = 20;  // the overview's pages due next
 
 // What held the crawl rate back, as /status "limited_by" names it; kIdle:
-// nothing was due (every page fetched within its interval).
+// nothing was due (every page fetched within its interval); kScheduler: the
+// connections were all taken, most of them by fetches that had ended and
+// waited for this (the scheduler's) thread to take their results.
 enum class Limit {
   kNone,
   kNetwork,
@@ -125,9 +127,10 @@ enum class Limit {
   kParse,
   kWrite,
   kBudget,
-  kIdle
+  kIdle,
+  kScheduler
 };
-inline constexpr int kLimits = 7;
+inline constexpr int kLimits = 8;
 const char* LimitName(Limit limit);
 
 // Waits for the routed items of one POST /signal to be stored: each
@@ -401,6 +404,8 @@ class CrawlLoop {
   void CountOutcome(std::string_view name);
   uint64_t QueuedBytes() const;
   void NoteLimit(Limit limit, double now);
+  // kScheduler or kNetwork, for when every connection slot is taken.
+  Limit SlotsFullLimit() const;
   const sched::Scheduler::Summary& CopySummary(double now) const;
   // Advances the sliced passes (kStatusSlicedPages) by a turn's worth.
   void AdvanceStatusPasses(double now);
