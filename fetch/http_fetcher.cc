@@ -29,6 +29,11 @@ struct OnceInit {
   OnceInit() { curl_global_init(CURL_GLOBAL_DEFAULT); }
 };
 
+// Multi handles open at once: the newest and those finishing their
+// transfers, each with up to max_connections connections (file
+// descriptors). At the cap the newest serves on past its origin limit.
+constexpr size_t kMaxMultiHandles = 4;
+
 }  // namespace
 
 // Owns the transfers in flight and drives them: starts them on the newest
@@ -133,7 +138,8 @@ bool HttpFetcher::Impl::OpenMulti() {
 CurlMultiLoop* HttpFetcher::Impl::LoopFor(const std::string& origin) {
   const size_t limit = options_.origins_per_multi_handle;
   if (limit > 0 && !origins_on_newest_.contains(origin) &&
-      origins_on_newest_.size() >= limit && OpenMulti()) {
+      origins_on_newest_.size() >= limit && multis_.size() < kMaxMultiHandles &&
+      OpenMulti()) {
     ScheduleCloseRetired();  // the one before may have nothing running
   }
   origins_on_newest_.insert(origin);

@@ -52,7 +52,9 @@ struct FetcherOptions {
   // on one handle the cost of a transfer grows with the hosts it has seen
   // (bench/fetch/curl_hosts_bench: 7,320 -> 258 transfers/s over 50,000
   // hosts; with a new handle every 1,000 hosts, 10.7k-14.7k throughout).
-  // A crawl of fewer origins keeps one handle and all its connections.
+  // A crawl of fewer origins keeps one handle and all its connections. At
+  // most 4 handles are open at once (each up to max_connections sockets):
+  // at that cap the newest serves on until an older one has finished.
   size_t origins_per_multi_handle = 1024;
 };
 

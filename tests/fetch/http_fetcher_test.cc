@@ -703,6 +703,40 @@ TEST(HttpFetcherTest, ManyOriginsMoveToANewMultiHandleAndReuseWithinOne) {
   EXPECT_EQ((*fetcher)->multi_handles(), 1u);
 }
 
+// Handles finishing slow transfers stay open until they end, each with its
+// connections: no more than 4 are open at once, the newest serving on past
+// its origin limit meanwhile.
+TEST(HttpFetcherTest, AtMostFourMultiHandlesAreOpenAtOnce) {
+  TestServer server([](const ServerRequest& req) {
+    Reply r = Reply::Html("page " + req.target);
+    r.delay = std::chrono::milliseconds(150);  // under the 0.3 s cut-off
+    return r;
+  });
+  boost::asio::io_context io;
+  FetcherOptions o;
+  o.config = FastFetchConfig();
+  o.config.max_connections = 12;
+  for (int h = 0; h < 12; ++h) {
+    o.config.resolve["h" + std::to_string(h) + ".test"] = "127.0.0.1";
+  }
+  o.origins_per_multi_handle = 1;
+  auto fetcher = HttpFetcher::Create(io, o);
+  ASSERT_TRUE(fetcher.ok());
+  int ok = 0;
+  for (int h = 0; h < 12; ++h) {
+    (*fetcher)->Fetch(
+        Req("http://h" + std::to_string(h) +
+            ".test:" + std::to_string(server.port()) + "/p"),
+        [&](FetchResult r) { ok += r.outcome == OutcomeClass::kOk; });
+  }
+  EXPECT_EQ((*fetcher)->running(), 12u);  // all at once, on 4 handles
+  EXPECT_EQ((*fetcher)->multi_handles(), 4u);
+  EXPECT_EQ((*fetcher)->multi_handles_opened(), 4u);
+  io.run();
+  EXPECT_EQ(ok, 12);
+  EXPECT_EQ((*fetcher)->multi_handles(), 1u);
+}
+
 TEST(HttpFetcherTest, DestroyingTheFetcherMidTransferIsClean) {
   TestServer server([](const ServerRequest&) {
     Reply r = Reply::Html("x");
