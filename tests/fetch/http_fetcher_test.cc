@@ -709,12 +709,14 @@ TEST(HttpFetcherTest, ManyOriginsMoveToANewMultiHandleAndReuseWithinOne) {
 TEST(HttpFetcherTest, AtMostFourMultiHandlesAreOpenAtOnce) {
   TestServer server([](const ServerRequest& req) {
     Reply r = Reply::Html("page " + req.target);
-    r.delay = std::chrono::milliseconds(150);  // under the 0.3 s cut-off
+    r.delay = std::chrono::milliseconds(200);
     return r;
   });
   boost::asio::io_context io;
   FetcherOptions o;
   o.config = FastFetchConfig();
+  o.config.low_speed_time_s = 5;  // no cut-off while the server waits
+  o.config.timeout_s = 20;
   o.config.max_connections = 12;
   for (int h = 0; h < 12; ++h) {
     o.config.resolve["h" + std::to_string(h) + ".test"] = "127.0.0.1";
