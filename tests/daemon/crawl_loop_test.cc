@@ -1025,6 +1025,18 @@ class EngineTest : public CrawlLoopTest {
     return "http://h" + std::to_string(host) +
            ".test:" + std::to_string(big_server_->port()) + "/";
   }
+  // Seeds every host and signals 100 more pages on each, so that dispatch
+  // has 400 pages to choose from at the start.
+  void SeedWithKnownPages(CrawlLoop& loop) {
+    std::vector<std::string> known;
+    for (int h = 0; h < 4; ++h) {
+      ASSERT_TRUE(loop.AddSeed(BigSeed(h), 1).ok());
+      for (int p = 0; p < 100; ++p) {
+        known.push_back(BigSeed(h) + "p/" + std::to_string(p));
+      }
+    }
+    ASSERT_EQ(loop.Signal(known)["added"], 400);
+  }
   // Seeds every host, runs until every page is fetched once (or 60 s), and
   // samples /status every 5 ms on the loop's thread into `max_network`.
   double CrawlOnce(asio::io_context& io, CrawlLoop& loop, int* max_network) {
@@ -1132,14 +1144,7 @@ TEST_F(EngineTest, AHeldParsePoolStopsDispatch) {
   loop.value()->set_parse_hook_for_testing(
       [released] { released.wait_for(std::chrono::seconds(10)); });
   // 400 pages known at the start, so dispatch has work when it stops.
-  std::vector<std::string> known;
-  for (int h = 0; h < 4; ++h) {
-    ASSERT_TRUE(loop.value()->AddSeed(BigSeed(h), 1).ok());
-    for (int p = 0; p < 100; ++p) {
-      known.push_back(BigSeed(h) + "p/" + std::to_string(p));
-    }
-  }
-  ASSERT_EQ(loop.value()->Signal(known)["added"], 400);
+  ASSERT_NO_FATAL_FAILURE(SeedWithKnownPages(*loop.value()));
   nlohmann::json held;
   asio::steady_timer look(io);
   look.expires_after(std::chrono::milliseconds(1500));
@@ -1180,14 +1185,7 @@ TEST_F(EngineTest, ABusySchedulerThreadIsNamedNotTheNetwork) {
     asio::io_context io;
     auto loop = CrawlLoop::Create(io, config_);
     ASSERT_TRUE(loop.ok()) << loop.status().ToString();
-    std::vector<std::string> known;
-    for (int h = 0; h < 4; ++h) {
-      ASSERT_TRUE(loop.value()->AddSeed(BigSeed(h), 1).ok());
-      for (int p = 0; p < 100; ++p) {
-        known.push_back(BigSeed(h) + "p/" + std::to_string(p));
-      }
-    }
-    ASSERT_EQ(loop.value()->Signal(known)["added"], 400);
+    ASSERT_NO_FATAL_FAILURE(SeedWithKnownPages(*loop.value()));
     asio::steady_timer burn(io);
     std::function<void()> again = [&] {
       std::this_thread::sleep_for(std::chrono::milliseconds(10));

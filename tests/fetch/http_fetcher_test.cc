@@ -43,6 +43,19 @@ FetchRequest AnyType(FetchRequest r) {
   return r;
 }
 
+// Names h0.test .. h{count-1}.test that [fetch] resolve sends to 127.0.0.1:
+// distinct origins on one test server.
+void ResolveTestHosts(FetcherOptions& o, int count) {
+  for (int h = 0; h < count; ++h) {
+    o.config.resolve["h" + std::to_string(h) + ".test"] = "127.0.0.1";
+  }
+}
+
+std::string TestHostUrl(int host, uint16_t port) {
+  return "http://h" + std::to_string(host) + ".test:" + std::to_string(port) +
+         "/p";
+}
+
 FetchRequest RobotsReq(std::string url, uint64_t limit) {
   FetchRequest r = AnyType(Req(std::move(url)));
   r.max_body_bytes = limit;
@@ -663,28 +676,23 @@ TEST(HttpFetcherTest, ManyOriginsMoveToANewMultiHandleAndReuseWithinOne) {
   boost::asio::io_context io;
   FetcherOptions o;
   o.config = FastFetchConfig();
-  for (int h = 0; h < 6; ++h) {
-    o.config.resolve["h" + std::to_string(h) + ".test"] = "127.0.0.1";
-  }
+  ResolveTestHosts(o, 6);
   o.origins_per_multi_handle = 4;
   auto fetcher = HttpFetcher::Create(io, o);
   ASSERT_TRUE(fetcher.ok());
-  auto url = [&](int h) {
-    return "http://h" + std::to_string(h) +
-           ".test:" + std::to_string(server.port()) + "/p";
-  };
   // One fetch at a time, each host twice in a row, then host 0 again.
   const std::vector<int> hosts = {0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 0, 0};
   std::vector<int> connections_after;
   std::vector<size_t> handles_after;
   int ok = 0;
   std::function<void(size_t)> chain = [&](size_t i) {
-    (*fetcher)->Fetch(Req(url(hosts[i])), [&, i](FetchResult r) {
-      ok += r.outcome == OutcomeClass::kOk && r.body == "page /p";
-      connections_after.push_back(server.connections());
-      handles_after.push_back((*fetcher)->multi_handles());
-      if (i + 1 < hosts.size()) chain(i + 1);
-    });
+    (*fetcher)->Fetch(
+        Req(TestHostUrl(hosts[i], server.port())), [&, i](FetchResult r) {
+          ok += r.outcome == OutcomeClass::kOk && r.body == "page /p";
+          connections_after.push_back(server.connections());
+          handles_after.push_back((*fetcher)->multi_handles());
+          if (i + 1 < hosts.size()) chain(i + 1);
+        });
   };
   chain(0);
   io.run();
@@ -718,18 +726,15 @@ TEST(HttpFetcherTest, AtMostFourMultiHandlesAreOpenAtOnce) {
   o.config.low_speed_time_s = 5;  // no cut-off while the server waits
   o.config.timeout_s = 20;
   o.config.max_connections = 12;
-  for (int h = 0; h < 12; ++h) {
-    o.config.resolve["h" + std::to_string(h) + ".test"] = "127.0.0.1";
-  }
+  ResolveTestHosts(o, 12);
   o.origins_per_multi_handle = 1;
   auto fetcher = HttpFetcher::Create(io, o);
   ASSERT_TRUE(fetcher.ok());
   int ok = 0;
   for (int h = 0; h < 12; ++h) {
-    (*fetcher)->Fetch(
-        Req("http://h" + std::to_string(h) +
-            ".test:" + std::to_string(server.port()) + "/p"),
-        [&](FetchResult r) { ok += r.outcome == OutcomeClass::kOk; });
+    (*fetcher)->Fetch(Req(TestHostUrl(h, server.port())), [&](FetchResult r) {
+      ok += r.outcome == OutcomeClass::kOk;
+    });
   }
   EXPECT_EQ((*fetcher)->running(), 12u);  // all at once, on 4 handles
   EXPECT_EQ((*fetcher)->multi_handles(), 4u);
