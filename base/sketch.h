@@ -1,6 +1,6 @@
-// Bottom-m min-hash sketch of a shingle set (Broder 1997; MATH.md Paper 3 (c);
-// Olston & Pandey §5.2): the m smallest distinct 64-bit shingle hashes. Two
-// sketches estimate the Jaccard similarity without the full sets:
+// Bottom-m min-hash sketch of a shingle set (Broder 1997; docs/MATH.md Paper 3
+// (c); Olston & Pandey §5.2): the m smallest distinct 64-bit shingle hashes.
+// Two sketches estimate the Jaccard similarity without the full sets:
 //   S = bottom_m(X_A ∪ X_B),  Ĵ = |S ∩ X_A ∩ X_B| / |S|,  D̂ = 1 - Ĵ,
 // unbiased with Var = J(1-J)/m · (N-m)/(N-1), N = |A∪B| (exact if N <= m).
 // Binary form (for store/ and sched/), little endian:

@@ -1,6 +1,6 @@
 // freshd sim --web WEB.toml --policy NAME --rate R --days D [--seed S]
 // [--oracle] ...: runs the production scheduler on a simulated web in
-// virtual time (sim/simulator.h) and prints one JSON object (DESIGN.md
+// virtual time (sim/simulator.h) and prints one JSON object (docs/DESIGN.md
 // contract: freshness, age_days, fragment_staleness, crawls, crawls_per_day,
 // plus per_class and the continuous optimum). --rate is in pages per day.
 // Exit 0 ok, 1 runtime failure, 2 bad usage or bad web file.

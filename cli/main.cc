@@ -1,4 +1,4 @@
-// freshd: one binary, one subcommand per job (see ../shared/DESIGN.md and
+// freshd: one binary, one subcommand per job (see docs/DESIGN.md and
 // README.md). Exit codes: 0 ok, 1 runtime failure, 2 bad usage or input.
 
 #include <cstdio>

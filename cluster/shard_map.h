@@ -1,6 +1,6 @@
 // Which shard a host is in, and which live node owns each shard: the two
 // pure functions every node of a cluster evaluates alike, so the nodes agree
-// on ownership without a leader (DESIGN.md "Scale-out").
+// on ownership without a leader (docs/DESIGN.md "Scale-out").
 //
 // A host (the URL's authority as the daemon keys politeness, e.g.
 // "h3.test:8080") hashes to one of `shards` shards with XXH64 under a fixed

@@ -176,7 +176,7 @@ class CrawlLoop {
   // rules in force are then kept. Call on the scheduler's thread.
   Status SetRules(const std::vector<RuleConfig>& rules);
 
-  // The status endpoint's views (DESIGN.md contract).
+  // The status endpoint's views (docs/DESIGN.md contract).
   nlohmann::json StatusJson() const;
   std::string MetricsText() const;
   // NotFound for a URL the crawler does not know.

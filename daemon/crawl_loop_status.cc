@@ -1,4 +1,4 @@
-// CrawlLoop's status views: GET /status, /metrics and /page (DESIGN.md
+// CrawlLoop's status views: GET /status, /metrics and /page (docs/DESIGN.md
 // "contract — status endpoint"). The freshness estimate and the queue counts
 // take a pass over the pages, bounded to ~1% of the scheduler's thread
 // however fast they are polled (CopySummary); beyond kStatusSlicedPages the

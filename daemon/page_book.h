@@ -1,9 +1,9 @@
 // PageBook: the single owner of every page's durable state in the daemon
-// (DESIGN.md "page book"): URL <-> page id, the fetch-side fields (PageMeta:
-// validators, content hash, last outcome, newest lastmod considered), each
-// host's name <-> id and fetch state, and — through the Scheduler it is
-// given — the scheduler state. Whatever changes a page, a host or the
-// global statistics marks it here (Mark*, or Note with what
+// (docs/DESIGN.md "page book"): URL <-> page id, the fetch-side fields
+// (PageMeta: validators, content hash, last outcome, newest lastmod
+// considered), each host's name <-> id and fetch state, and — through the
+// Scheduler it is given — the scheduler state. Whatever changes a page, a host
+// or the global statistics marks it here (Mark*, or Note with what
 // Scheduler::Observe returned); TakeBatch then writes each marked record
 // once, so a page observed ten times between two group commits is encoded
 // once, and a host and the global record only when they changed.

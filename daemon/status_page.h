@@ -1,4 +1,4 @@
-// The human status page and the JSON behind it (DESIGN.md "contract —
+// The human status page and the JSON behind it (docs/DESIGN.md "contract —
 // status endpoint"), served by the daemon from assets embedded in the
 // binary (daemon/status_page/, turned into a header at build time):
 //   GET /               the page (HTML), with a Content-Security-Policy

@@ -1,4 +1,4 @@
-// The status endpoint's routes over a CrawlLoop (DESIGN.md contract):
+// The status endpoint's routes over a CrawlLoop (docs/DESIGN.md contract):
 //   GET  /status         JSON summary
 //   GET  /metrics        Prometheus text exposition 0.0.4
 //   GET  /page?url=URL   one page's state (URL percent-encoded)

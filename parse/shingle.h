@@ -4,7 +4,7 @@
 // cannot craft collisions without it: each token is hashed with the seed, and
 // a shingle's hash is XXH3(seed) of its k token hashes (64-bit each, little
 // endian). A text with 1 <= n < k tokens has one shingle (all n tokens).
-// Fragment staleness D = 1 - |A∩B|/|A∪B| (MATH.md, Paper 3).
+// Fragment staleness D = 1 - |A∩B|/|A∪B| (docs/MATH.md, Paper 3).
 // Thread-safety: pure functions; concurrent calls are safe.
 
 #ifndef FRESHD_PARSE_SHINGLE_H_

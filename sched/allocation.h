@@ -1,5 +1,5 @@
-// Optimal allocation of a crawl budget (MATH.md Paper 1 Solver, Paper 2 (c)
-// KKT).
+// Optimal allocation of a crawl budget (docs/MATH.md Paper 1 Solver, Paper 2
+// (c) KKT).
 //
 // Cho & Garcia-Molina: weighted sync frequencies f_i maximizing Σw_iF̄_i (or
 // minimizing Σw_iĀ_i) under Σf_i = total, fixed-order refresh. Continuous

@@ -1,5 +1,5 @@
 // Olston & Pandey change profiles and the two online longevity policies
-// (MATH.md Paper 3 (b); paper §4): curve fitting and bound-based.
+// (docs/MATH.md Paper 3 (b); paper §4): curve fitting and bound-based.
 //
 // A profile is a base time t_B plus (t − t_B, D(base, version at t)) points.
 // On each refresh at t, every live profile gets a point and a new profile is

@@ -15,8 +15,8 @@
 // f_i) = −μ. A threshold policy "crawl page i when its value V_i(τ) reaches the
 // multiplier λ" crawls page i at interval τ_i = V_i^{-1}(λ), i.e. at frequency
 // f_i = 1/τ_i; it solves the KKT system exactly when V_i(τ) = −w_i ∂Ā/∂f(λ_i,
-// 1/τ) (the same construction that turns ∂F̄/∂f into the GREEDY value, MATH.md
-// Paper 2 (b)). With x = Δτ:
+// 1/τ) (the same construction that turns ∂F̄/∂f into the GREEDY value,
+// docs/MATH.md Paper 2 (b)). With x = Δτ:
 //   −∂Ā/∂f|_{f=1/τ} = τ²/2 − (1−e^{−x})/Δ² + τe^{−x}/Δ = h(x)/Δ²,
 //   h(x) = x²/2 − 1 + (1+x)e^{−x} = ∫₀^x s(1−e^{−s})ds,
 // so AgeValue = μ h(Δτ)/Δ², with dV/dτ = μτ(1−e^{−Δτ}) > 0, V(0) = 0 and V → ∞:
@@ -176,7 +176,7 @@ Sums CycleSums(const PageParams& p, double theta, int max_terms, bool need_l) {
   }
   const double c = p.delta + p.nu;
   const double ratio = p.nu / c;
-  // MATH.md truncation: j ≤ (Δ+ν)θ + 8√((Δ+ν)θ) + 12 (and x_j > 0, j <
+  // docs/MATH.md truncation: j ≤ (Δ+ν)θ + 8√((Δ+ν)θ) + 12 (and x_j > 0, j <
   // max_terms).
   const double rule = c * theta + 8 * std::sqrt(c * theta) + 12;
   int last = static_cast<int>(std::min(rule, static_cast<double>(kMaxTerms)));
@@ -285,9 +285,9 @@ double NcisValue(const PageParams& p, double tau, int n_signals,
   if (Invalid(p) || !(tau >= 0) || n_signals < 0) return kNaN;
   if (p.delta == 0 || p.mu == 0) return 0;
   if (p.alpha == 1) {
-    // κ = 0 (MATH.md): V = μ[(1−q^n)/Δ − n·q^n/σ], P(fresh) = q^n. APPROX-m
-    // keeps the terms j < k = min(n, m): V = μ[(1−q^k)/Δ − k·q^n/σ] (the α → 1
-    // limit of the sums).
+    // κ = 0 (docs/MATH.md): V = μ[(1−q^n)/Δ − n·q^n/σ], P(fresh) = q^n.
+    // APPROX-m keeps the terms j < k = min(n, m): V = μ[(1−q^k)/Δ − k·q^n/σ]
+    // (the α → 1 limit of the sums).
     const double sigma = p.delta + p.nu;
     const double q = p.nu / sigma;
     const int k = max_terms > 0 ? std::min(n_signals, max_terms) : n_signals;

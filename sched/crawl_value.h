@@ -1,5 +1,5 @@
-// Crawl values: the Lagrangian marginal gain of crawling one page now (MATH.md
-// Paper 2).
+// Crawl values: the Lagrangian marginal gain of crawling one page now
+// (docs/MATH.md Paper 2).
 //
 // V(θ) = μ[G(θ) − e^{−κθ}L(θ)] for the threshold policy "crawl when τ_eff ≥ θ",
 // with the special cases GREEDY (no signals), GREEDY-CIS (ν = 0) and α = 1 (κ =
@@ -12,7 +12,7 @@
 
 namespace freshd::sched {
 
-// One page's model parameters (MATH.md Paper 2 (a)).
+// One page's model parameters (docs/MATH.md Paper 2 (a)).
 struct PageParams {
   double delta;      // Δ: Poisson change rate (> 0).
   double mu;         // μ: importance / request rate (≥ 0).
@@ -20,8 +20,8 @@ struct PageParams {
   double nu = 0;     // ν: false-signal rate (≥ 0).
 };
 
-// GREEDY value (MATH.md Paper 2 (b)): (μ/Δ)(1 − (1+Δτ)e^{−Δτ}) for τ time since
-// the last crawl. 0 at τ = 0, increasing to μ/Δ. Equals μ·∂F̄/∂f of Cho &
+// GREEDY value (docs/MATH.md Paper 2 (b)): (μ/Δ)(1 − (1+Δτ)e^{−Δτ}) for τ time
+// since the last crawl. 0 at τ = 0, increasing to μ/Δ. Equals μ·∂F̄/∂f of Cho &
 // Garcia-Molina at f = 1/τ.
 double GreedyValue(double delta, double mu, double tau);
 
@@ -39,7 +39,7 @@ double AgeValue(double delta, double mu, double tau);
 // α == 0.
 double SignalTimeEquivalent(const PageParams& p);
 
-// P(fresh | τ, n) = e^{−κτ}·q^n, κ = (1−α)Δ, q = ν/(αΔ+ν) (MATH.md Paper 2
+// P(fresh | τ, n) = e^{−κτ}·q^n, κ = (1−α)Δ, q = ν/(αΔ+ν) (docs/MATH.md Paper 2
 // (a)): the probability that a page copied τ ago, with n signals received
 // since, has not changed. α = 0 gives GREEDY's e^{−Δτ} (signals carry no
 // information); ν = 0 with n ≥ 1 gives 0 (a signal proves a change); Δ = 0
@@ -47,8 +47,8 @@ double SignalTimeEquivalent(const PageParams& p);
 double FreshProbability(const PageParams& p, double tau, int n_signals);
 
 // Expected cycle length L(θ) and expected fresh time per cycle G(θ) of the
-// threshold policy with threshold θ on effective time (MATH.md Paper 2 (c)).
-// max_terms > 0 keeps only the terms j < max_terms (APPROX-m); 0 = exact
+// threshold policy with threshold θ on effective time (docs/MATH.md Paper 2
+// (c)). max_terms > 0 keeps only the terms j < max_terms (APPROX-m); 0 = exact
 // (MATH's truncation rule).
 double NcisCycleLength(const PageParams& p, double theta, int max_terms = 0);
 double NcisFreshTime(const PageParams& p, double theta, int max_terms = 0);

@@ -1,5 +1,5 @@
 // Least-squares fit of an Olston & Pandey divergence curve to pooled change-
-// profile points (MATH.md Paper 3 (b) "Curve fitting", steps 2-4).
+// profile points (docs/MATH.md Paper 3 (b) "Curve fitting", steps 2-4).
 //
 // Churn: D = a(1−e^{−λt}); for fixed λ, a = clip(Σφd/Σφ², 0, 1) with
 // φ = 1−e^{−λt}; log λ by a grid then Brent. Scroll: D = Σ_{j<K}(g_{j+1}−g_j)
@@ -97,7 +97,7 @@ DivergenceFit FitScroll(std::span<const ProfilePoint> points,
                         const DivergenceFitOptions& options = {});
 
 // Scroll-only divergence for share s static, K items, rate λ at time t
-// (MATH.md Paper 3 (a)); exposed for tests and the fit's callers.
+// (docs/MATH.md Paper 3 (a)); exposed for tests and the fit's callers.
 double ScrollDivergence(double s, int k, double rate, double t);
 
 }  // namespace freshd::sched

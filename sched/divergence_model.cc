@@ -6,7 +6,7 @@
 
 #include "sched/special_functions.h"
 
-// Derivation (MATH.md Paper 3 (a)). u = c·B + k·min(J,K)/K with B ~
+// Derivation (docs/MATH.md Paper 3 (a)). u = c·B + k·min(J,K)/K with B ~
 // Bernoulli(p), p = 1 − e^{−λ_c t}, J ~ Poisson(λ_s t); D = g(u) = 2u/(1+u).
 // Writing Δg_{b,j} = g(cb + k(j+1)/K) − g(cb + kj/K) and P(J > j) = γ_j(λ_s t):
 //   D(t) = p·C + Σ_j A_j γ_j(λ_s t) + e^{−λ_c t} Σ_j B_j γ_j(λ_s t),

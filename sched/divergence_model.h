@@ -1,4 +1,5 @@
-// Olston & Pandey divergence curves and refresh utility (MATH.md Paper 3 (a)).
+// Olston & Pandey divergence curves and refresh utility (docs/MATH.md Paper 3
+// (a)).
 //
 // A page of N fragments: a static share, a churn share replaced all at once at
 // Poisson rate churn_rate, and a scroll share of scroll_k items shifted at

@@ -89,7 +89,7 @@ inline void AddSignal(PageState& s) {
   if (s.signals < UINT16_MAX) ++s.signals;
 }
 
-// Olston & Pandey change profiles of one page (MATH.md Paper 3 (b)) plus
+// Olston & Pandey change profiles of one page (docs/MATH.md Paper 3 (b)) plus
 // the base sketch of each profile: sched/change_profile.h keeps the compact
 // (t - t_B, D) points, this keeps the sketches in its slots so divergences
 // can be computed from a new version's sketch.

@@ -1,5 +1,5 @@
-// Recrawl policies as value functions over one page's state (DESIGN.md "the
-// one idea"): Value(τ) is what one fetch of the page buys now, τ seconds
+// Recrawl policies as value functions over one page's state (docs/DESIGN.md
+// "the one idea"): Value(τ) is what one fetch of the page buys now, τ seconds
 // after its last fetch. The selector fetches the highest value; the budget
 // sets the implied threshold. Policies: uniform, nutch, stormcrawler,
 // freshness (GREEDY), age, ncis, ncis1, ncis2, cis, longevity,

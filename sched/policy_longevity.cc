@@ -1,4 +1,4 @@
-// Olston & Pandey longevity policies (MATH.md Paper 3 (b)).
+// Olston & Pandey longevity policies (docs/MATH.md Paper 3 (b)).
 //
 // longevity: value μ·U(τ) of the page's divergence model (fitted by the
 // scheduler from change profiles, or the simulator's truth in oracle mode).

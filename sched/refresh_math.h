@@ -1,5 +1,5 @@
-// Cho & Garcia-Molina (TODS 2003) freshness and age of one element (MATH.md
-// Paper 1 (a)).
+// Cho & Garcia-Molina (TODS 2003) freshness and age of one element
+// (docs/MATH.md Paper 1 (a)).
 //
 // An element changes as a Poisson process of rate λ and is synchronized f times
 // per unit time in fixed, random or purely random order; r = λ/f. Time-averaged

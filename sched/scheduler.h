@@ -1,6 +1,6 @@
 // The scheduler facade the daemon and the simulator both drive: pages,
 // observations, the policy's value function, the token bucket and the
-// greedy selector (DESIGN.md "the one idea").
+// greedy selector (docs/DESIGN.md "the one idea").
 //
 // Time unit: seconds everywhere (the daemon passes seconds since the epoch,
 // the simulator virtual seconds); rates per second; values in importance x
@@ -24,7 +24,7 @@
 // rule's importance. Forced fetches take tokens from the same bucket. A page
 // holds its rule as one byte in a side table that exists only once a page has
 // a rule: nothing a page, and no change in any output, without rules.
-// Not thread-safe: one owner thread, no locks (DESIGN.md).
+// Not thread-safe: one owner thread, no locks (docs/DESIGN.md).
 
 #ifndef FRESHD_SCHED_SCHEDULER_H_
 #define FRESHD_SCHED_SCHEDULER_H_

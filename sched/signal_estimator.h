@@ -1,7 +1,7 @@
 // Maximum-likelihood estimation of change-indicating-signal quality: recall α
 // and false-signal rate ν (with the change rate Δ, jointly or given), from
-// (interval τ, signals n, changed?) triples (MATH.md Paper 2 (a); noisy-signals
-// paper, appendix E).
+// (interval τ, signals n, changed?) triples (docs/MATH.md Paper 2 (a);
+// noisy-signals paper, appendix E).
 //
 // Model: changes are Poisson(Δ); each change emits a signal with probability
 // α; false signals are Poisson(ν). So signalled changes N1 ~ Poisson(αΔτ),

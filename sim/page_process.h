@@ -4,7 +4,7 @@
 // pure functions of (model seed, page, time): VersionAt(t) regenerates the
 // streams from 0, so a server can answer "content at t" with no state.
 // Fragments are words (one shingle per word, so D is exact; region
-// boundaries ignored as in MATH.md judgement 5). Times in seconds.
+// boundaries ignored as in docs/MATH.md judgement 5). Times in seconds.
 // Thread-safe (no shared state).
 
 #ifndef FRESHD_SIM_PAGE_PROCESS_H_

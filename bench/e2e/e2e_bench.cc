@@ -1,8 +1,8 @@
 // End-to-end: the real daemon loop (fetcher over loopback HTTP, parser,
 // scheduler, LevelDB store) crawling a simulated web served by the test web
 // in compressed time, against what `freshd sim` predicts for the same web,
-// seed, policy and budget (DESIGN.md: "compare what the daemon achieved on a
-// live test web with what the simulator predicted").
+// seed, policy and budget (docs/DESIGN.md: "compare what the daemon achieved on
+// a live test web with what the simulator predicted").
 //
 // For each policy and seed it reports the daemon's time-averaged true
 // freshness over [warm-up, days] (cli/live_web.h) and two predictions of

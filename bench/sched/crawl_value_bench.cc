@@ -1,7 +1,7 @@
 // Benchmark of the crawl-value functions on the selector's hot path
 // (sched/crawl_value.h): mean nanoseconds per call of GreedyValue, AgeValue,
 // CisValue and NcisValue (exact, APPROX-1, APPROX-2) over 4096 pages drawn as
-// in MATH.md Paper 2 (d): μ ~ U(0,1), α ~ Beta(.5,.5), ν ~ U(0,.5), signal
+// in docs/MATH.md Paper 2 (d): μ ~ U(0,1), α ~ Beta(.5,.5), ν ~ U(0,.5), signal
 // count n ~ Poisson((αΔ+ν)τ). Two workloads:
 //   typical: Δ ~ U(0.05, 1), τ ~ U(0, 3/(Δ+ν)) — pages crawled every few change
 //   intervals; tail:    Δ ~ U(0.001, 1), τ ~ U(0, 4/Δ) — includes

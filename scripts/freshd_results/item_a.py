@@ -11,7 +11,7 @@ def section_a(study, plan):
     study.out("## (a) GREEDY reaches the continuous optimum")
     study.out()
     study.out(
-        "Paper claim (Azar et al.; Cho & Garcia-Molina; MATH.md Paper 2 (b)): "
+        "Paper claim (Azar et al.; Cho & Garcia-Molina; docs/MATH.md Paper 2 (b)): "
         "the discrete GREEDY policy (`freshness`, true parameters) comes "
         "within a few tenths of a percent of the continuous Lagrangian "
         "optimum; target ≥ 98% on 1,000 pages with Δ, μ ~ U(0,1)/day."

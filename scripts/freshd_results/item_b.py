@@ -12,7 +12,7 @@ def section_b(study, plan):
     study.out()
     study.out(
         "Paper claim (Busa-Fekete et al. 2025, §5; our reconstruction in "
-        "MATH.md Paper 2 (d): +0.021..0.031 for NCIS over GREEDY, NCIS "
+        "docs/MATH.md Paper 2 (d): +0.021..0.031 for NCIS over GREEDY, NCIS "
         "within 0.002 of its continuous optimum, CIS worst): with "
         "α ~ Beta(0.5,0.5), ν ~ U(0,0.5)/day, GREEDY-NCIS beats GREEDY; "
         "with pure-noise signals (α = 0) it loses ≤ 0.5%; GREEDY-CIS, which "

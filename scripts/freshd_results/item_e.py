@@ -109,7 +109,7 @@ def section_floor(study, plan):
     study.out("## The `max_interval` floor: what it costs")
     study.out()
     study.out(
-        "At a tight budget the optimum abandons pages (MATH.md Paper 2 (d): "
+        "At a tight budget the optimum abandons pages (docs/MATH.md Paper 2 (d): "
         "about half at R/n = 0.1). `[sched] max_interval` refetches every "
         "known page at least that often. `freshness` on "
         "`sim/webs/uniform.toml`, R = %d/day (R/n = 0.05), %d days measured "

@@ -1,7 +1,7 @@
 // Tests of `freshd allocate`: reproduces Tables IV and V of Cho & Garcia-Molina
-// (TODS 2003) to two decimals (MATH.md Paper 1 (b); Table IV age e₁ is 0.83,
-// the paper prints 0.84), and rejects bad input with exit code 2. Runs the real
-// binary (FRESHD_BINARY).
+// (TODS 2003) to two decimals (docs/MATH.md Paper 1 (b); Table IV age e₁ is
+// 0.83, the paper prints 0.84), and rejects bad input with exit code 2. Runs
+// the real binary (FRESHD_BINARY).
 
 #include <gtest/gtest.h>
 

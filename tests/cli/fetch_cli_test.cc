@@ -199,8 +199,8 @@ TEST(FetchCliTest, WarcOutputHoldsRequestAndResponseRecords) {
   EXPECT_NE(files[0].find(".warc.gz"), std::string::npos);
   EXPECT_EQ(files[0].find(".open"), std::string::npos);
   // An independent reader checks framing and block/payload digests.
-  std::string verify = "python3 " + std::string(FRESHD_SHARED_DIR) +
-                       "/tools/warc_verify.py " + files[0] + " > " + dir +
+  std::string verify = "python3 " + std::string(FRESHD_SOURCE_DIR) +
+                       "/tests/tools/warc_verify.py " + files[0] + " > " + dir +
                        "/verify.txt 2>&1";
   EXPECT_EQ(std::system(verify.c_str()), 0)
       << testing::ReadWholeFile(dir + "/verify.txt");
@@ -287,8 +287,8 @@ TEST(FetchCliTest, WarcHoldsEachRedirectHopAndErrorResponses) {
   }
   ASSERT_FALSE(warc.empty());
   ASSERT_FALSE(cdxj.empty());
-  std::string verify = "python3 " + std::string(FRESHD_SHARED_DIR) +
-                       "/tools/warc_verify.py " + warc + " > " + dir +
+  std::string verify = "python3 " + std::string(FRESHD_SOURCE_DIR) +
+                       "/tests/tools/warc_verify.py " + warc + " > " + dir +
                        "/verify.txt 2>&1";
   EXPECT_EQ(std::system(verify.c_str()), 0)
       << testing::ReadWholeFile(dir + "/verify.txt");

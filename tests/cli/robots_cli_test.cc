@@ -1,4 +1,4 @@
-// End-to-end tests of `freshd robots` (contract in ../shared/DESIGN.md):
+// End-to-end tests of `freshd robots` (contract in docs/DESIGN.md):
 // runs the real binary on files written by the test.
 
 #include <gtest/gtest.h>
@@ -23,7 +23,7 @@ const char kRobots[] =
     "User-agent: *\n"
     "Disallow: /\n";
 
-// Google's robots.txt suite (../shared/data/robotstxt_google_cases.json)
+// Google's robots.txt suite (tests/data/robotstxt/google_cases.json)
 // through `freshd robots`, i.e. as the crawler decides: the URL normalized,
 // the rules' escapes normalized the same way. Case 67 (Allow:
 // /foo/bar/%62%61%7A, URL with the same escapes) passes; the cases that
@@ -47,7 +47,7 @@ const std::map<int, std::string>& CliDifferences() {
 }
 
 TEST(RobotsCliTest, GoogleSuiteThroughTheCliAgreesOnEscapes) {
-  std::ifstream in(FRESHD_SHARED_DIR "/data/robotstxt_google_cases.json");
+  std::ifstream in(FRESHD_TEST_DATA_DIR "/robotstxt/google_cases.json");
   std::stringstream ss;
   ss << in.rdbuf();
   const nlohmann::json cases = nlohmann::json::parse(ss.str());

@@ -1,4 +1,4 @@
-// End-to-end tests of `freshd sitemap` (contract in ../shared/DESIGN.md):
+// End-to-end tests of `freshd sitemap` (contract in docs/DESIGN.md):
 // JSON Lines on stdout, exit 0 / 2, partial output for cut files.
 
 #include <gtest/gtest.h>
@@ -80,8 +80,8 @@ TEST(SitemapCliTest, TruncatedFilePrintsWhatWasReadAndExitsTwo) {
 TEST(SitemapCliTest, CrawlerCommonsGzipFixture) {
   CommandResult r =
       RunFreshd({"sitemap", "--url", "http://www.example.com/sitemap.xml.gz",
-                 std::string(FRESHD_SHARED_DIR) +
-                     "/data/crawler-commons/sitemaps/sitemaps/xmlSitemap.gz"});
+                 std::string(FRESHD_TEST_DATA_DIR) +
+                     "/crawler-commons/sitemaps/sitemaps/xmlSitemap.gz"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(JsonLines(r.out).size(), 5u);
 }

@@ -278,7 +278,7 @@ TEST_F(CrawlLoopTest, CrawlsTheWebWithinBudgetAndServesStatus) {
   EXPECT_EQ(indexes, warcs);
 }
 
-// DESIGN.md: parsing runs on a worker pool, so a parse that takes long
+// docs/DESIGN.md: parsing runs on a worker pool, so a parse that takes long
 // (here: held until the status reply arrives) does not stall the io thread
 // that serves /status; the held page completes once released.
 // A page that answers 404 leaves queue.new for queue.failed, so new == 0

@@ -2,7 +2,7 @@
 // real ones (blog platforms, news sites), relative links, the date fields
 // and their fallbacks, bounds (bytes, entries, URL length), and clear
 // errors for what is not a feed (a sitemap, HTML, a DOCTYPE). The
-// crawler-commons feed fixtures under ../shared/data are read too.
+// crawler-commons feed fixtures under tests/data are read too.
 
 #include "parse/feed.h"
 
@@ -175,7 +175,7 @@ TEST(FeedTest, Rss1RdfAboutAndDcDate) {
 
 TEST(FeedTest, CrawlerCommonsFixtures) {
   const fs::path dir =
-      fs::path(FRESHD_SHARED_DIR) / "data" / "crawler-commons" / "sitemaps";
+      fs::path(FRESHD_TEST_DATA_DIR) / "crawler-commons" / "sitemaps";
   auto rss = ParseFeed(ReadFile(dir / "rss" / "feed.rss"),
                        At("https://www.example.com/feed.rss"));
   ASSERT_TRUE(rss.ok()) << rss.status().ToString();

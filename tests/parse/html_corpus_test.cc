@@ -20,7 +20,7 @@
 namespace freshd::parse {
 namespace {
 
-const std::string kShared = FRESHD_SHARED_DIR;
+const std::string kTestData = FRESHD_TEST_DATA_DIR;
 
 // RFC 4648 base64 (the JSONL stores 4 non-UTF-8 inputs as html_base64).
 std::string Base64Decode(std::string_view in) {
@@ -70,7 +70,7 @@ class HtmlCorpusTest : public ::testing::Test {
 };
 
 TEST_F(HtmlCorpusTest, Html5libInputsNeverCrash) {
-  std::ifstream in(kShared + "/data/html5lib_inputs.jsonl");
+  std::ifstream in(kTestData + "/html5lib/inputs.jsonl");
   ASSERT_TRUE(in) << "missing html5lib_inputs.jsonl";
   auto start = std::chrono::steady_clock::now();
   std::string line;
@@ -90,7 +90,7 @@ TEST_F(HtmlCorpusTest, Html5libInputsNeverCrash) {
 }
 
 TEST_F(HtmlCorpusTest, HostileFilesNeverCrashAndStayFast) {
-  const std::string dir = kShared + "/data/hostile-xml-html";
+  const std::string dir = kTestData + "/hostile-xml-html";
   ASSERT_TRUE(std::filesystem::is_directory(dir));
   for (const auto& entry : std::filesystem::recursive_directory_iterator(dir)) {
     if (!entry.is_regular_file()) continue;

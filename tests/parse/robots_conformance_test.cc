@@ -1,7 +1,7 @@
 // Data-driven conformance of parse/robots against two external suites:
 //  * google/robotstxt's robots_test.cc, extracted to
-//    ../shared/data/robotstxt_google_cases.json (145 verdicts) and
-//    robotstxt_google_aux_cases.json (parser-level checks);
+//    tests/data/robotstxt/google_cases.json (145 verdicts) and
+//    google_aux_cases.json (parser-level checks);
 //  * crawler-commons' robots fixtures with manifest.json.
 // Every standard (google_specific=false) case must pass; each Google- or
 // crawler-commons-specific case must pass or be listed below with the reason
@@ -24,8 +24,8 @@ namespace {
 
 using nlohmann::json;
 
-std::string Shared(const std::string& rel) {
-  return std::string(FRESHD_SHARED_DIR) + "/data/" + rel;
+std::string TestData(const std::string& rel) {
+  return std::string(FRESHD_TEST_DATA_DIR) + "/" + rel;
 }
 
 std::string ReadFile(const std::string& path) {
@@ -67,7 +67,7 @@ const std::map<int, std::string>& GoogleDifferences() {
 }
 
 TEST(RobotsGoogleConformanceTest, AllCasesPassOrAreListedDifferences) {
-  json cases = ReadJson(Shared("robotstxt_google_cases.json"));
+  json cases = ReadJson(TestData("robotstxt/google_cases.json"));
   ASSERT_EQ(cases.size(), 145u);
   int passed = 0, standard = 0, standard_passed = 0;
   for (const json& c : cases) {
@@ -127,7 +127,7 @@ class StatsHandler : public RobotsParseHandler {
 };
 
 TEST(RobotsGoogleConformanceTest, AuxiliaryParserCases) {
-  json aux = ReadJson(Shared("robotstxt_google_aux_cases.json"));
+  json aux = ReadJson(TestData("robotstxt/google_aux_cases.json"));
   int checked = 0;
   for (const json& c : aux["aux_cases"]) {
     std::string kind = c["kind"].get<std::string>();
@@ -177,11 +177,11 @@ TEST(RobotsGoogleConformanceTest, AuxiliaryParserCases) {
 }
 
 std::string CrawlerCommons(const std::string& file) {
-  return ReadFile(Shared("crawler-commons/robots/" + file));
+  return ReadFile(TestData("crawler-commons/robots/" + file));
 }
 
 TEST(RobotsCrawlerCommonsTest, AllowCasesFromManifest) {
-  json manifest = ReadJson(Shared("crawler-commons/robots/manifest.json"));
+  json manifest = ReadJson(TestData("crawler-commons/robots/manifest.json"));
   int passed = 0, total = 0;
   for (const json& c : manifest["allow_cases"]) {
     ++total;
@@ -261,7 +261,7 @@ TEST(RobotsCrawlerCommonsTest, ExtensionsGroupMerging) {
 }
 
 TEST(RobotsCrawlerCommonsTest, EveryFixtureParsesWithinBounds) {
-  json manifest = ReadJson(Shared("crawler-commons/robots/manifest.json"));
+  json manifest = ReadJson(TestData("crawler-commons/robots/manifest.json"));
   for (const json& c : manifest["other_cases"]) {
     std::string body = CrawlerCommons(c["file"].get<std::string>());
     ASSERT_FALSE(body.empty());

@@ -1,5 +1,5 @@
 // Data-driven test over crawler-commons' sitemap fixtures
-// (../shared/data/crawler-commons/sitemaps/manifest.json): every file is
+// (tests/data/crawler-commons/sitemaps/manifest.json): every file is
 // parsed and every expectation the manifest records is checked, except the
 // deliberate differences listed in kDifferences with their reasons.
 
@@ -22,7 +22,7 @@ namespace {
 using nlohmann::json;
 
 std::string Dir() {
-  return std::string(FRESHD_SHARED_DIR) + "/data/crawler-commons/sitemaps/";
+  return std::string(FRESHD_TEST_DATA_DIR) + "/crawler-commons/sitemaps/";
 }
 
 std::string ReadFile(const std::string& path) {

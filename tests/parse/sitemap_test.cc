@@ -1,6 +1,6 @@
 // Tests of parse/sitemap and parse/w3c_datetime: formats (sitemaps.org
 // protocol, RSS 2.0, Atom), gzip by magic bytes, limits, the host rule and
-// XML safety against the hostile corpus in ../shared/data/hostile-xml-html.
+// XML safety against the hostile corpus in tests/data/hostile-xml-html.
 // The crawler-commons fixtures run in sitemap_conformance_test.cc.
 
 #include "parse/sitemap.h"
@@ -286,7 +286,7 @@ TEST(SitemapSafetyTest, DoctypesAreRefused) {
 // crash, a bounded time, and no URL from an external resource.
 TEST(SitemapSafetyTest, HostileCorpusIsHandled) {
   namespace fs = std::filesystem;
-  fs::path dir = fs::path(FRESHD_SHARED_DIR) / "data" / "hostile-xml-html";
+  fs::path dir = fs::path(FRESHD_TEST_DATA_DIR) / "hostile-xml-html";
   ASSERT_TRUE(fs::exists(dir));
   int files = 0;
   auto start = std::chrono::steady_clock::now();

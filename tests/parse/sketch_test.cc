@@ -1,4 +1,4 @@
-// base/sketch.h: bottom-m min-hash sketches (MATH.md Paper 3 (c)): the
+// base/sketch.h: bottom-m min-hash sketches (docs/MATH.md Paper 3 (c)): the
 // estimator against exact fragment staleness, its variance against
 // Var = J(1-J)/m · (N-m)/(N-1), real page pairs, and the binary encoding.
 
@@ -71,9 +71,9 @@ TEST(SketchTest, HandComputedEstimate) {
 }
 
 // Empirical mean and variance of the estimate over many hash seeds, against
-// MATH.md's Var = J(1-J)/m · (N-m)/(N-1). With T trials the sample variance
-// has relative standard error ~sqrt(2/(T-1)) (≈ 2.9% for T = 2500, normal
-// approximation; the hypergeometric is close to normal here), so a ±15%
+// docs/MATH.md's Var = J(1-J)/m · (N-m)/(N-1). With T trials the sample
+// variance has relative standard error ~sqrt(2/(T-1)) (≈ 2.9% for T = 2500,
+// normal approximation; the hypergeometric is close to normal here), so a ±15%
 // band is ~5 standard errors: a wrong estimator (e.g. one that ignores the
 // finite-population factor, off by 6-25% at these N) fails, chance does not.
 TEST(SketchTest, EstimatorIsUnbiasedWithTheMathMdVariance) {
@@ -103,7 +103,7 @@ TEST(SketchTest, EstimatorIsUnbiasedWithTheMathMdVariance) {
     double var = (sum2 - kTrials * mean * mean) / (kTrials - 1);
     double want = FormulaVar(j, static_cast<double>(c.m), n);
     std::printf(
-        "J=%.2f N=%.0f m=%zu: mean %.4f, variance %.6f, MATH.md %.6f "
+        "J=%.2f N=%.0f m=%zu: mean %.4f, variance %.6f, docs/MATH.md %.6f "
         "(ratio %.3f) over %d seeds\n",
         j, n, c.m, mean, var, want, var / want, kTrials);
     SCOPED_TRACE(testing::Message() << "J=" << j << " N=" << n << " m=" << c.m
@@ -116,8 +116,9 @@ TEST(SketchTest, EstimatorIsUnbiasedWithTheMathMdVariance) {
 // Real page pairs: python3-doc pages (Debian package python3-doc, needed by
 // this test) and edited versions of them: a share of their paragraphs
 // removed and a new paragraph added, as a page update would. Each estimate
-// must lie within 4.5 sd (MATH.md variance) of the exact value, and the mean
-// signed error over all pairs within 4 standard errors of 0 (unbiasedness).
+// must lie within 4.5 sd (docs/MATH.md variance) of the exact value, and the
+// mean signed error over all pairs within 4 standard errors of 0
+// (unbiasedness).
 TEST(SketchTest, EstimateTracksExactStalenessOnRealPagePairs) {
   const std::string dir = "/usr/share/doc/python3/html/library";
   ASSERT_TRUE(std::filesystem::is_directory(dir))

@@ -1,7 +1,7 @@
 // Tests of sched/allocation: Cho & Garcia-Molina Tables IV and V (JSON vectors,
-// MATH.md, and the paper's 2 decimals), Table VII under MATH.md's stated
-// assumptions, the age crawl value's threshold policy reproducing the age
-// optimum, the Azar and NCIS continuous optima (2-page vectors, the four
+// docs/MATH.md, and the paper's 2 decimals), Table VII under docs/MATH.md's
+// stated assumptions, the age crawl value's threshold policy reproducing the
+// age optimum, the Azar and NCIS continuous optima (2-page vectors, the four
 // 100-page instances), and optimality against random feasible perturbations;
 // the fragment-staleness optimum (churn-only pages reduce to the Azar optimum,
 // mixed pages against numeric integration and perturbations).
@@ -37,7 +37,7 @@ std::vector<double> Vec(const nlohmann::json& j) {
 
 // instance_seed<k>.csv: page,Delta,mu,alpha,nu.
 std::vector<PageParams> LoadInstance(int seed) {
-  std::ifstream in(std::string(FRESHD_SHARED_DIR) + "/data/math/instance_seed" +
+  std::ifstream in(std::string(FRESHD_TEST_DATA_DIR) + "/math/instance_seed" +
                    std::to_string(seed) + ".csv");
   EXPECT_TRUE(in.good());
   std::vector<PageParams> pages;
@@ -102,8 +102,8 @@ TEST(AllocationTest, ChoTablesMatchPaperToTwoDecimals) {
   const auto age5 = OptimalSyncAllocation(lam5, w5, 6, SyncMetric::kAge);
   ASSERT_TRUE(fresh4.ok() && age4.ok() && fresh5.ok() && age5.ok());
   const double paper_fresh4[] = {1.15, 1.36, 1.35, 1.14, 0.00};
-  // The paper prints 0.84 for e₁ (age); the exact optimum is 0.8349 (MATH.md
-  // (b)).
+  // The paper prints 0.84 for e₁ (age); the exact optimum is 0.8349
+  // (docs/MATH.md (b)).
   const double paper_age4[] = {0.83, 0.97, 1.03, 1.07, 1.09};
   const double paper_fresh5[] = {0.78, 0.76, 0.00, 1.28, 1.56, 1.62};
   const double paper_age5[] = {0.76, 0.88, 0.94, 0.99, 1.17, 1.26};
@@ -117,7 +117,7 @@ TEST(AllocationTest, ChoTablesMatchPaperToTwoDecimals) {
     EXPECT_DOUBLE_EQ(round2(fresh5->frequencies[i]), paper_fresh5[i]) << i;
     EXPECT_DOUBLE_EQ(round2(age5->frequencies[i]), paper_age5[i]) << i;
   }
-  // MATH.md (b) multipliers and objectives to 4 decimals.
+  // docs/MATH.md (b) multipliers and objectives to 4 decimals.
   EXPECT_NEAR(fresh4->multiplier, 0.2164, 5e-5);
   EXPECT_NEAR(fresh4->objective, 0.3739, 5e-5);
   EXPECT_NEAR(age4->multiplier, 0.3808, 5e-5);
@@ -162,7 +162,7 @@ TEST(AllocationTest, ChoOptimumBeatsRandomFeasibleAllocations) {
   }
 }
 
-// Table VII with MATH.md's assumptions: bucket rates 1/day, 1/week, 1/30,
+// Table VII with docs/MATH.md's assumptions: bucket rates 1/day, 1/week, 1/30,
 // 1/120, 1/365 days; shares .23/.15/.16/.16/.30 (as 100 equal pages); mean sync
 // rate 1/30 per day; fixed order.
 TEST(AllocationTest, TableSevenUnderStatedAssumptions) {
@@ -191,15 +191,15 @@ TEST(AllocationTest, TableSevenUnderStatedAssumptions) {
   EXPECT_NEAR(uni_a, 5.61, 0.005);
   EXPECT_NEAR(opt_a->objective, 4.30, 0.005);
   // Paper: 0.12 / 0.57 / 0.62 and 400 / 5.6 / 4.3 days; proportional freshness
-  // is the known mismatch (MATH.md (c)).
+  // is the known mismatch (docs/MATH.md (c)).
   EXPECT_NEAR(uni_f, 0.57, 0.005);
   EXPECT_NEAR(opt_f->objective, 0.62, 0.005);
   EXPECT_NEAR(uni_a, 5.6, 0.05);
   EXPECT_NEAR(opt_a->objective, 4.3, 0.05);
-  // Optimal freshness allocation per bucket (per day). MATH.md lists 0, .0880,
-  // .0583, .0323, .0192, but those spend Σ s_b f_b = 0.033456 > 1/30; the
-  // optimum within the budget is 0, .0876, .0581, .0322, .0192 (independently
-  // re-solved by bisection; same F̄ = 0.6162).
+  // Optimal freshness allocation per bucket (per day). docs/MATH.md lists 0,
+  // .0880, .0583, .0323, .0192, but those spend Σ s_b f_b = 0.033456 > 1/30;
+  // the optimum within the budget is 0, .0876, .0581, .0322, .0192
+  // (independently re-solved by bisection; same F̄ = 0.6162).
   const double want[] = {0, 0.0876, 0.0581, 0.0322, 0.0192};
   double spent = 0;
   for (double f : opt_f->frequencies) spent += f;
@@ -335,10 +335,10 @@ TEST(AllocationTest, NcisOptimumBeatsRandomFeasiblePerturbations) {
   }
 }
 
-// MATH.md Paper 2 (d): continuous optima of the four 100-page instances at R
-// = 10.
+// docs/MATH.md Paper 2 (d): continuous optima of the four 100-page instances at
+// R = 10.
 TEST(AllocationTest, HundredPageInstancesMatchMathTable) {
-  // Instance 4: MATH.md's 0.3128 spends 9.9938 of the budget (see
+  // Instance 4: docs/MATH.md's 0.3128 spends 9.9938 of the budget (see
   // HundredPageAzarOptimaMatchBisection); the optimum spending 10 is 0.31293.
   const double azar[] = {0.3538, 0.3842, 0.3469, 0.31293};
   const double ncis[] = {0.3771, 0.4205, 0.3750, 0.3334};
@@ -514,7 +514,7 @@ TEST(AllocationTest, FreshnessAllocationMatchesBisectionOnRandomInstance) {
 // its frequency, 0.00623534071833441 (60-digit arithmetic anchored at its
 // m = w/λ, μ = m(1 − e^{−139.87})), needs 1 − μ/m ≈ 1e−61, which neither
 // double nor long double μ can hold: bisection on μ leaves it at 0 and
-// spends 9.9938 of the 10 (accuracy 0.31282, MATH.md's 0.3128); the
+// spends 9.9938 of the 10 (accuracy 0.31282, docs/MATH.md's 0.3128); the
 // solver spends 10 and reaches 0.312933.
 TEST(AllocationTest, HundredPageAzarOptimaMatchBisection) {
   for (int seed = 1; seed <= 4; ++seed) {

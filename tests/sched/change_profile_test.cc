@@ -1,4 +1,4 @@
-// Change profiles and the longevity policies' steps (MATH.md Paper 3 (b);
+// Change profiles and the longevity policies' steps (docs/MATH.md Paper 3 (b);
 // Olston & Pandey §4.1-4.5).
 #include "sched/change_profile.h"
 
@@ -50,7 +50,7 @@ TEST(ChangeProfileTest, Paper_ProfileRecordsNormalizedPoints) {
 }
 
 TEST(ChangeProfileTest, Math_BoundsOfPaperProfile) {
-  // MATH.md Paper 3 (b) "Bound-based" test vector.
+  // docs/MATH.md Paper 3 (b) "Bound-based" test vector.
   ChangeProfiles p = PaperProfiles();
   UtilityBounds b9 = ProfileBounds(p.profile(0), 9, 1.0);
   EXPECT_NEAR(b9.a_max, 2.2, 1e-3);
@@ -284,7 +284,7 @@ TEST(ChangeProfileTest, PooledAveragesEqualOffsets) {
 }
 
 TEST(ChangeProfileTest, Math_CurveFitIntervalAndClamps) {
-  // MATH.md Paper 3 test vector: churn a = 2/3 (c = 1/2), λ = .25:
+  // docs/MATH.md Paper 3 test vector: churn a = 2/3 (c = 1/2), λ = .25:
   // φ(T) = 3.1587, 5.2206, 10.7705 for T = .5, 1, 2.
   const DivergenceModel m = Churn(0.5, 0.25);
   LongevityParams free{1, 1, 1e9, 1e9};

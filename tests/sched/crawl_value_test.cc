@@ -1,4 +1,4 @@
-// Tests of sched/crawl_value: every Paper 2 vector of MATH.md and
+// Tests of sched/crawl_value: every Paper 2 vector of docs/MATH.md and
 // test_vectors.json, the identities (V(0) = 0, V′ > 0, V(∞) = μ/Δ, G′ =
 // e^{−κθ}L′, ν → 0 gives CIS, α = 0 gives GREEDY, α → 1 limit), GREEDY =
 // μ·∂F̄/∂f, the age value = −μ·∂Ā/∂f, and a Monte Carlo check of L and G (fixed
@@ -107,7 +107,7 @@ TEST(CrawlValueTest, AlphaOneLimitJsonAndClampConvergence) {
     const int n = in["n"];
     const double want = c["outputs"]["V"];
     EXPECT_NEAR(NcisValue(p, 2.0, n), want, 1e-12) << n;
-    // Clamping α to 1 − 1e-6 converges to the same value (MATH.md).
+    // Clamping α to 1 − 1e-6 converges to the same value (docs/MATH.md).
     PageParams near = p;
     near.alpha = 1 - 1e-6;
     EXPECT_NEAR(NcisValue(near, 2.0, n), want, 1e-4) << n;
@@ -169,7 +169,7 @@ TEST(CrawlValueTest, SpecialCasesReduceToGreedyAndCis) {
     EXPECT_NEAR(NcisValue(tiny, tau, 0), CisValue(p, tau, 0), 1e-6);
     EXPECT_NEAR(NcisValue(tiny, tau, 1), CisValue(p, tau, 1), 1e-6);
     EXPECT_NEAR(NcisValue(p, tau, 0), CisValue(p, tau, 0), 1e-14);
-    // The closed-form CIS value of MATH.md.
+    // The closed-form CIS value of docs/MATH.md.
     const double d = .7, a = .6;
     const double cis =
         1.2 / d *
@@ -184,7 +184,7 @@ TEST(CrawlValueTest, SpecialCasesReduceToGreedyAndCis) {
 
 TEST(CrawlValueTest, FreshProbabilityLimits) {
   const PageParams p{.8, .6, .5, .2};
-  // The MATH.md row: (.8,.6,.5,.2, τ 2, n 1) → P(fresh) .1498.
+  // The docs/MATH.md row: (.8,.6,.5,.2, τ 2, n 1) → P(fresh) .1498.
   EXPECT_NEAR(FreshProbability(p, 2, 1), .1498, 5e-5);
   // Each signal multiplies by q = ν/σ; time by e^{−κτ}.
   EXPECT_NEAR(FreshProbability(p, 2, 3) / FreshProbability(p, 2, 2), .2 / .6,

@@ -1,5 +1,6 @@
-// Divergence curve fitting (MATH.md Paper 3 (b) "Curve fitting", steps 2-4):
-// churn vs scroll by least squares. Randomized tests use fixed, logged seeds.
+// Divergence curve fitting (docs/MATH.md Paper 3 (b) "Curve fitting", steps
+// 2-4): churn vs scroll by least squares. Randomized tests use fixed, logged
+// seeds.
 #include "sched/divergence_fit.h"
 
 #include <gtest/gtest.h>
@@ -59,7 +60,7 @@ DivergenceModel Churn(double c, double rate) {
 }
 
 TEST(DivergenceFitTest, ScrollDivergenceMatchesMathVectors) {
-  // MATH.md test vectors: scroll s = .5, K = 10, λ = .25 at t = 1, 4, 10.
+  // docs/MATH.md test vectors: scroll s = .5, K = 10, λ = .25 at t = 1, 4, 10.
   EXPECT_NEAR(ScrollDivergence(0.5, 10, 0.25, 1), 0.0235, 5e-5);
   EXPECT_NEAR(ScrollDivergence(0.5, 10, 0.25, 4), 0.0911, 5e-5);
   EXPECT_NEAR(ScrollDivergence(0.5, 10, 0.25, 10), 0.2137, 5e-5);
@@ -70,8 +71,8 @@ TEST(DivergenceFitTest, ScrollDivergenceMatchesMathVectors) {
 }
 
 TEST(DivergenceFitTest, RecoversMathSyntheticScrollPage) {
-  // MATH.md Paper 3 (b): true scroll (s = .6, K = 6, λ = .3) was recovered as
-  // about (.597, 6, .297). K is only identifiable once profiles reach the
+  // docs/MATH.md Paper 3 (b): true scroll (s = .6, K = 6, λ = .3) was recovered
+  // as about (.597, 6, .297). K is only identifiable once profiles reach the
   // saturation of the scroll (λt > K), so gaps here are U(2, 12).
   const DivergenceModel truth = Scroll(0.6, 6, 0.3);
   for (uint64_t seed = 1; seed <= 4; ++seed) {

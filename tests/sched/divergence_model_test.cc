@@ -1,6 +1,6 @@
-// Tests of sched/divergence_model: MATH.md Paper 3 (a) vectors (churn, scroll,
-// mixed, φ), U against quadrature of t·D − ∫D, D against Monte Carlo of its
-// definition (fixed seed), sup U, monotonicity, and invalid models.
+// Tests of sched/divergence_model: docs/MATH.md Paper 3 (a) vectors (churn,
+// scroll, mixed, φ), U against quadrature of t·D − ∫D, D against Monte Carlo of
+// its definition (fixed seed), sup U, monotonicity, and invalid models.
 
 #include "sched/divergence_model.h"
 

@@ -1,4 +1,4 @@
-// Reads ../shared/data/math/test_vectors.json for the sched math tests.
+// Reads tests/data/math/test_vectors.json for the sched math tests.
 // The file writes ∞ as the bare token Infinity (Python's json), which is not
 // JSON: LoadVectors() quotes it before parsing ("inf" / "-inf"), and Num()
 // reads a number or such a string. Header-only; test code.
@@ -17,8 +17,8 @@
 namespace freshd::sched::testing {
 
 inline nlohmann::json LoadVectors() {
-  std::ifstream in(std::string(FRESHD_SHARED_DIR) +
-                   "/data/math/test_vectors.json");
+  std::ifstream in(std::string(FRESHD_TEST_DATA_DIR) +
+                   "/math/test_vectors.json");
   EXPECT_TRUE(in.good()) << "cannot open test_vectors.json";
   std::stringstream ss;
   ss << in.rdbuf();

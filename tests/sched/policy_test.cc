@@ -1,6 +1,6 @@
-// Policies as value functions: each equals the MATH.md crawl value it names,
-// never exceeds its upper bound (the selector's pruning relies on it), and
-// Nutch's interval follows AdaptiveFetchSchedule (inc 0.4, dec 0.2, clamp,
+// Policies as value functions: each equals the docs/MATH.md crawl value it
+// names, never exceeds its upper bound (the selector's pruning relies on it),
+// and Nutch's interval follows AdaptiveFetchSchedule (inc 0.4, dec 0.2, clamp,
 // sync_delta 0.3) and only due pages have value.
 
 #include "sched/policy.h"
@@ -31,7 +31,7 @@ TEST(PolicyTest, EveryConfiguredNameIsBuiltAndUnknownIsRejected) {
   EXPECT_EQ(bad.status().code(), Status::Code::kInvalidArgument);
 }
 
-// MATH.md Paper 2 test vectors: (Δ,μ,α,ν,τ,n) = (.8,.6,.5,.2,2,1) ->
+// docs/MATH.md Paper 2 test vectors: (Δ,μ,α,ν,τ,n) = (.8,.6,.5,.2,2,1) ->
 // V_NCIS .4744, APPROX-1 .4537, V_GREEDY .3563, V_CIS .7500.
 TEST(PolicyTest, SignalValuesMatchMathTestVectors) {
   PageState s;
@@ -173,7 +173,7 @@ TEST(PolicyTest, StormCrawlerIntervalFollowsAdaptiveScheduler) {
   EXPECT_EQ(s.interval, 14 * day);
 }
 
-// Longevity value is μ·U of the model (MATH.md Paper 3 test vector: mixed
+// Longevity value is μ·U of the model (docs/MATH.md Paper 3 test vector: mixed
 // s=.4, c=.2, λc=1, K=5, λs=.3 -> U(4) = .5226).
 TEST(PolicyTest, LongevityValueIsImportanceTimesUtility) {
   PageState s;

@@ -1,5 +1,5 @@
 // Tests of sched/refresh_math: Cho & Garcia-Molina's F̄, Ā (three sync orders),
-// E[F(t)], E[A(t)] and the derivatives, against MATH.md's test vectors
+// E[F(t)], E[A(t)] and the derivatives, against docs/MATH.md's test vectors
 // (data/math/test_vectors.json), numerical quadrature of the definitions, and
 // finite differences.
 

@@ -1,6 +1,6 @@
 // Signal quality estimation (recall α, false-signal rate ν, change rate Δ)
-// from (τ, n, changed) triples: MATH.md Paper 2 (a) model, paper appendix E.
-// Randomized tests use fixed, logged seeds.
+// from (τ, n, changed) triples: docs/MATH.md Paper 2 (a) model, paper appendix
+// E. Randomized tests use fixed, logged seeds.
 #include "sched/signal_estimator.h"
 
 #include <gtest/gtest.h>
@@ -41,7 +41,7 @@ TEST(SignalEstimatorTest, LikelihoodIsNormalizedAndMatchesFreshProbability) {
         double ll = SignalLogLikelihood(p, {tau, n, changed});
         total += std::exp(ll + n * std::log(tau) - std::lgamma(n + 1.0));
       }
-      // MATH.md Paper 2 (a): P(fresh | τ, n) = e^{−κτ} q^n.
+      // docs/MATH.md Paper 2 (a): P(fresh | τ, n) = e^{−κτ} q^n.
       double fresh = std::exp(SignalLogLikelihood(p, {tau, n, false}));
       double changed = std::exp(SignalLogLikelihood(p, {tau, n, true}));
       if (n < 20) {

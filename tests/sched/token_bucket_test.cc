@@ -1,5 +1,5 @@
 // TokenBucket: accrual at the rate, the burst cap, and rate changes that keep
-// earned tokens (the budget contract of DESIGN.md).
+// earned tokens (the budget contract of docs/DESIGN.md).
 
 #include "sched/token_bucket.h"
 

@@ -200,8 +200,8 @@ TEST_F(CdxjFileTest, FileLeftOpenIsCutRenamedAndIndexed) {
   const std::vector<std::string> index =
       Lines(ReadFile(CdxjPathFor(final_path)));
   EXPECT_EQ(index.size(), 6u);  // responses and revisits 0..5
-  std::string verify = "python3 " + std::string(FRESHD_SHARED_DIR) +
-                       "/tools/warc_verify.py " + final_path +
+  std::string verify = "python3 " + std::string(FRESHD_SOURCE_DIR) +
+                       "/tests/tools/warc_verify.py " + final_path +
                        " > /dev/null 2>&1";
   EXPECT_EQ(std::system(verify.c_str()), 0);
   // Nothing left to do the second time.

@@ -1,5 +1,5 @@
 // WarcWriter: files written with rotation and revisits are checked by the
-// project's independent checker (shared/tools/warc_verify.py) and by a
+// project's independent checker (tests/tools/warc_verify.py) and by a
 // second reader here that inflates each gzip member on its own, parses the
 // WARC/1.1 headers (ISO 28500:2017 §5-6) and recomputes every digest.
 
@@ -184,8 +184,8 @@ TEST_F(WarcWriterTest, RotatedFilesWithRevisitsVerifyIndependently) {
     EXPECT_GE(fs::file_size(files[i]), options.rotate_bytes) << files[i];
 
   // 1. The shared independent checker.
-  std::string cmd =
-      "python3 " + std::string(FRESHD_SHARED_DIR) + "/tools/warc_verify.py";
+  std::string cmd = "python3 " + std::string(FRESHD_SOURCE_DIR) +
+                    "/tests/tools/warc_verify.py";
   for (const auto& f : files) cmd += " '" + f + "'";
   cmd += " 2>&1";
   FILE* pipe = popen(cmd.c_str(), "r");

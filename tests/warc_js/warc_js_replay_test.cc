@@ -2,7 +2,7 @@
 // `freshd testweb` (pages change, 304s, robots.txt and sitemaps), is
 // SIGKILLed once (its WARC file is left ".open") and restarted (which
 // finishes and indexes that file), then stopped. Every file must pass
-// shared/tools/warc_verify.py, and warcio.js from npm (tests/warc_js/
+// tests/tools/warc_verify.py, and warcio.js from npm (tests/warc_js/
 // check.mjs, `npm ci` from the committed lockfile) must produce the same
 // CDXJ as freshd's, recompute every digest, find every capture by URL and
 // time and resolve every revisit to the payload it names. Fails, never
@@ -149,9 +149,10 @@ TEST_F(WarcJsReplayTest, WarcioAgreesWithFreshdsIndexesAndDigests) {
   EXPECT_GE(warcs, 2);
   EXPECT_EQ(indexes, warcs);
   const std::string verify_log = (dir_ / "verify.txt").string();
-  EXPECT_EQ(Run("python3 " FRESHD_SHARED_DIR "/tools/warc_verify.py" + files,
-                verify_log),
-            0)
+  EXPECT_EQ(
+      Run("python3 " FRESHD_SOURCE_DIR "/tests/tools/warc_verify.py" + files,
+          verify_log),
+      0)
       << testing::ReadWholeFile(verify_log);
 
   // warcio.js, installed from the committed lockfile in a scratch copy.
