@@ -3,6 +3,7 @@
 #include <charconv>
 #include <string>
 
+#include "daemon/json_reply.h"
 #include "daemon/status_page_assets.h"
 #include "daemon/status_routes.h"
 
@@ -22,10 +23,6 @@ HttpReply Asset(std::string_view type, std::string_view body) {
   return reply;
 }
 
-HttpReply Json(int status, const nlohmann::json& j) {
-  return HttpReply{status, "application/json", j.dump() + "\n", {}};
-}
-
 // A query parameter as a count in [0, max]; `fallback` when absent.
 std::optional<size_t> CountParam(std::string_view query, std::string_view name,
                                  size_t fallback, size_t max) {
@@ -43,17 +40,18 @@ HttpReply Hosts(CrawlLoop& loop, std::string_view query) {
   const std::string sort = QueryParam(query, "sort").value_or("pages");
   if (sort != "pages" && sort != "fetches" && sort != "errors" &&
       sort != "bytes" && sort != "host") {
-    return Json(
+    return JsonReply(
         400, {{"error", "sort must be pages, fetches, errors, bytes or host"}});
   }
   const auto offset = CountParam(query, "offset", 0, size_t{1} << 32);
   const auto limit =
       CountParam(query, "limit", kDefaultHostsPage, kMaxHostsPage);
   if (!offset || !limit) {
-    return Json(400, {{"error", "offset must be a count, limit a count ≤ " +
+    return JsonReply(400,
+                     {{"error", "offset must be a count, limit a count ≤ " +
                                     std::to_string(kMaxHostsPage)}});
   }
-  return Json(200, loop.HostsJson(*offset, *limit, sort));
+  return JsonReply(200, loop.HostsJson(*offset, *limit, sort));
 }
 
 }  // namespace
@@ -67,7 +65,7 @@ std::optional<HttpReply> RouteStatusPage(CrawlLoop& loop,
     return std::nullopt;
   }
   if (request.method != "GET" && request.method != "HEAD") {
-    return Json(405, {{"error", "use GET"}});
+    return JsonReply(405, {{"error", "use GET"}});
   }
   if (path == "/") return Asset("text/html; charset=utf-8", assets::kIndexHtml);
   if (path == "/ui/status.js") {
@@ -77,8 +75,8 @@ std::optional<HttpReply> RouteStatusPage(CrawlLoop& loop,
     return Asset("text/css; charset=utf-8", assets::kStatusCss);
   }
   if (path == "/hosts") return Hosts(loop, query);
-  if (path == "/history") return Json(200, loop.HistoryJson());
-  return Json(200, loop.OverviewJson());
+  if (path == "/history") return JsonReply(200, loop.HistoryJson());
+  return JsonReply(200, loop.OverviewJson());
 }
 
 }  // namespace freshd::daemon

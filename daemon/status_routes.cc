@@ -8,18 +8,15 @@
 #include <vector>
 
 #include "base/clock.h"
+#include "daemon/json_reply.h"
 #include "daemon/status_page.h"
 #include "parse/w3c_datetime.h"
 
 namespace freshd::daemon {
 namespace {
 
-HttpReply Json(int status, const nlohmann::json& j) {
-  return HttpReply{status, "application/json", j.dump() + "\n"};
-}
-
 HttpReply Error(int status, const std::string& message) {
-  return Json(status, {{"error", message}});
+  return JsonReply(status, {{"error", message}});
 }
 
 int HexValue(char c) {
@@ -104,7 +101,7 @@ HttpReply PostSignal(CrawlLoop& loop, const std::string& body) {
     }
     changed_at = static_cast<double>(*t);
   }
-  return Json(200, loop.Signal(urls, changed_at));
+  return JsonReply(200, loop.Signal(urls, changed_at));
 }
 
 }  // namespace
@@ -137,13 +134,13 @@ HttpReply RouteRecoveringRequest(const RecoveryProgress& progress,
   nlohmann::json j = RecoveringJson(progress, now_unix);
   if (path == "/status") {
     if (request.method == "GET" || request.method == "HEAD")
-      return Json(200, j);
+      return JsonReply(200, j);
     return Error(405, "use GET");
   }
   j["error"] =
       "recovering the store: only /status answers until it is done; try "
       "again";
-  HttpReply reply = Json(503, j);
+  HttpReply reply = JsonReply(503, j);
   reply.headers.emplace_back("Retry-After", "1");
   return reply;
 }
@@ -156,7 +153,7 @@ HttpReply RouteStatusRequest(CrawlLoop& loop, const HttpRequest& request) {
   if (auto page = RouteStatusPage(loop, request, path, query)) return *page;
   bool get = request.method == "GET" || request.method == "HEAD";
   if (path == "/status") {
-    return get ? Json(200, loop.StatusJson()) : Error(405, "use GET");
+    return get ? JsonReply(200, loop.StatusJson()) : Error(405, "use GET");
   }
   if (path == "/metrics") {
     if (!get) return Error(405, "use GET");
@@ -172,7 +169,7 @@ HttpReply RouteStatusRequest(CrawlLoop& loop, const HttpRequest& request) {
       return Error(page.status().code() == Status::Code::kNotFound ? 404 : 400,
                    page.status().message());
     }
-    return Json(200, page.value());
+    return JsonReply(200, page.value());
   }
   if (path == "/signal") {
     return request.method == "POST" ? PostSignal(loop, request.body)

@@ -43,7 +43,6 @@ CurlMultiLoop::CurlMultiLoop(asio::io_context& io, DoneFn done)
 }
 
 CurlMultiLoop::~CurlMultiLoop() {
-  boost::system::error_code ec;
   timer_.cancel();
   // Closes pooled connections through CloseSocketCb, which drops wrappers.
   if (multi_ != nullptr) curl_multi_cleanup(multi_);

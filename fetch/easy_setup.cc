@@ -47,8 +47,8 @@ bool ParseTarget(const std::string& url, TargetParts* parts, std::string* why) {
     curl_url_get(u, CURLUPART_HOST, &host, 0);
     curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT);
   }
-  parts->scheme = scheme ? AsciiLower(scheme) : "";
-  parts->host = host ? AsciiLower(host) : "";
+  parts->scheme = scheme ? AsciiLowerCopy(scheme) : "";
+  parts->host = host ? AsciiLowerCopy(host) : "";
   parts->port = port ? port : "";
   curl_free(scheme);
   curl_free(host);

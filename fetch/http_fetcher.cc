@@ -52,7 +52,7 @@ class HttpFetcher::Impl {
     };
     env_.schedule_decode = [this](uint64_t id) { ScheduleDecode(id); };
     for (const std::string& t : options_.config.content_types) {
-      env_.accepted_types.push_back(AsciiLower(t));
+      env_.accepted_types.push_back(AsciiLowerCopy(t));
     }
     OpenMulti();
   }

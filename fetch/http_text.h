@@ -1,6 +1,6 @@
-// Small ASCII text helpers for HTTP header handling inside fetch/: lower
-// casing and whitespace trimming (header names and values are ASCII per
-// RFC 9110; other bytes pass through unchanged).
+// Small ASCII text helpers for HTTP header handling inside fetch/:
+// whitespace trimming (header names and values are ASCII per RFC 9110;
+// other bytes pass through unchanged). Case mapping is base/ascii.h's.
 // Thread-safety: pure functions.
 
 #ifndef FRESHD_FETCH_HTTP_TEXT_H_
@@ -11,15 +11,9 @@
 #include <string>
 #include <string_view>
 
-namespace freshd::fetch {
+#include "base/ascii.h"
 
-inline std::string AsciiLower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) {
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  }
-  return out;
-}
+namespace freshd::fetch {
 
 inline std::string_view TrimSpace(std::string_view s) {
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) {

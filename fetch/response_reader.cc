@@ -41,7 +41,7 @@ bool OnHeadersComplete(Transfer& t) {
     return false;
   }
   if (t.req.defer_decoding && success && *enc != ContentEncoding::kIdentity) {
-    r.content_encoding = AsciiLower(TrimSpace(t.content_encoding));
+    r.content_encoding = AsciiLowerCopy(TrimSpace(t.content_encoding));
     enc = ContentEncoding::kIdentity;  // the wire bytes, as they come
   }
   t.decoder = std::make_unique<ContentDecoder>(
@@ -85,12 +85,12 @@ bool OnHeaderLine(Transfer& t, std::string_view line) {
   }
   size_t colon = trimmed.find(':');
   if (colon == std::string_view::npos) return true;
-  std::string name = AsciiLower(TrimSpace(trimmed.substr(0, colon)));
+  std::string name = AsciiLowerCopy(TrimSpace(trimmed.substr(0, colon)));
   std::string_view value = TrimSpace(trimmed.substr(colon + 1));
   FetchResult& r = t.result;
   if (name == "content-type") {
     std::string_view media = value.substr(0, value.find(';'));
-    r.content_type = AsciiLower(TrimSpace(media));
+    r.content_type = AsciiLowerCopy(TrimSpace(media));
   } else if (name == "etag") {
     r.etag = std::string(value);
   } else if (name == "last-modified") {

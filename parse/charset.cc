@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "base/ascii.h"
 #include "parse/html_tokenizer.h"
 #include "parse/text_utf8.h"
 
@@ -76,8 +77,6 @@ constexpr char16_t kCp1252High[32] = {
     0x0090, 0x2018, 0x2019, 0x201C, 0x201D, 0x2022, 0x2013, 0x2014,
     0x02DC, 0x2122, 0x0161, 0x203A, 0x0153, 0x009D, 0x017E, 0x0178};
 
-char Lower(char c) { return (c >= 'A' && c <= 'Z') ? c + 32 : c; }
-
 std::string_view Trim(std::string_view s) {
   auto junk = [](char c) {
     return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' ||
@@ -94,7 +93,7 @@ std::string_view CharsetFromMetaContent(std::string_view s) {
   for (size_t i = 0; i + 7 <= s.size(); ++i) {
     bool match = true;
     for (size_t k = 0; k < 7 && match; ++k)
-      match = Lower(s[i + k]) == "charset"[k];
+      match = AsciiLower(s[i + k]) == "charset"[k];
     if (!match) continue;
     size_t j = i + 7;
     while (j < s.size() && (s[j] == ' ' || s[j] == '\t')) ++j;
@@ -124,7 +123,7 @@ class MetaPrescan : public HtmlTokenHandler {
       std::string_view v = Trim(eq->value);
       bool is_ct = v.size() == 12;
       for (size_t i = 0; is_ct && i < 12; ++i)
-        is_ct = Lower(v[i]) == "content-type"[i];
+        is_ct = AsciiLower(v[i]) == "content-type"[i];
       if (is_ct && content) label_ = CharsetFromMetaContent(content->value);
     }
     Charset c;
@@ -196,7 +195,7 @@ bool LookupCharset(std::string_view label, Charset* out) {
               (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.' ||
               c == ':';
     if (!ok) return false;
-    lower.push_back(Lower(c));
+    lower.push_back(AsciiLower(c));
   }
   for (const LabelEntry& e : kLabels) {
     if (lower == e.label) {

@@ -5,6 +5,7 @@
 #include <string_view>
 #include <unordered_set>
 
+#include "base/ascii.h"
 #include "parse/charset.h"
 #include "parse/html_entities.h"
 #include "parse/html_text_sink.h"
@@ -37,16 +38,8 @@ bool IsBlockTag(std::string_view name) {
   return std::binary_search(kBlockTags.begin(), kBlockTags.end(), name);
 }
 
-char Lower(char c) { return (c >= 'A' && c <= 'Z') ? c + 32 : c; }
 bool IsSpace(char c) {
   return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f';
-}
-
-bool EqualsLower(std::string_view raw, std::string_view lower) {
-  if (raw.size() != lower.size()) return false;
-  for (size_t i = 0; i < raw.size(); ++i)
-    if (Lower(raw[i]) != lower[i]) return false;
-  return true;
 }
 
 // Calls fn(token) for each whitespace/comma-separated token of `s`.
@@ -64,7 +57,7 @@ void ForEachToken(std::string_view s, Fn fn) {
 bool HasRelToken(std::string_view rel, std::string_view lower_token) {
   bool found = false;
   ForEachToken(rel, [&](std::string_view t) {
-    if (EqualsLower(t, lower_token)) found = true;
+    if (EqualsAsciiLower(t, lower_token)) found = true;
   });
   return found;
 }
@@ -74,8 +67,8 @@ bool IsFeedType(std::string_view type) {
   type = type.substr(0, type.find(';'));
   while (!type.empty() && IsSpace(type.front())) type.remove_prefix(1);
   while (!type.empty() && IsSpace(type.back())) type.remove_suffix(1);
-  return EqualsLower(type, "application/rss+xml") ||
-         EqualsLower(type, "application/atom+xml");
+  return EqualsAsciiLower(type, "application/rss+xml") ||
+         EqualsAsciiLower(type, "application/atom+xml");
 }
 
 struct RawLink {
@@ -175,7 +168,7 @@ class Extractor : public HtmlTokenHandler {
   void OnMeta(const HtmlTag& tag) {
     const HtmlAttribute* name = tag.Find("name");
     const HtmlAttribute* content = tag.Find("content");
-    if (!name || !content || !EqualsLower(name->value, "robots")) return;
+    if (!name || !content || !EqualsAsciiLower(name->value, "robots")) return;
     std::string decoded;
     AppendDecoded(content->value, /*in_attribute=*/true, &decoded);
     RobotsDirectives d = ParseRobotsDirectives(decoded);
@@ -277,7 +270,7 @@ RobotsDirectives ParseRobotsDirectives(std::string_view value) {
     size_t colon = t.find(':');
     if (colon != std::string_view::npos) {
       std::string lower;
-      for (char c : t.substr(0, colon)) lower.push_back(Lower(c));
+      for (char c : t.substr(0, colon)) lower.push_back(AsciiLower(c));
       bool agent = !lower.empty() && lower[0] >= 'a' && lower[0] <= 'z';
       if (agent && lower != "unavailable_after" && lower != "max-snippet" &&
           lower != "max-image-preview" && lower != "max-video-preview")
@@ -285,11 +278,11 @@ RobotsDirectives ParseRobotsDirectives(std::string_view value) {
       return;
     }
     if (scoped) return;
-    if (EqualsLower(t, "noindex")) {
+    if (EqualsAsciiLower(t, "noindex")) {
       d.noindex = true;
-    } else if (EqualsLower(t, "nofollow")) {
+    } else if (EqualsAsciiLower(t, "nofollow")) {
       d.nofollow = true;
-    } else if (EqualsLower(t, "none")) {
+    } else if (EqualsAsciiLower(t, "none")) {
       d.noindex = d.nofollow = true;
     }
   });

@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "base/ascii.h"
+
 namespace freshd::parse {
 namespace {
 
@@ -9,17 +11,6 @@ constexpr size_t npos = std::string_view::npos;
 
 inline bool IsWs(char c) {
   return c == ' ' || c == '\n' || c == '\t' || c == '\r' || c == '\f';
-}
-inline bool IsAlpha(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
-}
-inline char Lower(char c) { return (c >= 'A' && c <= 'Z') ? c + 32 : c; }
-
-bool EqualsLower(std::string_view raw, std::string_view lower) {
-  if (raw.size() != lower.size()) return false;
-  for (size_t i = 0; i < raw.size(); ++i)
-    if (Lower(raw[i]) != lower[i]) return false;
-  return true;
 }
 
 size_t Find(std::string_view s, char c, size_t from) {
@@ -65,7 +56,7 @@ size_t FindEndTag(std::string_view s, size_t from, std::string_view name) {
   while ((i = Find(s, '<', i)) != npos) {
     size_t after = i + 2 + name.size();
     if (after < s.size() && s[i + 1] == '/' &&
-        EqualsLower(s.substr(i + 2, name.size()), name) &&
+        EqualsAsciiLower(s.substr(i + 2, name.size()), name) &&
         (IsWs(s[after]) || s[after] == '/' || s[after] == '>'))
       return i;
     ++i;
@@ -98,7 +89,7 @@ size_t BogusCommentEnd(std::string_view s, size_t from) {
 
 const HtmlAttribute* HtmlTag::Find(std::string_view lower_name) const {
   for (size_t i = 0; i < num_attributes; ++i)
-    if (EqualsLower(attributes[i].name, lower_name)) return &attributes[i];
+    if (EqualsAsciiLower(attributes[i].name, lower_name)) return &attributes[i];
   return nullptr;
 }
 
@@ -109,7 +100,7 @@ size_t HtmlTokenizer::ParseTag(std::string_view s, size_t lt, bool end_tag) {
   while (i < n) {
     char c = s[i];
     if (IsWs(c) || c == '/' || c == '>') break;
-    if (len < kMaxTagName) name_[len++] = Lower(c);
+    if (len < kMaxTagName) name_[len++] = AsciiLower(c);
     ++i;
   }
   attrs_.clear();
@@ -170,7 +161,8 @@ void HtmlTokenizer::Run(std::string_view s, HtmlTokenHandler* handler) {
     size_t lt = Find(s, '<', i);
     if (lt == npos || lt + 1 >= n) break;
     char c = s[lt + 1];
-    if (IsAlpha(c) || (c == '/' && lt + 2 < n && IsAlpha(s[lt + 2]))) {
+    if (IsAsciiAlpha(c) ||
+        (c == '/' && lt + 2 < n && IsAsciiAlpha(s[lt + 2]))) {
       flush(lt);
       size_t after = ParseTag(s, lt, c == '/');
       if (after == npos) return;  // EOF inside a tag: dropped

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "base/ascii.h"
 #include "parse/robots_parser.h"
 #include "parse/text_utf8.h"
 #include "parse/url.h"
@@ -18,14 +19,6 @@ namespace {
 
 constexpr char kHex[] = "0123456789ABCDEF";
 constexpr double kMaxCrawlDelayS = 86400.0;
-
-char Lower(char c) { return (c >= 'A' && c <= 'Z') ? c + ('a' - 'A') : c; }
-
-std::string LowerCopy(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = Lower(c);
-  return out;
-}
 
 int HexValue(char c) {
   if (c >= '0' && c <= '9') return c - '0';
@@ -166,7 +159,7 @@ std::string ExtractAgent(std::string_view value) {
                               value[n] == '-' || value[n] == '_')) {
     ++n;
   }
-  return LowerCopy(value.substr(0, n));
+  return AsciiLowerCopy(value.substr(0, n));
 }
 
 // UTF-16 (after its BOM) to UTF-8; unpaired surrogates become U+FFFD.
@@ -247,7 +240,7 @@ class RobotsTxtBuilder : public RobotsParseHandler {
                            std::string_view value) override {
     // A bare URL line ("http://host/sitemap.xml") is read as a Sitemap, as
     // crawler-commons does.
-    std::string k = LowerCopy(key);
+    std::string k = AsciiLowerCopy(key);
     if ((k == "http" || k == "https") && value.starts_with("//")) {
       Anomaly(line, "sitemap URL without 'Sitemap:'");
       HandleSitemap(line, std::string(key) + ":" + std::string(value));
@@ -326,7 +319,7 @@ namespace {
 // all "*" groups (RFC 9309 2.2.1).
 std::vector<const RobotsGroup*> ApplicableGroups(
     const std::vector<RobotsGroup>& groups, std::string_view product_token) {
-  std::string token = LowerCopy(product_token);
+  std::string token = AsciiLowerCopy(product_token);
   std::vector<const RobotsGroup*> specific, global;
   for (const RobotsGroup& g : groups) {
     for (const std::string& a : g.agents) {

@@ -5,6 +5,7 @@
 
 #include <array>
 
+#include "base/ascii.h"
 #include "parse/robots.h"
 
 namespace freshd::parse {
@@ -12,12 +13,10 @@ namespace {
 
 bool IsBlank(char c) { return c == ' ' || c == '\t'; }
 
-char Lower(char c) { return (c >= 'A' && c <= 'Z') ? c + ('a' - 'A') : c; }
-
 bool StartsWithIgnoreCase(std::string_view s, std::string_view prefix) {
   if (s.size() < prefix.size()) return false;
   for (size_t i = 0; i < prefix.size(); ++i) {
-    if (Lower(s[i]) != prefix[i]) return false;
+    if (AsciiLower(s[i]) != prefix[i]) return false;
   }
   return true;
 }

@@ -16,6 +16,8 @@
 #include <cstdlib>
 #include <string>
 
+#include "base/ascii.h"
+
 namespace freshd::parse {
 namespace {
 
@@ -32,15 +34,9 @@ int HexValue(char c) {
   return -1;
 }
 
-bool IsAlpha(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
-}
-bool IsDigit(char c) { return c >= '0' && c <= '9'; }
-char ToLower(char c) { return (c >= 'A' && c <= 'Z') ? c + ('a' - 'A') : c; }
-
 bool IsUnreserved(char c) {
-  return IsAlpha(c) || IsDigit(c) || c == '-' || c == '.' || c == '_' ||
-         c == '~';
+  return IsAsciiAlpha(c) || IsAsciiDigit(c) || c == '-' || c == '.' ||
+         c == '_' || c == '~';
 }
 
 // Characters kept raw in a path (RFC 3986 pchar plus '/').
@@ -86,11 +82,12 @@ std::string CleanInput(std::string_view in) {
 
 // Length of a scheme at the start of `s` including its ':', or 0.
 size_t SchemeLength(std::string_view s) {
-  if (s.empty() || !IsAlpha(s[0])) return 0;
+  if (s.empty() || !IsAsciiAlpha(s[0])) return 0;
   for (size_t i = 1; i < s.size(); ++i) {
     char c = s[i];
     if (c == ':') return i + 1;
-    if (!IsAlpha(c) && !IsDigit(c) && c != '+' && c != '-' && c != '.')
+    if (!IsAsciiAlpha(c) && !IsAsciiDigit(c) && c != '+' && c != '-' &&
+        c != '.')
       return 0;
   }
   return 0;
@@ -193,7 +190,7 @@ Result<std::string> NormalizeHost(std::string_view raw) {
     host = ascii;
     free(ascii);
   }
-  for (char& c : host) c = ToLower(c);
+  for (char& c : host) c = AsciiLower(c);
   // Labels: letters, digits, '-', '_' (seen in the wild), 1..63 octets.
   if (host.size() > 253) return Status::InvalidArgument("invalid host");
   size_t label_len = 0;
@@ -201,7 +198,7 @@ Result<std::string> NormalizeHost(std::string_view raw) {
     if (c == '.') {
       if (label_len == 0) return Status::InvalidArgument("invalid host");
       label_len = 0;
-    } else if (IsAlpha(c) || IsDigit(c) || c == '-' || c == '_') {
+    } else if (IsAsciiAlpha(c) || IsAsciiDigit(c) || c == '-' || c == '_') {
       if (++label_len > 63) return Status::InvalidArgument("invalid host");
     } else {
       return Status::InvalidArgument("invalid host");
@@ -240,7 +237,7 @@ Result<std::string> NormalizeUrl(std::string_view url) {
   size_t scheme_len = SchemeLength(in);
   if (scheme_len == 0) return Status::InvalidArgument("not an absolute URL");
   std::string scheme = in.substr(0, scheme_len - 1);
-  for (char& c : scheme) c = ToLower(c);
+  for (char& c : scheme) c = AsciiLower(c);
   if (scheme != "http" && scheme != "https") {
     return Status::InvalidArgument("unsupported scheme '" +
                                    scheme.substr(0, 32) + "'");
@@ -292,7 +289,7 @@ Result<std::string> NormalizeUrl(std::string_view url) {
     if (port_part.size() > 5) return Status::InvalidArgument("invalid port");
     unsigned value = 0;
     for (char c : port_part) {
-      if (!IsDigit(c)) return Status::InvalidArgument("invalid port");
+      if (!IsAsciiDigit(c)) return Status::InvalidArgument("invalid port");
       value = value * 10 + static_cast<unsigned>(c - '0');
     }
     if (value > 65535) return Status::InvalidArgument("invalid port");
@@ -345,7 +342,7 @@ Result<std::string> ResolveUrl(std::string_view base, std::string_view ref) {
   size_t scheme_len = SchemeLength(r);
   if (scheme_len > 0) {
     std::string ref_scheme = r.substr(0, scheme_len - 1);
-    for (char& c : ref_scheme) c = ToLower(c);
+    for (char& c : ref_scheme) c = AsciiLower(c);
     bool slash_follows = scheme_len < r.size() &&
                          (r[scheme_len] == '/' || r[scheme_len] == '\\');
     // WHATWG: "http:foo" relative to an http base is a relative reference.

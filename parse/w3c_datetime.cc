@@ -6,6 +6,8 @@
 #include <array>
 #include <cstdio>
 
+#include "base/ascii.h"
+
 namespace freshd::parse {
 namespace {
 
@@ -20,17 +22,13 @@ std::string_view TrimSpace(std::string_view s) {
   return s;
 }
 
-bool IsDigit(char c) { return c >= '0' && c <= '9'; }
-
-char Lower(char c) { return (c >= 'A' && c <= 'Z') ? c + ('a' - 'A') : c; }
-
 // Reads exactly `n` digits at `*pos`.
 bool ReadDigits(std::string_view s, size_t* pos, int n, int* out) {
   if (*pos + n > s.size()) return false;
   int v = 0;
   for (int i = 0; i < n; ++i) {
     char c = s[*pos + i];
-    if (!IsDigit(c)) return false;
+    if (!IsAsciiDigit(c)) return false;
     v = v * 10 + (c - '0');
   }
   *pos += n;
@@ -117,7 +115,7 @@ std::optional<int64_t> ParseW3cDatetime(std::string_view text) {
     if (pos < s.size() && (s[pos] == '.' || s[pos] == ',')) {
       ++pos;
       size_t start = pos;
-      while (pos < s.size() && IsDigit(s[pos])) ++pos;
+      while (pos < s.size() && IsAsciiDigit(s[pos])) ++pos;
       if (pos == start) return std::nullopt;  // fractions are truncated
     }
   }
@@ -141,13 +139,13 @@ std::optional<int64_t> ParseRfc822Date(std::string_view text) {
   if (pos < s.size()) return std::nullopt;  // trailing garbage
   size_t i = 0;
   // Optional "Thu," (or "Thu" followed by a comma-less date).
-  if (n > 0 && !tok[0].empty() && !IsDigit(tok[0][0])) ++i;
+  if (n > 0 && !tok[0].empty() && !IsAsciiDigit(tok[0][0])) ++i;
   if (n - i != 5) return std::nullopt;
   auto number = [](std::string_view t, int max_digits, int* out) {
     if (t.empty() || t.size() > static_cast<size_t>(max_digits)) return false;
     int v = 0;
     for (char c : t) {
-      if (!IsDigit(c)) return false;
+      if (!IsAsciiDigit(c)) return false;
       v = v * 10 + (c - '0');
     }
     *out = v;
@@ -162,8 +160,9 @@ std::optional<int64_t> ParseRfc822Date(std::string_view text) {
   if (mon.size() < 3) return std::nullopt;
   int month = 0;
   for (size_t m = 0; m < kMonths.size(); ++m) {
-    if (Lower(mon[0]) == kMonths[m][0] && Lower(mon[1]) == kMonths[m][1] &&
-        Lower(mon[2]) == kMonths[m][2]) {
+    if (AsciiLower(mon[0]) == kMonths[m][0] &&
+        AsciiLower(mon[1]) == kMonths[m][1] &&
+        AsciiLower(mon[2]) == kMonths[m][2]) {
       month = static_cast<int>(m) + 1;
     }
   }
@@ -216,7 +215,7 @@ std::optional<int64_t> ParseRfc822Date(std::string_view text) {
                                                       {"pst", -8},
                                                       {"pdt", -7}}};
     std::string lower;
-    for (char c : zone) lower.push_back(Lower(c));
+    for (char c : zone) lower.push_back(AsciiLower(c));
     bool found = false;
     for (const Named& z : kZones) {
       if (z.name == lower) {

@@ -7,13 +7,13 @@
 #include <optional>
 #include <string>
 
+#include "sched/math_constants.h"
 #include "sched/refresh_math.h"
 #include "sched/special_functions.h"
 
 namespace freshd::sched {
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kRelTol = 1e-15;
 
 bool Finite(double x) { return std::isfinite(x); }

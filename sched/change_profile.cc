@@ -5,10 +5,10 @@
 #include <limits>
 #include <vector>
 
+#include "sched/math_constants.h"
+
 namespace freshd::sched {
 namespace {
-
-constexpr double kInf = std::numeric_limits<double>::infinity();
 
 uint16_t Quantize(double d) {
   if (!std::isfinite(d)) d = 0;

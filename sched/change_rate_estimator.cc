@@ -5,10 +5,11 @@
 #include <limits>
 #include <vector>
 
+#include "sched/math_constants.h"
+
 namespace freshd::sched {
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
 // Bounds on outsider-controlled magnitudes: longer intervals are clamped
 // (~31,700 years in seconds), prior rates and weights likewise.
 constexpr double kMaxInterval = 1e12;

@@ -7,6 +7,7 @@
 #include <numbers>
 #include <optional>
 
+#include "sched/math_constants.h"
 #include "sched/special_functions.h"
 
 // Age value (the crawl value of the age metric), derived.
@@ -28,8 +29,6 @@
 namespace freshd::sched {
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-constexpr double kInf = std::numeric_limits<double>::infinity();
 // Bound on the number of terms of the L and G sums (inputs are
 // outsider-controlled).
 constexpr int kMaxTerms = 1 << 20;

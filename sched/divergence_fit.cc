@@ -6,13 +6,12 @@
 #include <limits>
 #include <vector>
 
+#include "sched/math_constants.h"
+
 namespace freshd::sched {
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr int kMaxK = 64;
-
-double G(double u) { return 2 * u / (1 + u); }  // Jaccard distance of u.
 
 bool GivenChange(const DivergenceFitOptions& o) {
   return o.given_change && o.event_rate > 0 && std::isfinite(o.event_rate);
@@ -328,9 +327,11 @@ DivergenceFit FitScrollClean(const std::vector<ProfilePoint>& pts,
       double s = Logistic(std::clamp(x[0], -30.0, 30.0));
       double rate = std::exp(std::clamp(x[1], llo, lhi));
       for (int j = 0; j < k; ++j) {
-        dg[j] = G((1 - s) * (j + 1) / k) - G((1 - s) * j / k);
+        dg[j] = JaccardDistanceOfReplaced((1 - s) * (j + 1) / k) -
+                JaccardDistanceOfReplaced((1 - s) * j / k);
       }
-      double miss = prior.d - G(1 - s);  // the pseudo-point at t = ∞
+      double miss = prior.d - JaccardDistanceOfReplaced(
+                                  1 - s);  // the pseudo-point at t = ∞
       return ScrollSse(pts, dg, k, rate, GivenChange(o)) +
              prior.weight * miss * miss;
     };
@@ -379,7 +380,9 @@ double ScrollDivergence(double s, int k, double rate, double t) {
   s = std::clamp(s, 0.0, 1.0);
   double x = rate * t, term = std::exp(-x), cum = term, d = 0;
   for (int j = 0; j < k; ++j) {
-    d += (G((1 - s) * (j + 1) / k) - G((1 - s) * j / k)) * (1 - cum);
+    d += (JaccardDistanceOfReplaced((1 - s) * (j + 1) / k) -
+          JaccardDistanceOfReplaced((1 - s) * j / k)) *
+         (1 - cum);
     term *= x / (j + 1);
     cum += term;
   }

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "sched/math_constants.h"
 #include "sched/special_functions.h"
 
 // Derivation (docs/MATH.md Paper 3 (a)). u = c·B + k·min(J,K)/K with B ~
@@ -20,13 +21,8 @@
 namespace freshd::sched {
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-constexpr double kInf = std::numeric_limits<double>::infinity();
-
 // Per-call scratch: no heap allocation for K up to 32 (the common case).
 using Row = boost::container::small_vector<double, 33>;
-
-double G(double u) { return 2 * u / (1 + u); }
 
 }  // namespace
 
@@ -55,15 +51,18 @@ Coefficients Prepare(const DivergenceModel& m) {
   co.c = m.churn_rate > 0 ? m.churn_share : 0;
   const double scroll = std::fmax(0.0, 1 - m.static_share - m.churn_share);
   co.k = m.scroll_rate > 0 ? scroll : 0;
-  co.cg = G(co.c);
+  co.cg = JaccardDistanceOfReplaced(co.c);
   if (co.k > 0) {
     const int kk = m.scroll_k;
     co.a.resize(kk);
     co.b.resize(kk);
     for (int j = 0; j < kk; ++j) {
       const double lo = co.k * j / kk, hi = co.k * (j + 1) / kk;
-      co.a[j] = G(co.c + hi) - G(co.c + lo);
-      co.b[j] = (G(hi) - G(lo)) - co.a[j];
+      co.a[j] = JaccardDistanceOfReplaced(co.c + hi) -
+                JaccardDistanceOfReplaced(co.c + lo);
+      co.b[j] =
+          (JaccardDistanceOfReplaced(hi) - JaccardDistanceOfReplaced(lo)) -
+          co.a[j];
     }
   }
   return co;
@@ -148,8 +147,8 @@ double Utility(const DivergenceModel& m, double t) {
 double SaturationDivergence(const DivergenceModel& m) {
   if (!IsValid(m)) return kNaN;
   const double scroll = std::fmax(0.0, 1 - m.static_share - m.churn_share);
-  return G((m.churn_rate > 0 ? m.churn_share : 0) +
-           (m.scroll_rate > 0 ? scroll : 0));
+  return JaccardDistanceOfReplaced((m.churn_rate > 0 ? m.churn_share : 0) +
+                                   (m.scroll_rate > 0 ? scroll : 0));
 }
 
 DivergenceModel ChurnModelAtLevel(double a, double rate) {

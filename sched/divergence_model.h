@@ -11,6 +11,10 @@
 
 namespace freshd::sched {
 
+// g(u) = 2u/(1 + u): the Jaccard distance between two versions of a page
+// when a share u of its fragments was replaced.
+inline double JaccardDistanceOfReplaced(double u) { return 2 * u / (1 + u); }
+
 // Largest K accepted (cost is O(K²) per evaluation); larger K gives NaN.
 inline constexpr int kMaxScrollItems = 4096;
 

@@ -7,10 +7,10 @@
 #include <cmath>
 #include <limits>
 
+#include "sched/math_constants.h"
+
 namespace freshd::sched {
 namespace {
-
-constexpr double kInf = std::numeric_limits<double>::infinity();
 
 // μ/Δ, the supremum of every freshness-type value; 0 for a page that never
 // changes (nothing to gain).

@@ -22,12 +22,11 @@
 #include <cmath>
 #include <limits>
 
+#include "sched/math_constants.h"
 #include "sched/policy.h"
 
 namespace freshd::sched {
 namespace {
-
-constexpr double kInf = std::numeric_limits<double>::infinity();
 
 // Whether a profile holds kLearnedPoints points: the page was refreshed that
 // many times since one base (with h ≤ kLearnedPoints never: a profile holds at

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdint>
 
+#include "sched/math_constants.h"
+
 namespace freshd::sched {
 namespace {
 
@@ -12,8 +14,6 @@ namespace {
 bool SameInstant(double a, double b) {
   return std::abs(a - b) <= 1 + 1e-6 * std::max(std::abs(a), std::abs(b));
 }
-
-constexpr double kDay = 86400;
 
 }  // namespace
 

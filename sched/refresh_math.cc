@@ -3,13 +3,11 @@
 #include <cmath>
 #include <limits>
 
+#include "sched/math_constants.h"
 #include "sched/special_functions.h"
 
 namespace freshd::sched {
 namespace {
-
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-constexpr double kInf = std::numeric_limits<double>::infinity();
 
 bool BadRate(double x) { return std::isnan(x) || x < 0; }
 

@@ -8,13 +8,12 @@
 #include <variant>
 
 #include "sched/divergence_fit.h"
+#include "sched/math_constants.h"
 
 namespace freshd::sched {
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr DivergenceModel kNeverChanges{};  // before a first fetch
-constexpr double kDay = 86400;
 // A page's fit teaches its host's divergence prior once this many points
 // shaped it (DivergenceFit::points).
 constexpr int kPriorMinPoints = 3;

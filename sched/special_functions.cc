@@ -6,10 +6,11 @@
 #include <cstdint>
 #include <limits>
 
+#include "sched/math_constants.h"
+
 namespace freshd::sched {
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kEps = 1e-17;
 // Beyond these, the forward products e^{-x}·x^i/i! may underflow: use log
 // space. Above kMaxDirectJ the O(j) products cost more than exp/log/lgamma plus

@@ -13,23 +13,15 @@
 #include <cstring>
 #include <memory>
 
+#include "base/ascii.h"
+
 namespace freshd::store {
 namespace {
-
-char Lower(char c) {
-  return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
-}
-
-std::string LowerCopy(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = Lower(c);
-  return out;
-}
 
 bool IEquals(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
   for (size_t i = 0; i < a.size(); ++i) {
-    if (Lower(a[i]) != Lower(b[i])) return false;
+    if (AsciiLower(a[i]) != AsciiLower(b[i])) return false;
   }
   return true;
 }
@@ -149,7 +141,7 @@ bool RecordFacts(std::string_view data, CdxjRecord* r) {
 }  // namespace
 
 std::string SurtUrlKey(std::string_view url_in) {
-  std::string url = LowerCopy(url_in);
+  std::string url = AsciiLowerCopy(url_in);
   size_t scheme_end = url.find("://");
   if (scheme_end == std::string::npos ||
       (url.compare(0, scheme_end, "http") != 0 &&
