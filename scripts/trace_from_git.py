@@ -43,9 +43,10 @@ URL placeholders (--url-template), after --strip-prefix and --strip-suffix:
 --strip-suffix S (repeatable; the first that matches wins) removes a
 trailing S from the path after that, e.g. --strip-suffix /index.md maps
 docs/guide/index.md to docs/guide. Two files mapped to the same URL are
-one page: the events one commit makes on one URL are one row (a file
-moved to a path with the same URL, or two files of one page changed, is
-one change).
+one page: the events one commit makes on one URL are one row (two files
+of one page changed are one change; a file moved to a path with the same
+URL is a change only if its content changed). A commit that changes only
+a file's mode is no change.
 
 Globs (--include, --exclude; repeatable) are matched with fnmatch against
 the whole path from the repository root; '*' also matches '/'. A file is a
@@ -153,13 +154,14 @@ HEADER = re.compile(rb"^\n?\x01([0-9a-f]{40,64}) (-?\d+)$")
 
 
 def commits(repo, revision_range):
-    """Yields (commit, committer time, [(status, path)]) oldest first along
-    the first-parent history, merges diffed against their first parent."""
+    """Yields (commit, committer time, [(status, old blob, new blob, path)])
+    oldest first along the first-parent history, merges diffed against their
+    first parent."""
     command = [
         "git", "-C", repo, "-c", "core.quotepath=off", "log",
         "--first-parent", "--reverse", "--no-renames",
         "--diff-merges=first-parent", "--no-ext-diff", "-z",
-        "--format=%x01%H %ct", "--name-status", revision_range, "--",
+        "--no-abbrev", "--format=%x01%H %ct", "--raw", revision_range, "--",
     ]
     process = subprocess.Popen(command, stdout=subprocess.PIPE)
     stopped_early = True
@@ -168,7 +170,7 @@ def commits(repo, revision_range):
         status = None
         for token in nul_tokens(process.stdout):
             if status is not None:
-                current[2].append((status, os.fsdecode(token)))
+                current[2].append(status + (os.fsdecode(token),))
                 status = None
                 continue
             header = HEADER.match(token)
@@ -182,7 +184,11 @@ def commits(repo, revision_range):
                 continue
             if current is None:
                 raise RuntimeError(f"unexpected git log output: {token!r}")
-            status = token.decode()[:1]
+            # ":oldmode newmode oldblob newblob status"
+            fields = token.decode().split()
+            if len(fields) != 5 or not fields[0].startswith(":"):
+                raise RuntimeError(f"unexpected git log output: {token!r}")
+            status = (fields[4][:1], fields[2], fields[3])
         if current is not None:
             yield current
         stopped_early = False
@@ -203,15 +209,19 @@ def files_at(repo, commit):
     return [os.fsdecode(p) for p in output.split(b"\0") if p]
 
 
-def merge_events(kinds):
-    """One event for a URL that several files of one commit map to: a file
-    moved to a path with the same URL is a change of that page, not a
-    delete plus a create."""
+def merge_events(entries):
+    """The one event (or None) of a URL that one commit's file entries
+    [(event, old blob, new blob)] map to. A file moved to a path with the
+    same URL is a change of that page if its content changed and nothing if
+    it did not; a mode change alone is nothing."""
+    kinds = {event for event, _, _ in entries}
     if kinds == {"create"}:
         return "create"
     if kinds == {"delete"}:
         return "delete"
-    return "change"
+    gone = sorted(old for event, old, _ in entries if event != "create")
+    came = sorted(new for event, _, new in entries if event != "delete")
+    return None if gone == came else "change"
 
 
 def build_trace(repo, branch, keep, mapper, since, until, out, lag=0):
@@ -232,7 +242,7 @@ def build_trace(repo, branch, keep, mapper, since, until, out, lag=0):
     if start_commit:
         live = {p for p in files_at(repo, start_commit) if keep(p)}
     initial = set(live)
-    touched = set()
+    touched = set()  # URLs with a row
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(["url", "time", "event"])
     summary = {"commits": 0, "rows": 0, "start_commit": start_commit, "last_commit": None}
@@ -244,7 +254,7 @@ def build_trace(repo, branch, keep, mapper, since, until, out, lag=0):
             when = since
         summary["last_commit"] = commit
         events = {}  # url -> set of events in this commit, in first-seen order
-        for status, path in changes:
+        for status, old_blob, new_blob, path in changes:
             if not keep(path):
                 continue
             if status == "A":
@@ -255,14 +265,18 @@ def build_trace(repo, branch, keep, mapper, since, until, out, lag=0):
                 live.discard(path)
             else:  # M, T (type change), U
                 event = "change"
-            touched.add(path)
-            events.setdefault(mapper.url(path), set()).add(event)
-        for url, kinds in events.items():
-            writer.writerow([url, when + lag, merge_events(kinds)])
-        summary["rows"] += len(events)
-        summary["commits"] += bool(events)
-    for path in sorted(initial - touched):
-        writer.writerow([mapper.url(path), "", "change"])
+            events.setdefault(mapper.url(path), []).append((event, old_blob, new_blob))
+        rows = 0
+        for url, entries in events.items():
+            event = merge_events(entries)
+            if event:
+                writer.writerow([url, when + lag, event])
+                touched.add(url)
+                rows += 1
+        summary["rows"] += rows
+        summary["commits"] += bool(rows)
+    for url in sorted({mapper.url(path) for path in initial} - touched):
+        writer.writerow([url, "", "change"])
         summary["rows"] += 1
     summary["pages_at_end"] = len(live)
     return summary

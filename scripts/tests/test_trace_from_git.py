@@ -124,16 +124,25 @@ class TraceFromGitTest(unittest.TestCase):
         self.assertEqual(code, 0)
         self.assertEqual(out, "url,time,event\nother/x.txt,1000,create\nother/x.txt,5000,change\n")
 
-    def test_a_move_that_keeps_the_url_is_one_change(self):
-        self.write("pep-0001.txt", "v1")
-        self.write("pep-0002.txt", "v1")
+    def test_a_move_that_keeps_the_url_is_a_change_only_if_content_changed(self):
+        for n in (1, 2, 3):
+            self.write(f"pep-000{n}.txt", "v1")
         self.commit(1000)
+        # Moved and edited: one change of the page.
         self.git("mv", "pep-0001.txt", "pep-0001.rst")
+        self.write("pep-0001.rst", "v2")
         self.commit(2000)
+        # Moved without edits, all three: no change of any page.
         os.makedirs(os.path.join(self.dir, "peps"))
         self.git("mv", "pep-0001.rst", "peps/pep-0001.rst")
-        self.git("mv", "pep-0002.txt", "peps/pep-0002.txt")
+        for n in (2, 3):
+            self.git("mv", f"pep-000{n}.txt", f"peps/pep-000{n}.txt")
         self.commit(3000)
+        # A mode change alone: no change.
+        self.git("update-index", "--chmod=+x", "peps/pep-0002.txt")
+        self.git("commit", "-q", "-m", "chmod", when=4000)
+        self.write("peps/pep-0002.txt", "v2")
+        self.commit(5000)
         code, out, _ = self.trace(
             "--since", "1500", "--url-template", "https://peps.example.org/{stem}/"
         )
@@ -142,8 +151,9 @@ class TraceFromGitTest(unittest.TestCase):
             out,
             "url,time,event\n"
             "https://peps.example.org/pep-0001/,2000,change\n"
-            "https://peps.example.org/pep-0001/,3000,change\n"
-            "https://peps.example.org/pep-0002/,3000,change\n",
+            "https://peps.example.org/pep-0002/,5000,change\n"
+            # Only moved: a page that never changes.
+            "https://peps.example.org/pep-0003/,,change\n",
         )
 
     def test_strip_suffix_maps_an_index_file_to_its_directory(self):
