@@ -127,12 +127,16 @@ class Life:
         self.url = page.url
         self.weight = page.importance if page.importance is not None else 1.0
         order = {"delete": 0, "create": 1, "change": 2}
-        events = sorted(
-            (t, k) for t, k in page.events if start <= t < end
-        )
-        events.sort(key=lambda e: (e[0], order[e[1]]))
-        first_kind = events[0][1] if events else "change"
-        alive_since = None if first_kind == "create" else start
+        every = sorted(page.events, key=lambda e: (e[0], order[e[1]]))
+        before = [k for t, k in every if t < start]
+        # Alive at start: its last event before start is not a delete, or,
+        # with none before, its first event is not a create.
+        if before:
+            alive_at_start = before[-1] != "delete"
+        else:
+            alive_at_start = not every or every[0][1] != "create" or every[0][0] <= start
+        events = [(t, k) for t, k in every if start <= t < end]
+        alive_since = start if alive_at_start else None
         self.intervals = []
         self.changes = []  # content event times (changes and creates)
         for t, kind in events:
@@ -247,7 +251,23 @@ def parse_budget(text):
     return float(text)
 
 
-def baselines(lives, start, budgets):
+def past_rates(pages, lives, start, split):
+    """Each page's rate (per day) as an estimator that saw [start, split)
+    would have it: (changes + 0.5) / live days there; a page not live
+    then gets the mean of the others."""
+    learned = {}
+    for x in lives:
+        past = Life(pages[x.url], start, split)
+        if past.lifetime > 0:
+            learned[x.url] = (len(past.changes) + 0.5) / (past.lifetime / DAY)
+    mean = statistics.fmean(learned.values()) if learned else 0.0
+    return [learned.get(x.url, mean) for x in lives]
+
+
+def baselines(lives, start, budgets, estimated_rates=None):
+    """Freshness of uniform, the optimum for the true rates and, given
+    estimated_rates, the optimum for those (each evaluated on the real
+    change times of `lives`)."""
     n = len(lives)
     phases = [(i + 0.5) / n for i in range(n)]
     weights = [x.weight * x.lifetime for x in lives]
@@ -258,7 +278,10 @@ def baselines(lives, start, budgets):
         budget = parse_budget(label)
         optimal, mu = optimal_allocation(rates, weights, budget)
         result = {"budget": label, "per_day": budget, "mu": mu}
-        for name, freqs in (("uniform", [budget] * n), ("optimal", optimal)):
+        policies = [("uniform", [budget] * n), ("optimal", optimal)]
+        if estimated_rates is not None:
+            policies.append(("past", optimal_allocation(estimated_rates, weights, budget)[0]))
+        for name, freqs in policies:
             stale = sum(
                 x.weight * stale_time(x, start, f / DAY, p)
                 for x, f, p in zip(lives, freqs, phases)
@@ -331,6 +354,12 @@ def main(argv=None):
     parser.add_argument(
         "--budgets", default=",".join(DEFAULT_BUDGETS), help="comma-separated R/n per day"
     )
+    parser.add_argument(
+        "--learn-until",
+        help="also the optimum for rates estimated on [start, LEARN_UNTIL)"
+        " ((changes + 0.5) / live days), all policies then scored on"
+        " [LEARN_UNTIL, end) only",
+    )
     parser.add_argument("--json", action="store_true", help="print JSON")
     args = parser.parse_args(argv)
     try:
@@ -339,7 +368,13 @@ def main(argv=None):
         end = parse_time(args.end, "--end") if args.end else None
         lives, start, end = build_lives(pages, start, end)
         stats = site_statistics(pages, lives, start, end)
-        rows = baselines(lives, start, args.budgets.split(","))
+        estimated = None
+        if args.learn_until:
+            split = parse_time(args.learn_until, "--learn-until")
+            lives_after, _, _ = build_lives(pages, split, end)
+            estimated = past_rates(pages, lives_after, start, split)
+            lives, start = lives_after, split
+        rows = baselines(lives, start, args.budgets.split(","), estimated)
     except (TraceError, OSError, ValueError) as error:
         print(f"trace_baselines: {error}", file=sys.stderr)
         return 2
@@ -349,13 +384,18 @@ def main(argv=None):
         return 0
     for key, value in stats.items():
         print(f"{key}: {round(value, 4) if isinstance(value, float) else value}")
-    print("| R/n per day | uniform | optimal | optimal - uniform | uniform (model) | optimal (model) |")
-    print("|---|---|---|---|---|---|")
+    past = estimated is not None
+    print(
+        "| R/n per day | uniform | optimal | optimal - uniform | uniform (model) |"
+        " optimal (model) |" + (" past-rate optimum | past - uniform |" if past else "")
+    )
+    print("|---" * (8 if past else 6) + "|")
     for r in rows:
         print(
             f"| {r['budget']} | {r['uniform']:.4f} | {r['optimal']:.4f} |"
             f" {r['optimal'] - r['uniform']:+.4f} | {r['uniform_model']:.4f} |"
             f" {r['optimal_model']:.4f} |"
+            + (f" {r['past']:.4f} | {r['past'] - r['uniform']:+.4f} |" if past else "")
         )
     return 0
 

@@ -153,14 +153,19 @@ def nul_tokens(stream, chunk_size=1 << 16):
 HEADER = re.compile(rb"^\n?\x01([0-9a-f]{40,64}) (-?\d+)$")
 
 
-def commits(repo, revision_range):
+def commits(repo, revision_range, all_commits=False):
     """Yields (commit, committer time, [(status, old blob, new blob, path)])
     oldest first along the first-parent history, merges diffed against their
-    first parent."""
+    first parent. With all_commits, every commit of the range instead, each
+    at its own committer date, merges without a diff."""
+    history = (
+        ["--date-order", "--diff-merges=off"]
+        if all_commits
+        else ["--first-parent", "--diff-merges=first-parent"]
+    )
     command = [
-        "git", "-C", repo, "-c", "core.quotepath=off", "log",
-        "--first-parent", "--reverse", "--no-renames",
-        "--diff-merges=first-parent", "--no-ext-diff", "-z",
+        "git", "-C", repo, "-c", "core.quotepath=off", "log", "--reverse",
+        *history, "--no-renames", "--no-ext-diff", "-z",
         "--no-abbrev", "--format=%x01%H %ct", "--raw", revision_range, "--",
     ]
     process = subprocess.Popen(command, stdout=subprocess.PIPE)
@@ -224,7 +229,7 @@ def merge_events(entries):
     return None if gone == came else "change"
 
 
-def build_trace(repo, branch, keep, mapper, since, until, out, lag=0):
+def build_trace(repo, branch, keep, mapper, since, until, out, lag=0, all_commits=False):
     """Writes the trace to `out` (a text stream). Returns a summary dict."""
     run_git(repo, ["rev-parse", "--verify", "--quiet", branch + "^{commit}"])
     start_commit = None
@@ -247,8 +252,10 @@ def build_trace(repo, branch, keep, mapper, since, until, out, lag=0):
     writer.writerow(["url", "time", "event"])
     summary = {"commits": 0, "rows": 0, "start_commit": start_commit, "last_commit": None}
     revision_range = f"{start_commit}..{branch}" if start_commit else branch
-    for commit, when, changes in commits(repo, revision_range):
+    for commit, when, changes in commits(repo, revision_range, all_commits):
         if until is not None and when >= until:
+            if all_commits:
+                continue  # dates are not monotone off the first-parent line
             break
         if since is not None and when < since:
             when = since
@@ -302,6 +309,12 @@ def main(argv=None):
     parser.add_argument(
         "--lag-seconds", type=int, default=0, help="publication lag added to each time"
     )
+    parser.add_argument(
+        "--all-commits",
+        action="store_true",
+        help="for comparison only: every commit of the history (side branches"
+        " too) at its own committer date, not what the published branch shows",
+    )
     parser.add_argument("-o", "--output", help="output file (default stdout)")
     args = parser.parse_args(argv)
     try:
@@ -312,7 +325,8 @@ def main(argv=None):
     out = open(args.output, "w", newline="") if args.output else sys.stdout
     try:
         summary = build_trace(
-            args.repo, args.branch, keep, mapper, args.since, args.until, out, args.lag_seconds
+            args.repo, args.branch, keep, mapper, args.since, args.until, out,
+            args.lag_seconds, args.all_commits,
         )
     except subprocess.CalledProcessError as error:
         stderr = (error.stderr or b"").decode(errors="replace").strip()

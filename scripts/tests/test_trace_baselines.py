@@ -158,6 +158,29 @@ class TraceBaselinesTest(unittest.TestCase):
             self.assertEqual(code, 2)
             self.assertIn(message, err.getvalue())
 
+    def test_past_rates_are_learned_before_the_split_only(self):
+        path = self.write(
+            "url,time,event\n"
+            f"a,{10 * DAY},change\n"
+            f"a,{30 * DAY},change\n"
+            f"a,{70 * DAY},change\n"  # after the split: not learned
+            "b,,\n"
+            f"c,{60 * DAY},create\n"  # born after the split
+        )
+        pages = tb.read_trace(path)
+        lives, _, _ = tb.build_lives(pages, 50 * DAY, 100 * DAY)
+        rates = tb.past_rates(pages, lives, 0, 50 * DAY)
+        self.assertEqual([x.url for x in lives], ["a", "b", "c"])
+        self.assertAlmostEqual(rates[0], 2.5 / 50)
+        self.assertAlmostEqual(rates[1], 0.5 / 50)
+        self.assertAlmostEqual(rates[2], (2.5 / 50 + 0.5 / 50) / 2)
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            code = tb.main([path, "--start", "0", "--end", str(100 * DAY),
+                            "--learn-until", str(50 * DAY), "--json"])
+        self.assertEqual(code, 0)
+        self.assertIn("past", json.loads(out.getvalue())["baselines"][0])
+
     def test_json_output(self):
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
