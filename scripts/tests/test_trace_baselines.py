@@ -181,6 +181,20 @@ class TraceBaselinesTest(unittest.TestCase):
         self.assertEqual(code, 0)
         self.assertIn("past", json.loads(out.getvalue())["baselines"][0])
 
+    def test_figures_are_means_over_the_phase_shifts(self):
+        pages = tb.read_trace(self.tiny())
+        lives, start, end = tb.build_lives(pages, 0, 100 * DAY)
+        one = [tb.baselines(lives, start, ["1/30"], None, [s])[0] for s in (0.0, 0.5)]
+        both = tb.baselines(lives, start, ["1/30"], None, [0.0, 0.5])[0]
+        for name in ("uniform", "optimal"):
+            self.assertAlmostEqual(both[name], (one[0][name] + one[1][name]) / 2)
+        gains = [r["optimal"] - r["uniform"] for r in one]
+        self.assertAlmostEqual(both["optimal_spread"][0], min(gains))
+        self.assertAlmostEqual(both["optimal_spread"][1], max(gains))
+        # Shifted by half a period, a's refreshes fall on days 20 and 50:
+        # its change at day 50 is caught at once (a different figure).
+        self.assertNotAlmostEqual(one[0]["uniform"], one[1]["uniform"])
+
     def test_json_output(self):
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
