@@ -158,6 +158,20 @@ class Life:
         self.lifetime = sum(b - a for a, b in self.intervals)
 
 
+def drop_mass_events(pages, fraction):
+    """Removes every change (not create/delete) made at a time when more than
+    `fraction` of the pages have an event: what the site looks like without
+    its mass commits. Returns how many times were dropped."""
+    at_time = {}
+    for p in pages.values():
+        for t, _ in p.events:
+            at_time[t] = at_time.get(t, 0) + 1
+    mass = {t for t, k in at_time.items() if k > fraction * len(pages)}
+    for p in pages.values():
+        p.events = {(t, k) for t, k in p.events if t not in mass or k != "change"}
+    return len(mass)
+
+
 def build_lives(pages, start=None, end=None):
     times = [t for p in pages.values() for t, _ in p.events]
     if start is None:
@@ -338,6 +352,14 @@ def site_statistics(pages, lives, start, end):
     half = start + (end - start) / 2
     changing = [x for x in lives if x.changes]
     per_page.sort()
+    # Persistence: does a page that changed in the first half change in the
+    # second? Hot-then-frozen: how much of a created page's activity falls
+    # in its first 90 days?
+    first = [x for x in lives if any(c < half for c in x.changes)]
+    quiet = [x for x in lives if x.intervals[0][0] < half and not any(c < half for c in x.changes)]
+    created = [x for x in lives if x.intervals[0][0] > start]
+    early = sum(sum(1 for c in x.changes if c < x.intervals[0][0] + 90 * DAY) for x in created)
+    late_possible = [x for x in created if x.intervals[0][0] + 90 * DAY < end]
     return {
         "pages": len(pages),
         "pages_live": len(lives),
@@ -356,6 +378,21 @@ def site_statistics(pages, lives, start, end):
         "content_events_per_page_median": statistics.median(per_page) if per_page else 0,
         "content_events_per_page_p90": per_page[int(0.9 * (len(per_page) - 1))] if per_page else 0,
         "content_events_per_page_max": per_page[-1] if per_page else 0,
+        "p_change_2nd_half_if_changed_1st": (
+            sum(1 for x in first if x.changes[-1] >= half) / len(first) if first else None
+        ),
+        "p_change_2nd_half_if_quiet_1st": (
+            sum(1 for x in quiet if any(c >= half for c in x.changes)) / len(quiet)
+            if quiet else None
+        ),
+        "created_pages_share_of_events_in_first_90_days": (
+            early / sum(len(x.changes) for x in created) if created else None
+        ),
+        "created_pages_quiet_after_90_days": (
+            sum(1 for x in late_possible
+                if not any(c >= x.intervals[0][0] + 90 * DAY for c in x.changes))
+            / len(late_possible) if late_possible else None
+        ),
     }
 
 
@@ -383,10 +420,20 @@ def main(argv=None):
         " phase (default 4): at low budgets a figure owes much to where the"
         " refreshes fall relative to the mass commits",
     )
+    parser.add_argument(
+        "--drop-mass",
+        type=float,
+        metavar="FRACTION",
+        help="first remove the changes made at times when more than FRACTION"
+        " of the pages have an event (mass commits)",
+    )
     parser.add_argument("--json", action="store_true", help="print JSON")
     args = parser.parse_args(argv)
     try:
         pages = read_trace(args.trace)
+        if args.drop_mass is not None:
+            dropped = drop_mass_events(pages, args.drop_mass)
+            print(f"mass times dropped: {dropped}", file=sys.stderr)
         start = parse_time(args.start, "--start") if args.start else None
         end = parse_time(args.end, "--end") if args.end else None
         lives, start, end = build_lives(pages, start, end)

@@ -131,6 +131,12 @@ class TraceBaselinesTest(unittest.TestCase):
         self.assertEqual(stats["pages_never_changing"], 1)
         self.assertEqual(stats["largest_pages_at_one_time"], 1)
         self.assertEqual(stats["span_days"], 100)
+        # a changed in both halves; c (born day 20) only in the first; b in
+        # neither.
+        self.assertEqual(stats["p_change_2nd_half_if_changed_1st"], 0.5)
+        self.assertEqual(stats["p_change_2nd_half_if_quiet_1st"], 0.0)
+        self.assertEqual(stats["created_pages_share_of_events_in_first_90_days"], 1.0)
+        self.assertIsNone(stats["created_pages_quiet_after_90_days"])  # dead by day 60
 
     def test_reader_accepts_gzip_rfc3339_and_any_column_order(self):
         path = self.write(
@@ -194,6 +200,18 @@ class TraceBaselinesTest(unittest.TestCase):
         # Shifted by half a period, a's refreshes fall on days 20 and 50:
         # its change at day 50 is caught at once (a different figure).
         self.assertNotAlmostEqual(one[0]["uniform"], one[1]["uniform"])
+
+    def test_drop_mass_removes_changes_shared_by_many_pages(self):
+        path = self.write(
+            "url,time,event\n"
+            "a,10,change\nb,10,change\nc,10,create\n"  # 3 of 3 pages at t=10
+            "a,20,change\n"
+        )
+        pages = tb.read_trace(path)
+        self.assertEqual(tb.drop_mass_events(pages, 0.5), 1)
+        self.assertEqual(pages["a"].events, {(20, "change")})
+        self.assertEqual(pages["b"].events, set())
+        self.assertEqual(pages["c"].events, {(10, "create")})  # kept
 
     def test_json_output(self):
         out = io.StringIO()
