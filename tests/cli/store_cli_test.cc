@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <utility>
 
 #include "store/page_store.h"
 #include "tests/cli/run_command.h"
@@ -130,6 +131,49 @@ TEST(StoreCliTest, DeletedCurrentIsNamedAndRepaired) {
   EXPECT_EQ(repair.exit_code, 0) << repair.out << repair.err;
   EXPECT_EQ(Field(repair.out, "after pages readable"), 500u) << repair.out;
   EXPECT_EQ(Field(repair.out, "pages lost by the damage"), 0u);
+}
+
+TEST(StoreCliTest, TraceExportsTheChangeFeedCensored) {
+  store::TempDir dir;
+  {
+    StoreConfig config;
+    config.path = dir.path();
+    auto s = store::PageStore::Open(config);
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    store::StoreBatch batch;
+    for (const char* url : {"https://cli.example/a", "https://cli.example/b"}) {
+      store::PageRecord p;
+      p.url = url;
+      p.url_key = std::hash<std::string>()(p.url);
+      p.last_fetch_time = 1800000000;
+      ASSERT_TRUE(batch.PutPage(p).ok());
+    }
+    for (const auto& [time, kind] :
+         {std::pair{1700000000.0, "new"}, std::pair{1700086400.0, "changed"}}) {
+      store::FeedEvent e;
+      e.url = "https://cli.example/a";
+      e.time = time;
+      e.kind = kind;
+      ASSERT_TRUE(batch.AddFeedEvent(e).ok());
+    }
+    ASSERT_TRUE(s.value()->Commit(batch, 1).ok());
+  }
+  const std::string file = dir.path() + "/../trace-export-test.csv";
+  CommandResult r =
+      RunFreshd({"store", "trace", "--store", dir.path(), "-o", file});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(ReadWholeFile(file),
+            "url,time,event,observed\n"
+            "https://cli.example/a,1700000000.000,create,fetch\n"
+            "https://cli.example/a,1700086400.000,change,fetch\n"
+            "https://cli.example/b,,change,fetch\n");
+  fs::remove(file);
+  EXPECT_NE(r.err.find("censored"), std::string::npos) << r.err;
+  // Not a store: bad usage, and nothing created there.
+  store::TempDir empty;
+  CommandResult bad = RunFreshd({"store", "trace", "--store", empty.path()});
+  EXPECT_EQ(bad.exit_code, 2) << bad.out << bad.err;
+  EXPECT_FALSE(fs::exists(fs::path(empty.path()) / "CURRENT"));
 }
 
 }  // namespace
