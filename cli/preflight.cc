@@ -15,6 +15,9 @@
 namespace freshd::cli {
 namespace fs = std::filesystem;
 
+// Where the package puts freshd.toml and seeds.txt (packaging/).
+constexpr char kInstalledConfigDir[] = "/etc/freshd/";
+
 Status CheckSeedsFile(const Config& config, const std::string& seeds_path) {
   const std::string path =
       seeds_path.empty() ? config.crawler.seeds : seeds_path;
@@ -22,7 +25,17 @@ Status CheckSeedsFile(const Config& config, const std::string& seeds_path) {
   Status seeds = daemon::ForEachSeedInFile(
       path, [](const daemon::Seed&) { return Status::OK(); });
   if (!seeds.ok()) {
-    return Status::InvalidArgument("[crawler] seeds: " + seeds.message());
+    std::string message = "[crawler] seeds: " + seeds.message();
+    // systemd/freshd.toml, checked in a checkout, names the file the
+    // package installs: say so, and where a checkout's copy is.
+    std::error_code ec;
+    if (path.rfind(kInstalledConfigDir, 0) == 0 && !fs::exists(path, ec)) {
+      message +=
+          " (the installed default: the freshd package installs it; without "
+          "the package, set [crawler] seeds in a copy of this config to a "
+          "seeds file of your own, e.g. packaging/seeds.txt in a checkout)";
+    }
+    return Status::InvalidArgument(message);
   }
   return Status::OK();
 }

@@ -121,6 +121,23 @@ const char* LimitName(Limit limit) {
   return "none";
 }
 
+Limit LimitedBy(const double (&seconds)[kLimits], double rate_actual,
+                double rate_target) {
+  Limit limited_by = Limit::kNone;
+  double most = 0;
+  for (int i = 1; i < kLimits; ++i) {
+    if (seconds[i] > most) {
+      most = seconds[i];
+      limited_by = static_cast<Limit>(i);
+    }
+  }
+  if ((limited_by == Limit::kPoliteness || limited_by == Limit::kIdle) &&
+      rate_target > 0 && rate_actual >= kBudgetReachedShare * rate_target) {
+    return Limit::kBudget;
+  }
+  return limited_by;
+}
+
 CrawlLoop::CrawlLoop(boost::asio::io_context& io, const Config& config)
     : io_(io),
       config_(config),

@@ -133,6 +133,17 @@ enum class Limit {
 inline constexpr int kLimits = 8;
 const char* LimitName(Limit limit);
 
+// The share of the budget at which the achieved rate counts as reaching it.
+inline constexpr double kBudgetReachedShare = 0.95;
+
+// /status "limited_by": the stage with the most (decayed) `seconds` held
+// back, except that politeness or idle time while the achieved rate
+// (`rate_actual`, pages/s) is at least kBudgetReachedShare of the budget
+// (`rate_target`) is the budget's: hosts closed while tokens waited only
+// delayed fetches the bucket paid out later (issue #40). Pure.
+[[nodiscard]] Limit LimitedBy(const double (&seconds)[kLimits],
+                              double rate_actual, double rate_target);
+
 // Waits for the routed items of one POST /signal to be stored: each
 // Arrive()s once (on the scheduler's thread); Then() runs `done` with the
 // first error, or OK, once all have. Scheduler's thread only.

@@ -181,9 +181,12 @@ nlohmann::json CrawlLoop::OverviewJson() const {
   for (const auto& [value, p] : *due) {
     if (p >= sched_->size()) continue;
     const sched::PageState& s = sched_->page(p);
+    // A page never fetched is valued [sched] new_page_value (a day of
+    // freshness, 86,400): "new" says so, the page shows it instead.
     due_rows.push_back(
         {{"url", book_->url(p)},
          {"value", value},
+         {"new", !s.fetched()},
          {"fetches", s.fetches},
          {"last_fetch_unix", s.fetched() ? nlohmann::json(s.last_fetch)
                                          : nlohmann::json(nullptr)}});

@@ -136,17 +136,16 @@ nlohmann::json CrawlLoop::StatusJson() const {
   }
   // The stage that held the rate back most over the last ~10 s.
   nlohmann::json limits = nlohmann::json::object();
-  Limit limited_by = Limit::kNone;
-  double most = 0, total = 0;
+  double total = 0;
   for (int i = 1; i < kLimits; ++i) total += limit_seconds_[i];
   for (int i = 1; i < kLimits; ++i) {
     const Limit l = static_cast<Limit>(i);
     limits[LimitName(l)] = total > 0 ? limit_seconds_[i] / total : 0.0;
-    if (limit_seconds_[i] > most) {
-      most = limit_seconds_[i];
-      limited_by = l;
-    }
   }
+  const double rate_actual =
+      recent.size() / std::clamp(now - started_unix_, 1.0, 60.0);
+  const Limit limited_by =
+      LimitedBy(limit_seconds_, rate_actual, config_.budget.rate);
   return {
       {"state", stopping_ ? "stopping" : "running"},
       {"version", FRESHD_VERSION},
@@ -154,8 +153,7 @@ nlohmann::json CrawlLoop::StatusJson() const {
       {"pages_known", book_->size()},
       {"pages_fetched_total", fetched_total_},
       {"rate_target", config_.budget.rate},
-      {"rate_actual",
-       recent.size() / std::clamp(now - started_unix_, 1.0, 60.0)},
+      {"rate_actual", rate_actual},
       {"hosts", book_->hosts().size()},
       {"estimated_freshness", summary.estimated_freshness},
       {"summary_pass", SummaryPassJson()},

@@ -139,8 +139,9 @@ async function refreshOverview() {
       : errors.map(([k, v]) => [{ text: k }, { text: fmt(v, 0),
                                                cls: "num bad" }]));
   fillRows(document.getElementById("due"), o.due_next.map((d) => [
-    { text: d.url, cls: "url", title: d.url }, { text: fmt(d.value, 4),
-                                                  cls: "num" },
+    { text: d.url, cls: "url", title: d.url },
+    // A never-fetched page's value is the new-page value, not a measure.
+    { text: d.new ? "new" : fmt(d.value, 4), cls: "num" },
     { text: fmt(d.fetches, 0), cls: "num" },
     { text: clock(d.last_fetch_unix) }]));
   fillRows(document.getElementById("recent"), o.recent_fetches.map((f) => [

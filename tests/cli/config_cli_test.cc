@@ -49,6 +49,43 @@ TEST(CheckConfigCliTest, ExampleConfigIsOk) {
   std::remove(path.c_str());
 }
 
+// Issue #40: systemd/freshd.toml checked in a checkout names the packaged
+// /etc/freshd/seeds.txt; the error says it is the installed default and
+// where a checkout's seeds file is. (A missing file under /etc/freshd/
+// stands in for it, so the test holds where the package is installed.)
+TEST(CheckConfigCliTest, MissingInstalledSeedsFileSaysItIsThePackagesDefault) {
+  std::string example = ReadWholeFile(FRESHD_SOURCE_DIR "/systemd/freshd.toml");
+  const std::string installed = "/etc/freshd/seeds.txt";
+  const std::string missing =
+      "/etc/freshd/no-such-seeds-" + std::to_string(getpid()) + ".txt";
+  ASSERT_FALSE(std::filesystem::exists(missing));
+  for (auto [from, to] :
+       {std::pair<std::string, std::string>{installed, missing},
+        {"127.0.0.1:8931", FreeListen()}}) {
+    ASSERT_NE(example.find(from), std::string::npos) << from;
+    example.replace(example.find(from), from.size(), to);
+  }
+  const std::string path = WriteTempFile(example);
+  auto r = RunFreshd({"check-config", path});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err.rfind(path + ": [crawler] seeds: ", 0), 0u) << r.err;
+  EXPECT_NE(r.err.find(missing), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("the installed default"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("packaging/seeds.txt"), std::string::npos) << r.err;
+  // The file it points to exists in the checkout.
+  EXPECT_TRUE(
+      std::filesystem::exists(FRESHD_SOURCE_DIR "/packaging/seeds.txt"));
+  // A missing seeds file elsewhere gets no such note.
+  std::string other = example;
+  other.replace(other.find(missing), missing.size(), "/nonexistent/seeds.txt");
+  const std::string elsewhere = WriteTempFile(other);
+  r = RunFreshd({"check-config", elsewhere});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err.find("installed default"), std::string::npos) << r.err;
+  std::remove(path.c_str());
+  std::remove(elsewhere.c_str());
+}
+
 // Issue #26: 10,000 nested '[' (20 KB) overflowed toml11's stack (SIGSEGV,
 // exit 139); nested inline tables and a 10,000-part dotted key too (or ran
 // for minutes). Each is now a located error, exit 2, well within a second.

@@ -367,6 +367,8 @@ TEST_F(OperatorCliTest, StatusPageRendersInHeadlessChromium) {
   EXPECT_TRUE(Contains(dom, "<td>h1.test" + port + "</td>")) << dom;
   EXPECT_TRUE(Contains(dom, "est. freshness")) << dom;
   EXPECT_FALSE(Contains(dom, "cannot reach the daemon")) << dom;
+  // A never-fetched page due next reads "new", never the new-page value.
+  EXPECT_FALSE(Contains(dom, ">86,400<")) << dom;
 
   const std::string png = (dir_ / "status.png").string();
   rc = std::system((chromium + "--window-size=1280,1400 --screenshot=" + png +

@@ -1126,6 +1126,32 @@ TEST_F(EngineTest, AVeryLowRateIsHeld) {
   EXPECT_EQ(s["limited_by"], "budget") << s.dump();
 }
 
+// Issue #40: the status page listed never-fetched pages with their value,
+// the new-page value (86,400). /overview's due_next marks them "new" (the
+// page shows that word instead), and only them.
+TEST_F(EngineTest, OverviewMarksNeverFetchedPagesNew) {
+  config_.budget.rate = 0.01;  // one page fetched in the first 100 s
+  config_.budget.burst = 1;
+  asio::io_context io;
+  auto loop = CrawlLoop::Create(io, config_);
+  ASSERT_TRUE(loop.ok()) << loop.status().ToString();
+  ASSERT_NO_FATAL_FAILURE(SeedWithKnownPages(*loop.value()));
+  RunFor(io, *loop.value(), 2.0);
+  ASSERT_EQ(loop.value()->StatusJson()["pages_fetched_total"], 1);
+  const nlohmann::json due = loop.value()->OverviewJson()["due_next"];
+  ASSERT_FALSE(due.empty());
+  int fresh = 0;
+  for (const nlohmann::json& row : due) {
+    ASSERT_TRUE(row.contains("new")) << row.dump();
+    EXPECT_EQ(row["new"].get<bool>(), row["last_fetch_unix"].is_null())
+        << row.dump();
+    fresh += row["new"].get<bool>() ? 1 : 0;
+  }
+  // 404 pages known, one fetched: the pages due next are new ones.
+  EXPECT_GE(fresh, static_cast<int>(due.size()) - 1) << due.dump();
+  EXPECT_GT(fresh, 0);
+}
+
 // Backpressure: while the parse pool is held, bodies waiting for it stop
 // dispatch at [engine] queue_bytes / 2 instead of piling up, and /status
 // names the parse stage as the limit.
