@@ -121,8 +121,9 @@ std::string_view Trim(std::string_view s) {
   return s;
 }
 
-// Unix seconds "[-]D+[.D*]" or RFC 3339; false otherwise.
-bool ParseTime(std::string_view s, double* out) {
+}  // namespace
+
+bool ParseTraceTime(std::string_view s, double* out) {
   size_t i = 0;
   if (i < s.size() && s[i] == '-') ++i;
   const size_t digits_from = i;
@@ -146,6 +147,8 @@ bool ParseTime(std::string_view s, double* out) {
   *out = static_cast<double>(*t);
   return true;
 }
+
+namespace {
 
 bool ParseImportance(std::string_view s, double* out) {
   const std::string text(s);
@@ -231,7 +234,7 @@ Result<Trace> ParseTrace(std::istream& in, std::string_view name,
     double time = 0;
     const std::string_view time_text = field(col_time);
     const bool timed = !time_text.empty();
-    if (timed && !ParseTime(time_text, &time)) {
+    if (timed && !ParseTraceTime(time_text, &time)) {
       return fail("time: '" + std::string(time_text.substr(0, 64)) +
                   "' is neither Unix seconds nor RFC 3339");
     }

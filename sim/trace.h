@@ -81,6 +81,10 @@ struct Trace {
 [[nodiscard]] Result<Trace> LoadTrace(const std::string& path,
                                       const TraceLimits& limits = {});
 
+// A `time` value: Unix seconds ("[-]D+[.D*]") or an RFC 3339 / W3C datetime
+// with a full date, within years 1..9999; false otherwise.
+bool ParseTraceTime(std::string_view text, double* unix_seconds);
+
 // The page's true mean change rate within [from, to] ∩ its lifetime
 // (changes per second, the stationary oracle's Δ); 0 when it never changes
 // there or lives no time in it.
