@@ -26,6 +26,7 @@ struct SimArgs {
   std::string web;
   std::string trace;
   std::string start;
+  std::vector<double> trace_signals;  // recall, precision, delay days
   uint64_t seed = 1;
   sim::SimOptions options;
   std::vector<std::string> rate_changes;
@@ -124,6 +125,10 @@ int RunTrace(SimArgs& a) {
     }
     options.start = start;
   }
+  if (a.trace_signals.size() == 3) {
+    options.signals = {a.trace_signals[0], a.trace_signals[1],
+                       a.trace_signals[2]};
+  }
   Result<sim::Trace> trace = sim::LoadTrace(a.trace);
   if (!trace.ok()) {
     std::fprintf(stderr, "freshd sim: %s\n", trace.status().message().c_str());
@@ -155,6 +160,13 @@ void AddSimCommand(CLI::App& app, int* exit_code) {
   sub->add_option("--start", a->start,
                   "with --trace: t0, Unix seconds or RFC 3339 (default: the "
                   "earliest time in the file)")
+      ->needs(trace);
+  sub->add_option("--trace-signals", a->trace_signals,
+                  "with --trace: sitemap signals listing each change with "
+                  "RECALL, PRECISION and up to DELAY days late "
+                  "(e.g. 0.9,0.8,1; default none)")
+      ->expected(3)
+      ->delimiter(',')
       ->needs(trace);
   sub->add_option("--policy", o.policy, "policy name (as [sched] policy)")
       ->required();

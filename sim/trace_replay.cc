@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <ctime>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -17,6 +18,26 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 // functions divide by Δ (negligible against any budget).
 constexpr double kMinOracleRate = 1e-12;
 
+// A uniform number in [0, 1) from (page, index, salt): SplitMix64.
+double Uniform01(uint64_t page, uint64_t index, uint64_t salt) {
+  uint64_t z = page * 0x9E3779B97F4A7C15ULL ^
+               (index + 1) * 0xBF58476D1CE4E5B9ULL ^
+               salt * 0x94D049BB133111EBULL;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  z ^= z >> 31;
+  return static_cast<double>(z >> 11) * 0x1.0p-53;
+}
+
+struct Signal {
+  double at;          // arrival, relative to t0
+  double changed_at;  // claimed change time, relative to t0
+  uint32_t page;
+  bool operator<(const Signal& o) const {
+    return at < o.at || (at == o.at && page < o.page);
+  }
+};
+
 // One page during the replay; times relative to t0.
 struct ReplayPage {
   double created = 0, deleted = kInf;  // clipped to the run
@@ -30,9 +51,9 @@ struct ReplayPage {
 
 class Replay {
  public:
-  Replay(const Trace& trace, const SimOptions& o, double t0, double end,
-         sched::Scheduler& sched)
-      : t_(trace), o_(o), t0_(t0), end_(end), sched_(sched) {
+  Replay(const Trace& trace, const SimOptions& o, const TraceSignals& sig,
+         double t0, double end, sched::Scheduler& sched)
+      : t_(trace), o_(o), sig_(sig), t0_(t0), end_(end), sched_(sched) {
     warm_ =
         o.warmup_days >= 0 ? std::min(o.warmup_days * kDay, end) : 0.1 * end;
   }
@@ -67,6 +88,8 @@ class Replay {
         SetCopy(p, 0);
       }
     }
+    if (sig_.recall > 0) DrawSignals();
+    size_t next_signal = 0;
     std::sort(later.begin(), later.end(), [&](uint32_t a, uint32_t b) {
       return pages_[a].created < pages_[b].created ||
              (pages_[a].created == pages_[b].created && a < b);
@@ -83,10 +106,25 @@ class Replay {
           next_new < later.size() ? pages_[later[next_new]].created : kInf;
       const double t_try =
           sched_.size() == 0 ? kInf : std::max(sched_.NextTokenTime(now), wake);
-      if (std::min(t_new, t_try) > end_) break;
+      const double t_sig =
+          next_signal < signals_.size() ? signals_[next_signal].at : kInf;
+      if (std::min({t_new, t_try, t_sig}) > end_) break;
       if (now >= next_progress) {
         o_.progress(now / kDay);
         next_progress = now + progress_step;
+      }
+      if (t_sig < t_new && t_sig <= t_try) {
+        now = t_sig;
+        const Signal& g = signals_[next_signal++];
+        const ReplayPage& s = pages_[g.page];
+        if (s.known && now <= s.deleted) {
+          sched::SignalObs obs;
+          obs.changed_at = g.changed_at;
+          sched_.Observe({s.id, now, obs});
+          ++r_.signals;
+          wake = std::min(wake, now);
+        }
+        continue;
       }
       if (t_new <= t_try) {
         now = t_new;
@@ -149,6 +187,32 @@ class Replay {
     return Status::OK();
   }
 
+  // Every signal of the run (TraceSignals), sorted by arrival.
+  void DrawSignals() {
+    const double delay = sig_.delay_days * kDay;
+    const double extra = (1 - sig_.precision) / sig_.precision;
+    for (uint32_t p = 0; p < pages_.size(); ++p) {
+      const ReplayPage& s = pages_[p];
+      if (!(s.deleted > s.created) || s.created >= end_) continue;
+      const std::vector<double>& c = t_.pages[p].changes;
+      auto it = std::upper_bound(c.begin(), c.end(), t0_ + s.created);
+      for (; it != c.end() && *it - t0_ <= s.deleted; ++it) {
+        const uint64_t i = static_cast<uint64_t>(it - c.begin());
+        if (Uniform01(p, i, 1) >= sig_.recall) continue;
+        const double at = *it - t0_;
+        signals_.push_back({at + delay * Uniform01(p, i, 2), at, p});
+        const double falses = std::floor(extra) +
+                              (Uniform01(p, i, 3) < extra - std::floor(extra));
+        for (int k = 0; k < static_cast<int>(falses); ++k) {
+          const double t =
+              s.created + (s.deleted - s.created) * Uniform01(p, i, 4 + k);
+          signals_.push_back({t + delay * Uniform01(p, i, 1000 + k), t, p});
+        }
+      }
+    }
+    std::sort(signals_.begin(), signals_.end());
+  }
+
   // The copy is the version at `at`: fresh until the next change.
   void SetCopy(uint32_t p, double at) {
     ReplayPage& s = pages_[p];
@@ -190,7 +254,9 @@ class Replay {
 
   const Trace& t_;
   const SimOptions& o_;
+  const TraceSignals& sig_;
   const double t0_, end_;
+  std::vector<Signal> signals_;
   double warm_ = 0;
   sched::Scheduler& sched_;
   std::vector<ReplayPage> pages_;
@@ -247,7 +313,16 @@ Result<TraceReplayResult> ReplayTrace(const Trace& trace,
   so.max_pages = kMaxSimPages;
   auto scheduler = sched::Scheduler::Create(so);
   if (!scheduler.ok()) return scheduler.status();
-  Replay replay(trace, o, out.start, days * kDay, **scheduler);
+  const TraceSignals& sig = options.signals;
+  if (!(sig.recall >= 0 && sig.recall <= 1) ||
+      !(sig.precision > 0 && sig.precision <= 1) ||
+      (sig.recall > 0 && sig.precision < 0.01) ||
+      !(sig.delay_days >= 0 && sig.delay_days <= kMaxSimDelayDays)) {
+    return Status::InvalidArgument(
+        "sim: trace signals need recall in [0, 1], precision in [0.01, 1] "
+        "and a delay in [0, 365] days");
+  }
+  Replay replay(trace, o, sig, out.start, days * kDay, **scheduler);
   Result<SimResult> r = replay.Go();
   if (!r.ok()) return r.status();
   out.result = std::move(*r);
@@ -292,6 +367,11 @@ std::string TraceReplayToJson(const Trace& trace,
   j["overdue_crawls"] = r.overdue_crawls;
   j["changes"] = r.changes;
   j["signals"] = r.signals;
+  if (options.signals.recall > 0) {
+    j["trace_signals"] = {{"recall", options.signals.recall},
+                          {"precision", options.signals.precision},
+                          {"delay_days", options.signals.delay_days}};
+  }
   j["continuous_optimum"] = nullptr;
   j["estimated_freshness"] = nullptr;
   j["least_host_crawl_share"] = nullptr;

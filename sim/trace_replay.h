@@ -30,9 +30,24 @@
 
 namespace freshd::sim {
 
+// Sitemap signals drawn from the trace (off while recall is 0): each host's
+// sitemap lists each page's true last change, read as the simulator's
+// lastmod signals are (sched::SignalObs with changed_at). A change is listed
+// with probability `recall` and seen U(0, delay_days) after it (a sitemap
+// polled every delay_days); for `precision` < 1 each listed change brings on
+// average (1 − precision)/precision false ones, at uniform times in the
+// page's life within the run, each claiming its own time. Deterministic in
+// (page, change). A deleted page is no longer listed.
+struct TraceSignals {
+  double recall = 0;      // in [0, 1]
+  double precision = 1;   // in (0, 1]
+  double delay_days = 0;  // >= 0
+};
+
 struct TraceReplayOptions {
   SimOptions sim;  // policy, oracle, rate, days (<= 0: span), warm-up, ...
   double start = std::numeric_limits<double>::quiet_NaN();  // t0; NaN: first
+  TraceSignals signals;
 };
 
 struct TraceReplayResult {

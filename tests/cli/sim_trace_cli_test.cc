@@ -67,6 +67,19 @@ TEST_F(SimTraceCliTest, ReplaysATraceAndPrintsTheSimJson) {
                  "--warmup-days", "0", "--start", "2023-11-16T22:13:20Z"});
   ASSERT_EQ(s.exit_code, 0) << s.err;
   EXPECT_DOUBLE_EQ(nlohmann::json::parse(s.out)["days"].get<double>(), 2);
+
+  // Sitemap signals listing every change at once: one signal per change.
+  const CommandResult g =
+      RunFreshd({"sim", "--trace", trace, "--policy", "ncis", "--rate", "1",
+                 "--trace-signals", "1,1,0"});
+  ASSERT_EQ(g.exit_code, 0) << g.err;
+  const nlohmann::json gj = nlohmann::json::parse(g.out);
+  EXPECT_EQ(gj["signals"], gj["changes"]);
+  EXPECT_DOUBLE_EQ(gj["trace_signals"]["recall"].get<double>(), 1);
+  EXPECT_EQ(RunFreshd({"sim", "--trace", trace, "--policy", "ncis", "--rate",
+                       "1", "--trace-signals", "2,1,0"})
+                .exit_code,
+            2);
 }
 
 TEST_F(SimTraceCliTest, MalformedTraceIsExit2NamingItsLine) {

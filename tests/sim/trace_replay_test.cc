@@ -151,6 +151,46 @@ TEST(TraceReplayTest, OracleValuesPagesAtTheirTrueMeanRate) {
   EXPECT_DOUBLE_EQ(j["freshness"].get<double>(), oracle->result.total.fresh);
 }
 
+TEST(TraceReplayTest, SitemapSignalsFromTheTrace) {
+  std::string trace = "url,time\n";
+  for (int d = 0; d < 20; ++d) {
+    trace += "http://a.example/hot," + At(d + 0.5) + "\n";
+  }
+  trace += "http://a.example/cold," + At(20) + "\n";
+  Trace t = MustParse(trace);
+  TraceReplayOptions o = Uniform(1, 20);
+  o.sim.policy = "ncis";
+  auto off = ReplayTrace(t, o);
+  ASSERT_TRUE(off.ok()) << off.status().ToString();
+  EXPECT_EQ(off->result.signals, 0u);
+  // Every change listed, at once: one signal per change in the run (the
+  // 19 of `hot` after t0 = day 0.5, and `cold`'s at the end).
+  o.signals.recall = 1;
+  auto all = ReplayTrace(t, o);
+  ASSERT_TRUE(all.ok()) << all.status().ToString();
+  EXPECT_EQ(all->result.changes, 20u);
+  EXPECT_EQ(all->result.signals, 20u);
+  // Precision 1/2: one false signal per true one.
+  o.signals.precision = 0.5;
+  o.signals.delay_days = 0.25;
+  auto noisy = ReplayTrace(t, o);
+  ASSERT_TRUE(noisy.ok());
+  EXPECT_GE(noisy->result.signals, 38u);  // late ones past the end dropped
+  EXPECT_LE(noisy->result.signals, 40u);
+  nlohmann::json j = nlohmann::json::parse(TraceReplayToJson(t, o, *noisy));
+  EXPECT_DOUBLE_EQ(j["trace_signals"]["precision"].get<double>(), 0.5);
+  // Half the recall: about half the changes listed (deterministic draw).
+  o.signals = {0.5, 1, 0};
+  auto half = ReplayTrace(t, o);
+  ASSERT_TRUE(half.ok());
+  EXPECT_GT(half->result.signals, 3u);
+  EXPECT_LT(half->result.signals, 17u);
+  o.signals = {1.5, 1, 0};
+  EXPECT_FALSE(ReplayTrace(t, o).ok());
+  o.signals = {1, 0, 0};
+  EXPECT_FALSE(ReplayTrace(t, o).ok());
+}
+
 TEST(TraceReplayTest, RefusesWhatOnlyAGeneratedWebHas) {
   Trace t = MustParse("url,time\nhttp://a.example/,1\nhttp://a.example/,9\n");
   TraceReplayOptions o = Uniform(1, 1);
