@@ -3,6 +3,8 @@
 // virtual time (sim/simulator.h) and prints one JSON object (DESIGN.md
 // contract: freshness, age_days, fragment_staleness, crawls, crawls_per_day,
 // plus per_class and the continuous optimum). --rate is in pages per day.
+// With --trace FILE instead of --web, replays a real change history
+// (sim/trace_replay.h; sim/README.md, "Traces").
 // Exit 0 ok, 1 runtime failure, 2 bad usage or bad web file.
 
 #include <cmath>
