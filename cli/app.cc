@@ -18,6 +18,7 @@ void BuildApp(CLI::App& app, int* exit_code) {
   AddFingerprintCommands(app, exit_code);
   AddFetchCommand(app, exit_code);
   AddSimCommand(app, exit_code);
+  AddPlanCommand(app, exit_code);
   AddAllocateCommand(app, exit_code);
   AddTestwebCommand(app, exit_code);
   AddStoreCommands(app, exit_code);

@@ -3,6 +3,8 @@
 // virtual time (sim/simulator.h) and prints one JSON object (docs/DESIGN.md
 // contract: freshness, age_days, fragment_staleness, crawls, crawls_per_day,
 // plus per_class and the continuous optimum). --rate is in pages per day.
+// With --trace FILE instead of --web, replays a real change history
+// (sim/trace_replay.h; sim/README.md, "Traces").
 // Exit 0 ok, 1 runtime failure, 2 bad usage or bad web file.
 
 #include <cmath>
@@ -15,6 +17,8 @@
 #include "cli/progress.h"
 #include "conf/units.h"
 #include "sim/simulator.h"
+#include "sim/trace.h"
+#include "sim/trace_replay.h"
 #include "sim/web_model.h"
 
 namespace freshd::cli {
@@ -22,6 +26,9 @@ namespace {
 
 struct SimArgs {
   std::string web;
+  std::string trace;
+  std::string start;
+  std::vector<double> trace_signals;  // recall, precision, delay days
   uint64_t seed = 1;
   sim::SimOptions options;
   std::vector<std::string> rate_changes;
@@ -108,6 +115,36 @@ bool ParseClusterEvents(SimArgs& a) {
   return true;
 }
 
+// freshd sim --trace: exit 0, 1 (runtime failure) or 2 (bad trace or use).
+int RunTrace(SimArgs& a) {
+  sim::TraceReplayOptions options;
+  options.sim = a.options;
+  if (!a.start.empty()) {
+    double start = 0;
+    if (!sim::ParseTraceTime(a.start, &start)) {
+      std::fprintf(stderr, "freshd sim: bad --start '%s'\n", a.start.c_str());
+      return 2;
+    }
+    options.start = start;
+  }
+  if (a.trace_signals.size() == 3) {
+    options.signals = {a.trace_signals[0], a.trace_signals[1],
+                       a.trace_signals[2]};
+  }
+  Result<sim::Trace> trace = sim::LoadTrace(a.trace);
+  if (!trace.ok()) {
+    std::fprintf(stderr, "freshd sim: %s\n", trace.status().message().c_str());
+    return trace.status().code() == Status::Code::kInvalidArgument ? 2 : 1;
+  }
+  auto result = sim::ReplayTrace(*trace, options);
+  if (!result.ok()) {
+    std::fprintf(stderr, "freshd sim: %s\n", result.status().message().c_str());
+    return result.status().code() == Status::Code::kInvalidArgument ? 2 : 1;
+  }
+  std::puts(sim::TraceReplayToJson(*trace, options, *result).c_str());
+  return 0;
+}
+
 }  // namespace
 
 void AddSimCommand(CLI::App& app, int* exit_code) {
@@ -115,15 +152,33 @@ void AddSimCommand(CLI::App& app, int* exit_code) {
       "sim", "Run a policy on a simulated web in virtual time; print JSON");
   auto a = std::make_shared<SimArgs>();
   sim::SimOptions& o = a->options;
-  sub->add_option("--web", a->web, "web model TOML (sim/README.md)")
-      ->required();
+  CLI::Option* web =
+      sub->add_option("--web", a->web, "web model TOML (sim/README.md)");
+  CLI::Option* trace = sub->add_option(
+      "--trace", a->trace,
+      "replay a real change history instead: CSV url,time[,importance,event] "
+      "(sim/README.md, Traces); --days defaults to its span");
+  web->excludes(trace);
+  sub->add_option("--start", a->start,
+                  "with --trace: t0, Unix seconds or RFC 3339 (default: the "
+                  "earliest time in the file)")
+      ->needs(trace);
+  sub->add_option("--trace-signals", a->trace_signals,
+                  "with --trace: sitemap signals listing each change with "
+                  "RECALL, PRECISION and up to DELAY days late "
+                  "(e.g. 0.9,0.8,1; default none)")
+      ->expected(3)
+      ->delimiter(',')
+      ->needs(trace);
   sub->add_option("--policy", o.policy, "policy name (as [sched] policy)")
       ->required();
   sub->add_option("--rate", o.rate_per_day, "budget R, pages per day")
       ->required()
       ->check(CLI::PositiveNumber);
-  sub->add_option("--days", o.days, "simulated days")
-      ->required()
+  o.days = -1;
+  sub->add_option("--days", o.days,
+                  "simulated days (required with --web; with --trace "
+                  "default the file's span)")
       ->check(CLI::Range(1e-3, 1e6));
   sub->add_option("--seed", a->seed, "web and event seed");
   CLI::Option* oracle =
@@ -222,6 +277,15 @@ void AddSimCommand(CLI::App& app, int* exit_code) {
       a->options.rate_changes.push_back(rc);
     }
     if (!ParseClusterEvents(*a)) {
+      *exit_code = 2;
+      return;
+    }
+    if (!a->trace.empty()) {
+      *exit_code = RunTrace(*a);
+      return;
+    }
+    if (a->web.empty() || !(a->options.days > 0)) {
+      std::fprintf(stderr, "freshd sim: give --web and --days, or --trace\n");
       *exit_code = 2;
       return;
     }

@@ -19,6 +19,7 @@ void AddFingerprintCommands(CLI::App& app,
                             int* exit_code);             // fingerprint, diff
 void AddFetchCommand(CLI::App& app, int* exit_code);     // fetch
 void AddSimCommand(CLI::App& app, int* exit_code);       // sim
+void AddPlanCommand(CLI::App& app, int* exit_code);      // plan
 void AddAllocateCommand(CLI::App& app, int* exit_code);  // allocate
 void AddTestwebCommand(CLI::App& app, int* exit_code);   // testweb
 void AddStoreCommands(CLI::App& app, int* exit_code);    // store check|repair
