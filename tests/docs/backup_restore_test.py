@@ -93,7 +93,7 @@ systemctl() {
         kill "$pid"; while kill -0 "$pid" 2>/dev/null; do sleep 0.1; done
       fi ;;
     start)
-      freshd run --config "$MACHINE/freshd.toml" 2>>"$MACHINE/freshd.log" &
+      freshd run --config "$MACHINE/freshd.toml" </dev/null >>"$MACHINE/freshd.log" 2>&1 &
       echo $! > "$MACHINE/freshd.pid" ;;
   esac
 }
@@ -165,7 +165,7 @@ class BackupRestoreTest(unittest.TestCase):
         self.run_block("a", "systemctl start freshd\n")
         covered = status_when(
             a_port, lambda s: s["queue"]["new"] == 0 and s["pages_known"] >= 200, 90)
-        self.assertIsNotNone(covered)
+        self.assertIsNotNone(covered, (a / "freshd.log").read_text()[-2000:])
         self.assertEqual(covered["queue"]["new"], 0, covered)
         time.sleep(2)  # the last fetches' records committed
         before = json.loads(get(a_port, "/status"))
@@ -197,5 +197,5 @@ if __name__ == "__main__":
     ap = argparse.ArgumentParser()
     ap.add_argument("--freshd", required=True)
     args, rest = ap.parse_known_args()
-    FRESHD = args.freshd
+    FRESHD = os.path.abspath(args.freshd)
     unittest.main(argv=[sys.argv[0]] + rest)

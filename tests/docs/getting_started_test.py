@@ -111,5 +111,5 @@ if __name__ == "__main__":
     ap = argparse.ArgumentParser()
     ap.add_argument("--freshd", required=True)
     args, rest = ap.parse_known_args()
-    FRESHD = args.freshd
+    FRESHD = os.path.abspath(args.freshd)
     unittest.main(argv=[sys.argv[0]] + rest)
