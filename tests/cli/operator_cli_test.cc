@@ -251,8 +251,8 @@ TEST_F(OperatorCliTest, TalksToSystemdAndTheJournalAndExportsEveryFamily) {
     EXPECT_TRUE(Contains(metrics, std::string("\n") + family)) << family << "\n"
                                                                << metrics;
   }
-  // The README's metrics table lists every family.
-  const std::string readme = Slurp(FRESHD_SOURCE_DIR "/README.md");
+  // The metrics page's table (docs/metrics.md) lists every family.
+  const std::string readme = Slurp(FRESHD_SOURCE_DIR "/docs/metrics.md");
   for (size_t at = metrics.find("# TYPE "); at != std::string::npos;
        at = metrics.find("# TYPE ", at + 1)) {
     const size_t from = at + 7;
@@ -260,7 +260,7 @@ TEST_F(OperatorCliTest, TalksToSystemdAndTheJournalAndExportsEveryFamily) {
         metrics.substr(from, metrics.find(' ', from) - from);
     EXPECT_TRUE(Contains(readme, "`" + name + "`") ||
                 Contains(readme, "`" + name + "{"))
-        << name << " is not in README.md";
+        << name << " is not in docs/metrics.md";
   }
   // The store and the WARC directory hold something by now.
   EXPECT_FALSE(Contains(metrics, "\nfreshd_store_files 0\n")) << metrics;

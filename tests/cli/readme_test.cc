@@ -1,13 +1,14 @@
-// The README names only files inside the repository: every backquoted
-// relative path (`docs/SCIENCE.md`, `daemon/README.md`, ...) exists in the
-// checkout and none leaves it (`../`). Its first two commands stay the demo
-// and the test suite.
+// The README and the pages under docs/ name only files inside the
+// repository: every backquoted relative path (`docs/SCIENCE.md`,
+// `daemon/README.md`, ...) exists in the checkout and none leaves it (`../`).
+// The README's first two commands stay the demo and the test suite.
 
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <regex>
 #include <string>
+#include <vector>
 
 #include "tests/cli/run_command.h"
 
@@ -17,7 +18,15 @@ namespace {
 const std::filesystem::path kSource = FRESHD_SOURCE_DIR;
 
 TEST(ReadmeTest, NamesOnlyFilesInsideTheRepository) {
-  for (const char* doc : {"README.md", "docs/SCIENCE.md", "docs/RESULTS.md"}) {
+  std::vector<std::string> docs = {"README.md", "CONTRIBUTING.md"};
+  for (const auto& entry :
+       std::filesystem::directory_iterator(kSource / "docs")) {
+    if (entry.path().extension() == ".md") {
+      docs.push_back("docs/" + entry.path().filename().string());
+    }
+  }
+  ASSERT_GE(docs.size(), 10u);
+  for (const std::string& doc : docs) {
     const std::string text = testing::ReadWholeFile(kSource / doc);
     ASSERT_FALSE(text.empty()) << doc;
     EXPECT_EQ(text.find("../"), std::string::npos) << doc;
@@ -35,7 +44,7 @@ TEST(ReadmeTest, NamesOnlyFilesInsideTheRepository) {
       EXPECT_TRUE(std::filesystem::exists(kSource / path))
           << doc << " names " << path;
     }
-    if (std::string(doc) == "README.md") {
+    if (doc == "README.md") {
       EXPECT_GE(checked, 8);
     }
   }
