@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -69,6 +70,38 @@ Status CheckWarcDir(const Config& config) {
   return Status::OK();
 }
 
+namespace {
+
+// Whether a freshd status endpoint answers at `addr`: GET /status names the
+// daemon's version (or says it is recovering). Bounded: 2 s each way, 64 KiB.
+bool FreshdAnswersAt(const sockaddr_storage& addr, socklen_t len) {
+  const int fd = socket(addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
+  const timeval timeout{2, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof timeout);
+  std::string reply;
+  if (connect(fd, reinterpret_cast<const sockaddr*>(&addr), len) == 0) {
+    const std::string request =
+        "GET /status HTTP/1.0\r\nHost: localhost\r\n\r\n";
+    if (send(fd, request.data(), request.size(), MSG_NOSIGNAL) ==
+        static_cast<ssize_t>(request.size())) {
+      char buf[4096];
+      ssize_t n = 0;
+      while (reply.size() < (64 << 10) &&
+             (n = recv(fd, buf, sizeof buf, 0)) > 0) {
+        reply.append(buf, static_cast<size_t>(n));
+      }
+    }
+  }
+  close(fd);
+  return reply.starts_with("HTTP/1.") &&
+         (reply.find("\"version\"") != std::string::npos ||
+          reply.find("\"recovering\"") != std::string::npos);
+}
+
+}  // namespace
+
 Status CheckListenAddress(const Config& config) {
   const std::string& listen = config.status.listen;
   const size_t colon = listen.rfind(':');
@@ -105,6 +138,11 @@ Status CheckListenAddress(const Config& config) {
   const int rc = bind(fd, reinterpret_cast<sockaddr*>(&addr), len);
   const int err = errno;
   close(fd);
+  // Held by the running freshd this config is checked for (check-config
+  // before a reload): the reload keeps the endpoint, so it is not an error.
+  if (rc != 0 && err == EADDRINUSE && FreshdAnswersAt(addr, len)) {
+    return Status::OK();
+  }
   if (rc != 0) {
     std::string hint;
     if (err == EADDRINUSE) hint = " (another process, or freshd itself?)";

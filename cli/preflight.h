@@ -23,7 +23,9 @@ namespace freshd::cli {
 // its nearest existing ancestor is a writable directory. Creates nothing.
 [[nodiscard]] Status CheckWarcDir(const Config& config);
 
-// [status] listen can be bound now (binds and releases it at once).
+// [status] listen can be bound now (binds and releases it at once), or is
+// held by a running freshd whose status endpoint answers there (the daemon
+// this config is checked for before a reload: `check-config && reload`).
 [[nodiscard]] Status CheckListenAddress(const Config& config);
 
 // All three, first failure wins.

@@ -12,6 +12,7 @@
 #include <queue>
 
 #include "sched/allocation.h"
+#include "sched/math_constants.h"
 #include "sched/rate_shares.h"
 #include "sched/scheduler.h"
 #include "sched/special_functions.h"
@@ -22,7 +23,7 @@
 namespace freshd::sim {
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
+using sched::kInf;
 // --oracle-posterior: the prior's particles are another draw of the web.
 constexpr uint64_t kPosteriorSeedSalt = 0x9e3779b97f4a7c15;
 
@@ -845,6 +846,23 @@ double DistortedRate(uint64_t seed, uint32_t page, double delta,
                   noise * z);
 }
 
+sched::SchedulerOptions SchedulerOptionsFor(const SimOptions& options) {
+  sched::SchedulerOptions so;
+  so.policy = options.policy;
+  so.oracle = options.oracle;
+  so.rate_mixture = options.rate_model == "mixture";
+  so.explore = options.explore;
+  so.rate = options.rate_per_day / kDay;
+  so.burst = std::max(1.0, options.burst);
+  so.new_page_value = options.new_page_value;
+  so.min_interval = options.min_interval_s;
+  so.max_interval = options.max_interval_days * kDay;
+  so.history = options.history;
+  so.signal_window = options.signal_window_days * kDay;
+  so.max_pages = kMaxSimPages;
+  return so;
+}
+
 Result<SimResult> RunSimulation(const WebModel& model,
                                 const SimOptions& options) {
   if (!(options.rate_per_day > 0) || !std::isfinite(options.rate_per_day) ||
@@ -910,28 +928,16 @@ Result<SimResult> RunSimulation(const WebModel& model,
                                      "\"");
     }
   }
-  sched::SchedulerOptions so;
-  so.policy = options.policy;
-  so.oracle = options.oracle;
+  sched::SchedulerOptions so = SchedulerOptionsFor(options);
   so.oracle_rate = options.oracle_rate && !options.oracle;
   if (options.rate_model != "gamma" && options.rate_model != "mixture") {
     return Status::InvalidArgument("sim: rate model must be gamma or mixture");
   }
-  so.rate_mixture = options.rate_model == "mixture";
-  so.explore = options.explore;
   if (!(options.oracle_rate_slope >= 0 && options.oracle_rate_slope <= 10) ||
       !(options.oracle_rate_noise >= 0 && options.oracle_rate_noise <= 10)) {
     return Status::InvalidArgument(
         "sim: oracle rate slope and noise must be in [0, 10]");
   }
-  so.rate = options.rate_per_day / kDay;
-  so.burst = std::max(1.0, options.burst);
-  so.new_page_value = options.new_page_value;
-  so.min_interval = options.min_interval_s;
-  so.max_interval = options.max_interval_days * kDay;
-  so.history = options.history;
-  so.signal_window = options.signal_window_days * kDay;
-  so.max_pages = kMaxSimPages;
   so.rate /= options.shards;  // equal shares to begin with
   auto scheduler = sched::Scheduler::Create(so);
   if (!scheduler.ok()) return scheduler.status();

@@ -232,6 +232,10 @@ struct SimResult {
   uint64_t pages_moved = 0;  // by shard losses
 };
 
+// The scheduler options a run's SimOptions ask for (policy, rate model,
+// budget, intervals, history), shared by the web and trace simulations.
+sched::SchedulerOptions SchedulerOptionsFor(const SimOptions& options);
+
 // Runs `options.policy` on `model`. InvalidArgument for a bad policy or
 // option (non-positive rate or days; rate changes not at strictly
 // increasing days inside (0, days) or with a non-positive rate; shards out

@@ -10,19 +10,21 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "base/ascii.h"
 #include "parse/url.h"
 #include "parse/w3c_datetime.h"
+#include "sched/math_constants.h"
 #include "sim/web_model.h"
 
 namespace freshd::sim {
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
+using sched::kInf;
 // Unix seconds accepted: years 1 to 9999, as RFC 3339 allows.
 constexpr double kMinTime = -62135596800.0;
 constexpr double kMaxTime = 253402300799.0;
 
-enum class Event : uint8_t { kChange, kCreate, kDelete };
+enum class RowEvent : uint8_t { kChange, kCreate, kDelete };
 
 // Reads RFC 4180 records from a stream, one at a time, within limits.
 class CsvReader {
@@ -107,12 +109,6 @@ class CsvReader {
   uint64_t line_ = 1, start_line_ = 1;
 };
 
-std::string Lower(std::string s) {
-  for (char& c : s)
-    c = static_cast<char>(std::tolower(static_cast<uint8_t>(c)));
-  return s;
-}
-
 std::string_view Trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t'))
     s.remove_prefix(1);
@@ -188,7 +184,7 @@ Result<Trace> ParseTrace(std::istream& in, std::string_view name,
     break;
   }
   for (size_t i = 0; i < fields.size(); ++i) {
-    const std::string col = Lower(std::string(Trim(fields[i])));
+    const std::string col = AsciiLowerCopy(Trim(fields[i]));
     int* slot = col == "url"          ? &col_url
                 : col == "time"       ? &col_time
                 : col == "importance" ? &col_importance
@@ -221,12 +217,12 @@ Result<Trace> ParseTrace(std::istream& in, std::string_view name,
     if (!url.ok()) {
       return fail("url: " + url.status().message());
     }
-    Event event = Event::kChange;
-    const std::string ev = Lower(std::string(field(col_event)));
+    RowEvent event = RowEvent::kChange;
+    const std::string ev = AsciiLowerCopy(field(col_event));
     if (ev == "create") {
-      event = Event::kCreate;
+      event = RowEvent::kCreate;
     } else if (ev == "delete") {
-      event = Event::kDelete;
+      event = RowEvent::kDelete;
     } else if (!ev.empty() && ev != "change") {
       return fail("event: '" + ev.substr(0, 64) +
                   "' is not change, create or delete");
@@ -238,7 +234,7 @@ Result<Trace> ParseTrace(std::istream& in, std::string_view name,
       return fail("time: '" + std::string(time_text.substr(0, 64)) +
                   "' is neither Unix seconds nor RFC 3339");
     }
-    if (!timed && event != Event::kChange) {
+    if (!timed && event != RowEvent::kChange) {
       return fail("event: a " + ev + " needs a time");
     }
     double importance = 0;
@@ -274,9 +270,9 @@ Result<Trace> ParseTrace(std::istream& in, std::string_view name,
     }
     first = std::min(first, time);
     last = std::max(last, time);
-    (event == Event::kChange   ? b.changes
-     : event == Event::kCreate ? b.creates
-                               : b.deletes)
+    (event == RowEvent::kChange   ? b.changes
+     : event == RowEvent::kCreate ? b.creates
+                                  : b.deletes)
         .push_back(time);
   }
   if (!error.empty()) return fail(error);

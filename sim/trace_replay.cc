@@ -7,13 +7,14 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "sched/math_constants.h"
 #include "sched/scheduler.h"
 #include "sim/web_model.h"
 
 namespace freshd::sim {
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
+using sched::kInf;
 // The oracle's Δ of a page that never changes within the run: the value
 // functions divide by Δ (negligible against any budget).
 constexpr double kMinOracleRate = 1e-12;
@@ -298,20 +299,7 @@ Result<TraceReplayResult> ReplayTrace(const Trace& trace,
     return Status::InvalidArgument("sim: days out of range");
   }
   out.days = days;
-  sched::SchedulerOptions so;
-  so.policy = o.policy;
-  so.oracle = o.oracle;
-  so.rate_mixture = o.rate_model == "mixture";
-  so.explore = o.explore;
-  so.rate = o.rate_per_day / kDay;
-  so.burst = std::max(1.0, o.burst);
-  so.new_page_value = o.new_page_value;
-  so.min_interval = o.min_interval_s;
-  so.max_interval = o.max_interval_days * kDay;
-  so.history = o.history;
-  so.signal_window = o.signal_window_days * kDay;
-  so.max_pages = kMaxSimPages;
-  auto scheduler = sched::Scheduler::Create(so);
+  auto scheduler = sched::Scheduler::Create(SchedulerOptionsFor(o));
   if (!scheduler.ok()) return scheduler.status();
   const TraceSignals& sig = options.signals;
   if (!(sig.recall >= 0 && sig.recall <= 1) ||

@@ -83,6 +83,11 @@ TEST_F(RunCliTest, CrawlsReloadsStopsAndRestartsFromItsStore) {
   EXPECT_EQ(s["rate_target"], 25.0) << Slurp(err);
   uint64_t fetched = s["pages_fetched_total"];
   uint64_t known = s["pages_known"];
+  // check-config before a reload, with the daemon running: its [status]
+  // listen is held by that daemon, which a reload keeps, so it is ok.
+  testing::CommandResult check = testing::RunFreshd({"check-config", config});
+  EXPECT_EQ(check.exit_code, 0) << check.err;
+  EXPECT_EQ(check.out, "ok\n");
 
   ASSERT_EQ(kill(run.pid, SIGTERM), 0);
   EXPECT_EQ(Wait(run), 0) << Slurp(err);
