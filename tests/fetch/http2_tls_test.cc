@@ -40,9 +40,13 @@ class Http2TlsTest : public ::testing::Test {
     server_.AddFile("robots.txt", "User-agent: *\nDisallow: /p5.html\n");
   }
 
-  // Loopback allowed, both test names resolve to 127.0.0.1.
+  // Loopback allowed, both test names resolve to 127.0.0.1. A TLS handshake
+  // may take more than FastFetchConfig's 0.5 s on a loaded machine under
+  // ASan (seen as "SSL connection timeout"): these tests check outcome
+  // classes, not speed.
   FetchConfig Config(bool with_ca) const {
     FetchConfig c = FastFetchConfig();
+    c.connect_timeout_s = 10;
     c.resolve[kName] = "127.0.0.1";
     c.resolve["other.h2.test"] = "127.0.0.1";
     if (with_ca) c.ca_file = server_.ca_file();
