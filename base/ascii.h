@@ -22,6 +22,16 @@ constexpr bool IsAsciiAlpha(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
 }
 
+constexpr bool IsAsciiBlank(char c) { return c == ' ' || c == '\t'; }
+
+// `s` without leading and trailing spaces and tabs (HTTP's OWS, a CSV
+// field's or a config value's padding).
+constexpr std::string_view TrimAsciiBlanks(std::string_view s) {
+  while (!s.empty() && IsAsciiBlank(s.front())) s.remove_prefix(1);
+  while (!s.empty() && IsAsciiBlank(s.back())) s.remove_suffix(1);
+  return s;
+}
+
 // `s` with A-Z mapped to a-z.
 inline std::string AsciiLowerCopy(std::string_view s) {
   std::string out(s);
@@ -35,6 +45,15 @@ constexpr bool EqualsAsciiLower(std::string_view raw, std::string_view lower) {
   if (raw.size() != lower.size()) return false;
   for (size_t i = 0; i < raw.size(); ++i) {
     if (AsciiLower(raw[i]) != lower[i]) return false;
+  }
+  return true;
+}
+
+// Whether `a` equals `b`, ignoring ASCII case in both (host names).
+constexpr bool EqualsIgnoreAsciiCase(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (AsciiLower(a[i]) != AsciiLower(b[i])) return false;
   }
   return true;
 }

@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "base/iso8601.h"
 #include "cli/commands.h"
 #include "parse/robots.h"
 #include "parse/sitemap.h"
@@ -154,9 +155,8 @@ void AddSitemapCommand(CLI::App& app, int* exit_code) {
       nlohmann::ordered_json line;
       line["loc"] = e.loc;
       line["lastmod"] =
-          e.lastmod
-              ? nlohmann::ordered_json(parse::FormatIso8601Utc(*e.lastmod))
-              : nlohmann::ordered_json(nullptr);
+          e.lastmod ? nlohmann::ordered_json(FormatIso8601Utc(*e.lastmod))
+                    : nlohmann::ordered_json(nullptr);
       line["kind"] =
           e.kind == parse::SitemapEntry::Kind::kSitemap ? "sitemap" : "url";
       std::printf("%s\n", line.dump().c_str());

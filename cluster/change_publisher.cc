@@ -6,8 +6,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <nlohmann/json.hpp>
 #include <unordered_map>
 
+#include "base/clock.h"
 #include "cluster/nats_conn.h"
 
 namespace freshd::cluster {
@@ -136,8 +138,9 @@ void ChangePublisher::Publish(uint64_t seq, std::string json) {
 }
 
 std::string ChangePublisher::Stub(uint64_t seq) const {
-  return "{\"node\":\"" + options_.node + "\",\"seq\":" + std::to_string(seq) +
-         ",\"error\":\"event over 64 KiB\"}";
+  return nlohmann::ordered_json{
+      {"node", options_.node}, {"seq", seq}, {"error", "event over 64 KiB"}}
+      .dump();
 }
 
 ChangePublisherStats ChangePublisher::stats() const {
@@ -149,11 +152,10 @@ void ChangePublisher::Run() {
   while (!stop_) {
     const bool connected = UpkeepConnection(
         nats_, [this] { return Connect(); }, &next_connect_);
-    if (connected && MonotonicSeconds() >= retry_at_) PublishSome();
+    if (connected && SteadyNow() >= retry_at_) PublishSome();
     std::unique_lock<std::mutex> lock(mu_);
     stats_.connected = connected;
-    const bool more =
-        !queue_.empty() && connected && MonotonicSeconds() >= retry_at_;
+    const bool more = !queue_.empty() && connected && SteadyNow() >= retry_at_;
     if (!more) cv_.wait_for(lock, std::chrono::milliseconds(kIdleWaitMs));
   }
   // Stopping: what is queued gets kStopFlushS to be stored.
@@ -332,7 +334,7 @@ bool ChangePublisher::NextEvent(Pending* p, bool* from_backlog) {
 void ChangePublisher::PublishSome() {
   if (resync_) {
     if (!ReadLastSeq()) {
-      retry_at_ = MonotonicSeconds() + 1;
+      retry_at_ = SteadyNow() + 1;
       return;
     }
     resync_ = false;
@@ -445,7 +447,7 @@ void ChangePublisher::PublishSome() {
         sent[done].p.seq, options_.node);
     ++stats_.reordered;
   }
-  retry_at_ = MonotonicSeconds() + 1;
+  retry_at_ = SteadyNow() + 1;
   resync_ = true;
   retry_from_ = stored_after ? sent[done].p.seq : 0;
   skip_through_ = sent[done].p.seq - 1;

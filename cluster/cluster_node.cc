@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
+#include "base/clock.h"
 #include "cluster/nats_conn.h"
 #include "cluster/shard_map.h"
 
@@ -18,12 +19,6 @@ namespace {
 
 // Longest heartbeat value accepted (and the bucket's MaxValueSize).
 constexpr int kMaxValueBytes = 1024;
-
-double SteadyNow() {
-  return std::chrono::duration<double>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 bool ValidNodeName(const std::string& name) {
   if (name.empty() || name.size() > 64) return false;

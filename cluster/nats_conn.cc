@@ -2,6 +2,8 @@
 
 #include <chrono>
 
+#include "base/clock.h"
+
 namespace freshd::cluster {
 
 natsStatus ConnectNats(const std::string& url, const std::string& name,
@@ -45,7 +47,7 @@ bool UpkeepConnection(natsConnection* nc, const std::function<void()>& drop,
     nc = nullptr;
   }
   if (nc != nullptr) return NatsConnected(nc);
-  const double now = MonotonicSeconds();
+  const double now = SteadyNow();
   if (now < *next_connect) return false;
   if (connect()) return true;
   *next_connect = now + 1;
@@ -55,16 +57,10 @@ bool UpkeepConnection(natsConnection* nc, const std::function<void()>& drop,
 void FlushBeforeStop(double seconds, const std::function<bool()>& connected,
                      const std::function<bool()>& pending,
                      const std::function<bool()>& publish) {
-  const double until = MonotonicSeconds() + seconds;
-  while (MonotonicSeconds() < until && connected() && pending()) {
+  const double until = SteadyNow() + seconds;
+  while (SteadyNow() < until && connected() && pending()) {
     if (!publish()) break;
   }
-}
-
-double MonotonicSeconds() {
-  return std::chrono::duration<double>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
 }
 
 std::string NatsError(natsStatus s) {

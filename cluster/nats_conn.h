@@ -49,8 +49,6 @@ bool UpkeepConnection(std::unique_ptr<NatsT>& nats,
 void FlushBeforeStop(double seconds, const std::function<bool()>& connected,
                      const std::function<bool()>& pending,
                      const std::function<bool()>& publish);
-// Seconds on the steady clock (the cluster threads' timers).
-double MonotonicSeconds();
 // `s` as text, with libnats' last error detail when it has one.
 std::string NatsError(natsStatus s);
 

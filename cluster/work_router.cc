@@ -11,6 +11,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
+#include "base/clock.h"
 #include "cluster/nats_conn.h"
 
 namespace freshd::cluster {
@@ -192,7 +193,7 @@ void WorkRouter::Publish(uint32_t shard, WorkItem item, DoneFn done) {
         return;
       }
     }
-    Pending p{shard, EncodeWork(item), std::move(done), MonotonicSeconds()};
+    Pending p{shard, EncodeWork(item), std::move(done), SteadyNow()};
     queue_bytes_ += p.data.size();
     queue_.push_back(std::move(p));
     while (queue_.size() > kPublishQueueItems ||
@@ -266,7 +267,7 @@ WorkRouterStats WorkRouter::stats() const {
 
 void WorkRouter::Run() {
   while (!stop_) {
-    const double now = MonotonicSeconds();
+    const double now = SteadyNow();
     const bool connected = UpkeepConnection(
         nats_, [this] { return Connect(); }, &next_connect_);
     {
@@ -294,7 +295,7 @@ void WorkRouter::Run() {
         }
       }
       const bool more = ((!queue_.empty() || !pages_.empty()) && connected &&
-                         MonotonicSeconds() >= publish_retry_at_) ||
+                         SteadyNow() >= publish_retry_at_) ||
                         !incoming_.empty() || !to_ack_.empty() ||
                         !to_nak_.empty() || owned_changed_;
       if (late.empty() && !more) {
@@ -391,7 +392,7 @@ void WorkRouter::ApplyOwned() {
 void WorkRouter::Acquire(const std::vector<uint32_t>& shards) {
   // Their pages first (the state the previous owner published), then their
   // work.
-  const double t0 = MonotonicSeconds();
+  const double t0 = SteadyNow();
   uint64_t replayed_before = 0;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -439,8 +440,7 @@ void WorkRouter::Acquire(const std::vector<uint32_t>& shards) {
   std::lock_guard<std::mutex> lock(mu_);
   spdlog::info(
       "cluster: {} shard(s) acquired: {} page records replayed in {:.2f} s",
-      shards.size(), stats_.pages_replayed - replayed_before,
-      MonotonicSeconds() - t0);
+      shards.size(), stats_.pages_replayed - replayed_before, SteadyNow() - t0);
 }
 
 void WorkRouter::PublishSome() {
@@ -463,7 +463,7 @@ void WorkRouter::PublishSome() {
     if (s != NATS_OK) {
       // Back to the front; try again in a second.
       spdlog::warn("cluster: work not published (retrying): {}", NatsError(s));
-      publish_retry_at_ = MonotonicSeconds() + 1;
+      publish_retry_at_ = SteadyNow() + 1;
       std::lock_guard<std::mutex> lock(mu_);
       queue_bytes_ += p.data.size();
       queue_.push_front(std::move(p));
@@ -479,8 +479,7 @@ void WorkRouter::PublishSome() {
 }
 
 void WorkRouter::PublishPages() {
-  for (size_t i = 0; i < kBatch && publish_retry_at_ <= MonotonicSeconds();
-       ++i) {
+  for (size_t i = 0; i < kBatch && publish_retry_at_ <= SteadyNow(); ++i) {
     PendingPage p;
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -497,7 +496,7 @@ void WorkRouter::PublishPages() {
     if (ack != nullptr) jsPubAck_Destroy(ack);
     std::lock_guard<std::mutex> lock(mu_);
     if (s != NATS_OK) {
-      publish_retry_at_ = MonotonicSeconds() + 1;
+      publish_retry_at_ = SteadyNow() + 1;
       pages_bytes_ += p.data.size();
       pages_.push_front(std::move(p));
       stats_.pages_queued = pages_.size();

@@ -617,7 +617,12 @@ void AppendTomlString(std::string* out, const std::string& s) {
   *out += '"';
 }
 
-// Visitor: writes a Config as TOML, one "key = value" line per key.
+// Visitor: writes a Config as TOML, one "key = value" line per key, the
+// sections and keys in the schema's order (check-config --print, read by
+// operators). Written here rather than with toml11 3.7 (Debian 12), whose
+// serializer orders tables by hash, breaks arrays one element a line and
+// turns a string with a newline into a multi-line literal; what is read
+// back is still toml11's (the round-trip tests in tests/conf/).
 class TomlWriter {
  public:
   void Section(const char* name) {

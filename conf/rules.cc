@@ -4,27 +4,19 @@
 
 #include <cctype>
 
+#include "base/ascii.h"
+
 namespace freshd {
 namespace {
-
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(a[i])) !=
-        std::tolower(static_cast<unsigned char>(b[i]))) {
-      return false;
-    }
-  }
-  return true;
-}
 
 bool HostMatches(std::string_view pattern, std::string_view host) {
   if (pattern.starts_with("*.")) {
     const std::string_view suffix = pattern.substr(1);  // ".example.com"
     return host.size() > suffix.size() &&
-           EqualsIgnoreCase(host.substr(host.size() - suffix.size()), suffix);
+           EqualsIgnoreAsciiCase(host.substr(host.size() - suffix.size()),
+                                 suffix);
   }
-  return EqualsIgnoreCase(pattern, host);
+  return EqualsIgnoreAsciiCase(pattern, host);
 }
 
 }  // namespace

@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <string>
 
+#include "base/ascii.h"
+
 namespace freshd {
 namespace {
 
@@ -28,14 +30,6 @@ constexpr Unit kSizeUnits[] = {
     {"MB", 1e6},           {"GB", 1e9},
     {"TB", 1e12},          {"B", 1.0},
 };
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t'))
-    s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t'))
-    s.remove_suffix(1);
-  return s;
-}
 
 // Reads a non-negative decimal number at the front of `s`; advances `s`.
 bool ReadNumber(std::string_view* s, double* out) {
@@ -73,7 +67,7 @@ const Unit* ReadUnit(std::string_view* s, const Unit (&units)[N]) {
 }  // namespace
 
 Result<double> ParseDuration(std::string_view text) {
-  std::string_view s = Trim(text);
+  std::string_view s = TrimAsciiBlanks(text);
   const std::string quoted = "\"" + std::string(text) + "\"";
   if (s.empty()) return Status::InvalidArgument("empty duration");
   if (s.front() == '-') {
@@ -103,7 +97,7 @@ Result<double> ParseDuration(std::string_view text) {
 }
 
 Result<uint64_t> ParseSize(std::string_view text) {
-  std::string_view s = Trim(text);
+  std::string_view s = TrimAsciiBlanks(text);
   const std::string quoted = "\"" + std::string(text) + "\"";
   if (s.empty()) return Status::InvalidArgument("empty size");
   if (s.front() == '-')
@@ -113,7 +107,7 @@ Result<uint64_t> ParseSize(std::string_view text) {
     return Status::InvalidArgument("cannot read size " + quoted +
                                    " (use e.g. 512, 64KiB, 10MiB, 1GiB)");
   }
-  s = Trim(s);
+  s = TrimAsciiBlanks(s);
   double factor = 1.0;
   if (!s.empty()) {
     const Unit* unit = ReadUnit(&s, kSizeUnits);

@@ -13,6 +13,8 @@
 #include <optional>
 #include <string_view>
 
+#include "base/ascii.h"
+
 namespace freshd::daemon {
 namespace {
 
@@ -32,22 +34,6 @@ constexpr int kMaxRefusing = 16;
 
 std::chrono::milliseconds Millis(double seconds) {
   return std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
-}
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(c));
-  return out;
-}
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) {
-    s.remove_prefix(1);
-  }
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) {
-    s.remove_suffix(1);
-  }
-  return s;
 }
 
 std::string_view Sv(beast::string_view s) { return {s.data(), s.size()}; }
@@ -80,7 +66,7 @@ std::optional<std::string> HostPart(std::string_view authority) {
       port.find_first_not_of("0123456789") != std::string_view::npos) {
     return std::nullopt;
   }
-  return Lower(host);
+  return AsciiLowerCopy(host);
 }
 
 bool ConstantTimeEqual(std::string_view a, std::string_view b) {
@@ -151,7 +137,7 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
         handler_(std::move(handler)),
         async_(std::move(async)),
         options_(std::move(options)) {
-    for (std::string& h : options_.allowed_hosts) h = Lower(h);
+    for (std::string& h : options_.allowed_hosts) h = AsciiLowerCopy(h);
   }
 
   Status Open(const std::string& listen) {
@@ -296,7 +282,7 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
     auto host = req.find(http::field::host);
     if (host == req.end()) {
       if (req.version() >= 11) return {400, "HTTP/1.1 request without Host"};
-    } else if (!HostAllowed(Trim(Sv(host->value())))) {
+    } else if (!HostAllowed(TrimAsciiBlanks(Sv(host->value())))) {
       return {421, "Host \"" + std::string(Sv(host->value())) +
                        "\" is not this server (loopback, localhost or "
                        "[status] allowed_hosts)"};
@@ -307,8 +293,8 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
       std::string_view auth = Sv(req[http::field::authorization]);
       constexpr std::string_view kBearer = "bearer ";
       if (auth.size() <= kBearer.size() ||
-          Lower(auth.substr(0, kBearer.size())) != kBearer ||
-          !ConstantTimeEqual(Trim(auth.substr(kBearer.size())),
+          AsciiLowerCopy(auth.substr(0, kBearer.size())) != kBearer ||
+          !ConstantTimeEqual(TrimAsciiBlanks(auth.substr(kBearer.size())),
                              options_.token)) {
         return {401, "a valid \"Authorization: Bearer <token>\" is required"};
       }
@@ -316,10 +302,10 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
     if (safe) return {0, {}};
     auto origin = req.find(http::field::origin);
     if (origin != req.end()) {
-      std::string_view o = Trim(Sv(origin->value()));
+      std::string_view o = TrimAsciiBlanks(Sv(origin->value()));
       size_t sep = o.find("://");
       std::string scheme =
-          sep == std::string_view::npos ? "" : Lower(o.substr(0, sep));
+          sep == std::string_view::npos ? "" : AsciiLowerCopy(o.substr(0, sep));
       bool ok = (scheme == "http" || scheme == "https") &&
                 HostAllowed(o.substr(sep + 3));
       if (!ok) {
@@ -328,7 +314,8 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
       }
     }
     std::string_view type = Sv(req[http::field::content_type]);
-    if (Lower(Trim(type.substr(0, type.find(';')))) != "application/json") {
+    if (AsciiLowerCopy(TrimAsciiBlanks(type.substr(0, type.find(';')))) !=
+        "application/json") {
       return {415, "Content-Type must be application/json"};
     }
     return {0, {}};

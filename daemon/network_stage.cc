@@ -4,6 +4,7 @@
 #include <chrono>
 #include <utility>
 
+#include "base/clock.h"
 #include "daemon/sd_notify.h"
 #include "parse/url.h"
 
@@ -78,11 +79,7 @@ void NetworkStage::FeedWatchdog(double every_s) {
   });
 }
 
-double NetworkStage::Now() {
-  return std::chrono::duration<double>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
+double NetworkStage::Now() { return SteadyNow(); }
 
 void NetworkStage::Fetch(fetch::CrawlRequest request, FetchDone done) {
   ++pending_;

@@ -1,47 +1,27 @@
 #include "daemon/sd_notify.h"
 
-#include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
+#include <systemd/sd-daemon.h>
 #include <unistd.h>
 
 #include <chrono>
-#include <cstddef>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <string>
 
 namespace freshd::daemon {
 
 bool SdNotify(std::string_view state) {
-  const char* path = std::getenv("NOTIFY_SOCKET");
-  if (path == nullptr || path[0] == '\0') return false;
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  const size_t len = std::strlen(path);
-  if (len >= sizeof addr.sun_path) return false;
-  std::memcpy(addr.sun_path, path, len);
-  if (addr.sun_path[0] == '@') addr.sun_path[0] = '\0';  // abstract socket
-  const int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return false;
-  const ssize_t sent =
-      sendto(fd, state.data(), state.size(), MSG_NOSIGNAL,
-             reinterpret_cast<sockaddr*>(&addr),
-             static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + len));
-  close(fd);
-  return sent == static_cast<ssize_t>(state.size());
+  // sd_notify returns 0 without $NOTIFY_SOCKET, < 0 when the send failed.
+  return sd_notify(/*unset_environment=*/0, std::string(state).c_str()) > 0;
 }
 
 double WatchdogPeriodS() {
-  const char* usec = std::getenv("WATCHDOG_USEC");
-  if (usec == nullptr) return 0;
-  const char* pid = std::getenv("WATCHDOG_PID");
-  if (pid != nullptr && std::strtoll(pid, nullptr, 10) != getpid()) return 0;
-  char* end = nullptr;
-  const unsigned long long us = std::strtoull(usec, &end, 10);
-  if (end == usec || *end != '\0') return 0;
-  return static_cast<double>(us) / 1e6;
+  uint64_t usec = 0;
+  // > 0: WATCHDOG_USEC is set and valid, and WATCHDOG_PID unset or ours.
+  if (sd_watchdog_enabled(/*unset_environment=*/0, &usec) <= 0) return 0;
+  return static_cast<double>(usec) / 1e6;
 }
 
 bool StderrIsJournal() {

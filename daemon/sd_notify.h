@@ -1,10 +1,10 @@
-// The systemd side of the daemon, without libsystemd: sd_notify(3)'s
-// protocol (one datagram per state to $NOTIFY_SOCKET, a path or an
-// "@"-prefixed abstract name), the watchdog period the unit asks for
-// (WatchdogSec= sets WATCHDOG_USEC, and WATCHDOG_PID when the main process
-// is not us), and whether stderr is the journal (JOURNAL_STREAM names the
-// device:inode of the stream systemd connected; sd-daemon(3)). The protocol
-// is a few lines, so no library: the binary runs the same outside systemd.
+// The systemd side of the daemon, over libsystemd's sd-daemon(3):
+// sd_notify(3) (one datagram per state to $NOTIFY_SOCKET), the watchdog
+// period the unit asks for (sd_watchdog_enabled(3): WatchdogSec= sets
+// WATCHDOG_USEC, and WATCHDOG_PID when the main process is not us), and
+// whether stderr is the journal (JOURNAL_STREAM names the device:inode of
+// the stream systemd connected; sd-daemon(3) has no call for it). Outside
+// systemd every call is a no-op that says so.
 // Thread-safety: every function is safe from any thread (no state but the
 // TimeoutExtender's own).
 

@@ -7,18 +7,12 @@
 #include <cctype>
 #include <utility>
 
+#include "base/ascii.h"
+
 namespace freshd::fetch {
 namespace {
 
 constexpr size_t kStep = 16 * 1024;
-
-std::string Lower(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  }
-  return out;
-}
 
 std::string_view Trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) {
@@ -44,7 +38,7 @@ std::string JoinParts(std::vector<std::string> parts) {
 }
 
 std::optional<ContentEncoding> ParseContentEncoding(std::string_view value) {
-  std::string v = Lower(Trim(value));
+  std::string v = AsciiLowerCopy(Trim(value));
   if (v.empty() || v == "identity") return ContentEncoding::kIdentity;
   if (v == "gzip" || v == "x-gzip") return ContentEncoding::kGzip;
   if (v == "deflate") return ContentEncoding::kDeflate;

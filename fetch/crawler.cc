@@ -8,6 +8,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "base/clock.h"
 #include "fetch/host_addresses.h"
 #include "parse/robots.h"
 #include "parse/url.h"
@@ -41,11 +42,7 @@ class Crawler::Impl {
 
   void Fetch(CrawlRequest request, Callback done);
   void RefreshRobots(const std::string& origin);
-  double Now() const {
-    return std::chrono::duration<double>(
-               std::chrono::steady_clock::now().time_since_epoch())
-        .count();
-  }
+  double Now() const { return SteadyNow(); }
 
   asio::io_context& io_;
   const CrawlerOptions options_;

@@ -4,6 +4,8 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <chrono>
 
+#include "base/clock.h"
+
 namespace freshd::fetch {
 
 namespace asio = boost::asio;
@@ -34,11 +36,7 @@ bool HostAddresses::Pending(const std::string& host) const {
   return pending_.count(host) != 0;
 }
 
-double HostAddresses::Now() {
-  return std::chrono::duration<double>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
+double HostAddresses::Now() { return SteadyNow(); }
 
 void HostAddresses::Store(const std::string& host, std::string ip) {
   if (cache_.size() >= kMaxEntries) cache_.clear();

@@ -29,9 +29,6 @@ std::optional<int64_t> ParseW3cDatetime(std::string_view text);
 // Month and day names are case-insensitive.
 std::optional<int64_t> ParseRfc822Date(std::string_view text);
 
-// "2017-01-05T12:34:50Z" for 1483619690.
-std::string FormatIso8601Utc(int64_t unix_seconds);
-
 // Days from 1970-01-01 to y-m-d in the proleptic Gregorian calendar.
 int64_t DaysFromCivil(int64_t y, unsigned m, unsigned d);
 

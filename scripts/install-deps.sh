@@ -23,6 +23,7 @@ build_packages=(
   libcli11-dev libspdlog-dev libxxhash-dev zlib1g-dev libbrotli-dev libidn2-dev
   libpsl-dev publicsuffix libre2-dev
   libnats-dev  # nats.c (JetStream, key-value): cluster/
+  libsystemd-dev  # sd_notify(3): daemon/sd_notify.h
   ca-certificates  # the system CA store freshd verifies TLS with
 )
 test_packages=(

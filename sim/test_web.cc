@@ -7,6 +7,8 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 
+#include "base/iso8601.h"
+
 namespace freshd::sim {
 namespace {
 
@@ -68,7 +70,7 @@ std::string HttpDate(double unix_seconds) {
 }
 
 std::string IsoDate(double unix_seconds) {
-  return FormatTime(unix_seconds, "%Y-%m-%dT%H:%M:%SZ");
+  return FormatIso8601Utc(static_cast<int64_t>(std::floor(unix_seconds)));
 }
 
 TestWeb::TestWeb(WebModel model, TestWebOptions options)

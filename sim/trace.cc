@@ -109,14 +109,6 @@ class CsvReader {
   uint64_t line_ = 1, start_line_ = 1;
 };
 
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t'))
-    s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t'))
-    s.remove_suffix(1);
-  return s;
-}
-
 }  // namespace
 
 bool ParseTraceTime(std::string_view s, double* out) {
@@ -180,11 +172,11 @@ Result<Trace> ParseTrace(std::istream& in, std::string_view name,
       return Status::InvalidArgument(std::string(name) +
                                      ": empty trace (no header)");
     }
-    if (fields.size() == 1 && Trim(fields[0]).empty()) continue;
+    if (fields.size() == 1 && TrimAsciiBlanks(fields[0]).empty()) continue;
     break;
   }
   for (size_t i = 0; i < fields.size(); ++i) {
-    const std::string col = AsciiLowerCopy(Trim(fields[i]));
+    const std::string col = AsciiLowerCopy(TrimAsciiBlanks(fields[i]));
     int* slot = col == "url"          ? &col_url
                 : col == "time"       ? &col_time
                 : col == "importance" ? &col_importance
@@ -203,11 +195,11 @@ Result<Trace> ParseTrace(std::istream& in, std::string_view name,
   uint64_t events = 0;
   double first = kInf, last = -kInf;
   while (csv.Next(fields, error)) {
-    if (fields.size() == 1 && Trim(fields[0]).empty()) continue;
+    if (fields.size() == 1 && TrimAsciiBlanks(fields[0]).empty()) continue;
     ++trace.rows;
     auto field = [&](int col) -> std::string_view {
       return col >= 0 && static_cast<size_t>(col) < fields.size()
-                 ? Trim(fields[col])
+                 ? TrimAsciiBlanks(fields[col])
                  : std::string_view();
     };
     if (static_cast<size_t>(std::max(col_url, col_time)) >= fields.size()) {

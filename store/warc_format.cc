@@ -5,7 +5,8 @@
 
 #include <cmath>
 #include <cstdio>
-#include <ctime>
+
+#include "base/iso8601.h"
 
 namespace freshd::store {
 
@@ -46,28 +47,25 @@ std::string WarcRecordId() {
 }
 
 namespace {
-std::tm UtcParts(double unix_seconds) {
-  std::time_t t = 0;
+// WARC dates stay within 1970-01-01..9999-12-31 (14 digits for CDXJ).
+int64_t ClampedUnixSeconds(double unix_seconds) {
   if (unix_seconds > 0 && unix_seconds < 253402300799.0)  // < year 10000
-    t = static_cast<std::time_t>(std::floor(unix_seconds));
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  return tm;
+    return static_cast<int64_t>(std::floor(unix_seconds));
+  return 0;
 }
 }  // namespace
 
 std::string WarcDate(double unix_seconds) {
-  std::tm tm = UtcParts(unix_seconds);
-  char buf[32];
-  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
+  return FormatIso8601Utc(ClampedUnixSeconds(unix_seconds));
 }
 
 std::string CompactUtc(double unix_seconds) {
-  std::tm tm = UtcParts(unix_seconds);
-  char buf[32];
-  std::strftime(buf, sizeof(buf), "%Y%m%d%H%M%S", &tm);
-  return buf;
+  // "2017-01-05T12:34:50Z" -> "20170105123450".
+  std::string compact;
+  for (char c : FormatIso8601Utc(ClampedUnixSeconds(unix_seconds))) {
+    if (c >= '0' && c <= '9') compact += c;
+  }
+  return compact;
 }
 
 std::string FrameWarcRecord(

@@ -22,6 +22,7 @@
 #include <thread>
 
 #include "base/clock.h"
+#include "base/iso8601.h"
 #include "daemon/http_server.h"
 #include "daemon/seeds.h"
 #include "daemon/status_routes.h"
@@ -704,8 +705,8 @@ TEST_F(CrawlLoopTest, SitemapsAreReadOnHostsNotBeingCrawled) {
   config_.sched.max_interval_s = 7200;
   auto loop = OnePageLoop(
       io, &config_,
-      [] { return parse::FormatIso8601Utc(static_cast<int64_t>(UnixNow())); },
-      &site, &root);
+      [] { return FormatIso8601Utc(static_cast<int64_t>(UnixNow())); }, &site,
+      &root);
   ASSERT_NE(loop, nullptr);
   RunUntil(io, *loop, 0, 10,
            [&] { return loop->StatusJson()["sitemaps_fetched_total"] >= 4; });

@@ -12,6 +12,7 @@
 #include <sstream>
 #include <string>
 
+#include "base/iso8601.h"
 #include "parse/sitemap.h"
 #include "parse/url.h"
 #include "parse/w3c_datetime.h"

@@ -14,6 +14,7 @@
 #include <sstream>
 #include <string>
 
+#include "base/iso8601.h"
 #include "parse/w3c_datetime.h"
 
 namespace freshd::parse {
