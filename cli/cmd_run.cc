@@ -119,6 +119,9 @@ int RunDaemon(const std::string& config_path, const std::string& seeds_arg) {
   }
   daemon::CrawlLoop& crawl = *loop.value();
   const daemon::RecoveryReport& rec = crawl.recovery();
+  for (const auto& m : rec.store_migrations) {
+    spdlog::info("store {}: migrated, {}", config.value().store.path, m);
+  }
   spdlog::info(
       "store {}: {} pages expected, {} pages restored ({} reset to never "
       "fetched), {} lost; {} corrupt records skipped",

@@ -54,8 +54,13 @@ void PrintCheck(const char* prefix, const store::StoreCheckReport& r) {
               static_cast<unsigned long long>(r.pages_lost()));
   std::printf("%shosts readable: %llu\n", prefix,
               static_cast<unsigned long long>(r.hosts));
-  std::printf("%ssignals readable: %llu\n", prefix,
-              static_cast<unsigned long long>(r.signals));
+  if (r.opened) {
+    std::printf("%sschema version: %llu%s\n", prefix,
+                static_cast<unsigned long long>(r.schema_version),
+                r.schema_version < store::kSchemaVersion
+                    ? " (older: the daemon's next start migrates it)"
+                    : "");
+  }
   std::printf("%scorrupt records: %llu\n", prefix,
               static_cast<unsigned long long>(r.corrupt_records));
   for (const std::string& p : r.problems) {

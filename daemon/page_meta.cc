@@ -90,8 +90,6 @@ void PageMeta::ToRecord(store::PageRecord* record) const {
   record->last_signal_lastmod = last_signal_lastmod;
   record->last_status = last_status;
   record->last_outcome = std::string(last_outcome());
-  // The sketch lives in the scheduler's saved change profiles (once).
-  record->sketch.clear();
 }
 
 }  // namespace freshd::daemon

@@ -223,6 +223,7 @@ Result<RecoveryReport> RebuildScheduler(const store::PageStore& store,
   report.expected_pages =
       std::max(store.page_count(), store.pages_before_damage());
   report.store_damage = store.open_damage();
+  report.store_migrations = store.migrations();
   CorruptLog log(options, &report);
   const bool skip = !options.abort_on_corrupt;
   std::optional<sched::HostSpreadState> spread;

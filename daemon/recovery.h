@@ -116,6 +116,9 @@ struct RecoveryReport {
   // LevelDB log that lost synced commits (PageStore::open_damage), blocks
   // skipped by the scans, LevelDB's own log lines about damage.
   std::vector<std::string> store_damage;
+  // The schema migrations the store's open ran, one line each
+  // (PageStore::migrations, store/migrations.h).
+  std::vector<std::string> store_migrations;
   // expected_pages - pages - pages_reset, or 0.
   uint64_t pages_lost() const {
     return expected_pages > pages + pages_reset

@@ -22,9 +22,11 @@
 // capture. Each costs one point read (bloom-filtered on a miss).
 // The queue is bounded by the caller (queued() is how far behind the writer
 // is); Submit never blocks.
-// Thread-safety: Submit, queued() and stats() are safe from any thread; the
-// store and the WARC writer are touched only by the writer thread (and by
-// the caller before Start / after Stop).
+// Thread-safety: Submit, queued() and stats() are safe from any thread. The
+// writer thread is the store's only writer while it runs (the caller writes
+// before Start and after Stop) and the WARC writer's only user; other
+// threads may read the store meanwhile (the store's rule,
+// store/store_core.h).
 
 #ifndef FRESHD_DAEMON_STORE_WRITER_H_
 #define FRESHD_DAEMON_STORE_WRITER_H_

@@ -21,13 +21,6 @@ std::string HostKey(std::string_view host) {
   return key;
 }
 
-std::string SignalKey(int64_t time_us, uint64_t seq) {
-  std::string key(1, kSignalPrefix);
-  PutBigEndian64(&key, static_cast<uint64_t>(time_us));
-  PutBigEndian64(&key, seq);
-  return key;
-}
-
 std::string FeedKey(uint64_t seq) {
   std::string key(1, kFeedPrefix);
   PutBigEndian64(&key, seq);
@@ -69,14 +62,6 @@ bool ParseHostKey(std::string_view key, std::string* host) {
   if (key.empty() || key[0] != kHostPrefix) return false;
   host->assign(key.substr(1));
   return true;
-}
-
-int64_t SignalTimeMicros(double time) {
-  constexpr double kMax = 4.6e18;  // < 2^62
-  double us = std::floor(time * 1e6);
-  if (!(us > 0)) return 0;  // also NaN
-  if (us > kMax) return static_cast<int64_t>(kMax);
-  return static_cast<int64_t>(us);
 }
 
 }  // namespace freshd::store

@@ -1,21 +1,21 @@
 // LevelDB key layout of the store (see store/README.md). Every key starts
 // with a one-byte type prefix so record kinds occupy disjoint ranges:
 //   'V'                                  schema version
-//   'N'                                  next signal sequence number
 //   'K'                                  installation hash secret (fixed64)
 //   'C'                                  page count (varint)
 //   'Q'                                  commit sequence number (varint)
 //   'D'                                  damage note (varint pages, string)
 //   'P' be64(url_key) url                page record
 //   'H' host                             host record
-//   'S' be64(time_us) be64(seq)          signal log entry
 //   'F'                                  next change-feed sequence number
 //   'E' be64(seq)                        change-feed event
 //   'G' be64(url_key) url                a page's newest text sketch (feed)
 //   'W' payload digest                   WARC digest index: first capture
 //   'X' be64(seq)                        digest index eviction order
 //   'L' be64(url_key) url                a page's last WARC capture
-// Big-endian integers make key order numeric order.
+// Big-endian integers make key order numeric order. Retired, never to be
+// reused: 'S' (signal log entries) and 'N' (their sequence number), which no
+// freshd wrote; migration 1 -> 2 deletes them (store/migrations.h).
 // Thread-safety: pure functions.
 
 #ifndef FRESHD_STORE_KEYS_H_
@@ -28,14 +28,12 @@
 namespace freshd::store {
 
 inline constexpr char kSchemaKey[] = "V";
-inline constexpr char kSignalSeqKey[] = "N";
 inline constexpr char kHashSecretKey[] = "K";
 inline constexpr char kPageCountKey[] = "C";
 inline constexpr char kCommitSeqKey[] = "Q";
 inline constexpr char kDamageNoteKey[] = "D";
 inline constexpr char kPagePrefix = 'P';
 inline constexpr char kHostPrefix = 'H';
-inline constexpr char kSignalPrefix = 'S';
 inline constexpr char kFeedSeqKey[] = "F";
 inline constexpr char kFeedPrefix = 'E';
 inline constexpr char kSketchPrefix = 'G';
@@ -45,7 +43,6 @@ inline constexpr char kLastCapturePrefix = 'L';
 
 std::string PageKey(uint64_t url_key, std::string_view url);
 std::string HostKey(std::string_view host);
-std::string SignalKey(int64_t time_us, uint64_t seq);
 std::string FeedKey(uint64_t seq);
 std::string SketchKey(uint64_t url_key, std::string_view url);
 std::string DigestKey(std::string_view payload_digest);
@@ -56,9 +53,6 @@ std::string LastCaptureKey(uint64_t url_key, std::string_view url);
 bool ParsePageKey(std::string_view key, uint64_t* url_key, std::string* url);
 // Splits a host key; false if malformed.
 bool ParseHostKey(std::string_view key, std::string* host);
-
-// Unix seconds -> microseconds for signal keys, clamped to [0, 2^62).
-int64_t SignalTimeMicros(double time);
 
 }  // namespace freshd::store
 

@@ -7,9 +7,11 @@
 namespace freshd::store {
 namespace {
 
-constexpr uint8_t kPageVersion = 2;  // 2 adds last_signal_lastmod
-constexpr uint8_t kHostVersion = 2;  // 2 adds fetch_state
-constexpr uint8_t kSignalVersion = 1;
+// Page: 2 added last_signal_lastmod, 3 dropped the (always empty) sketch.
+constexpr uint8_t kPageVersion = 3;
+// Host: 2 added fetch_state, 3 dropped the seven robots and politeness
+// fields fetch_state superseded.
+constexpr uint8_t kHostVersion = 3;
 constexpr uint8_t kFeedVersion = 1;
 constexpr uint8_t kCaptureVersion = 1;
 
@@ -41,8 +43,6 @@ Status EncodePageValue(const PageRecord& page, std::string* out) {
     return TooLong("url", page.url.size(), kMaxUrlBytes);
   if (page.sched_state.size() > kMaxBlobBytes)
     return TooLong("sched_state", page.sched_state.size(), kMaxBlobBytes);
-  if (page.sketch.size() > kMaxBlobBytes)
-    return TooLong("sketch", page.sketch.size(), kMaxBlobBytes);
   for (const std::string* s :
        {&page.etag, &page.last_modified, &page.last_outcome}) {
     if (s->size() > kMaxSmallFieldBytes)
@@ -57,7 +57,6 @@ Status EncodePageValue(const PageRecord& page, std::string* out) {
   PutLengthPrefixed(out, page.last_outcome);
   PutDouble(out, page.last_fetch_time);
   PutFixed64(out, page.content_hash);
-  PutLengthPrefixed(out, page.sketch);
   PutDouble(out, page.last_signal_lastmod);
   return Status::OK();
 }
@@ -66,7 +65,7 @@ Status DecodePageValue(std::string_view in, PageRecord* out) {
   Decoder d(in);
   constexpr std::string_view kWhat = "page";
   if (Status s = ReadVersion(d, kWhat, kPageVersion); !s.ok()) return s;
-  const bool v1 = static_cast<uint8_t>(in[0]) == 1;
+  const uint8_t version = static_cast<uint8_t>(in[0]);
   PageRecord p;
   uint32_t status = 0;
   if (!d.GetLengthPrefixed(&p.sched_state, kMaxBlobBytes))
@@ -80,9 +79,10 @@ Status DecodePageValue(std::string_view in, PageRecord* out) {
     return Bad(kWhat, "last_outcome");
   if (!d.GetDouble(&p.last_fetch_time)) return Bad(kWhat, "last_fetch_time");
   if (!d.GetFixed64(&p.content_hash)) return Bad(kWhat, "content_hash");
-  if (!d.GetLengthPrefixed(&p.sketch, kMaxBlobBytes))
+  std::string_view sketch;  // versions 1 and 2: read and dropped
+  if (version < 3 && !d.GetLengthPrefixed(&sketch, kMaxBlobBytes))
     return Bad(kWhat, "sketch");
-  if (!v1 && !d.GetDouble(&p.last_signal_lastmod))
+  if (version >= 2 && !d.GetDouble(&p.last_signal_lastmod))
     return Bad(kWhat, "last_signal_lastmod");
   if (!d.done()) return Bad(kWhat, "length (trailing bytes)");
   p.last_status = static_cast<int32_t>(status);
@@ -95,8 +95,6 @@ Status DecodePageValue(std::string_view in, PageRecord* out) {
 Status EncodeHostValue(const HostRecord& host, std::string* out) {
   if (host.host.size() > kMaxSmallFieldBytes)
     return TooLong("host", host.host.size(), kMaxSmallFieldBytes);
-  if (host.robots_body.size() > kMaxBlobBytes)
-    return TooLong("robots_body", host.robots_body.size(), kMaxBlobBytes);
   if (host.pooled_estimates.size() > kMaxBlobBytes)
     return TooLong("pooled_estimates", host.pooled_estimates.size(),
                    kMaxBlobBytes);
@@ -104,13 +102,6 @@ Status EncodeHostValue(const HostRecord& host, std::string* out) {
     return TooLong("fetch_state", host.fetch_state.size(), kMaxBlobBytes);
   out->clear();
   out->push_back(static_cast<char>(kHostVersion));
-  PutLengthPrefixed(out, host.robots_body);
-  PutDouble(out, host.robots_fetch_time);
-  PutVarint64(out, static_cast<uint32_t>(host.robots_status));
-  PutDouble(out, host.robots_error_since);
-  PutDouble(out, host.next_allowed_time);
-  PutVarint64(out, host.consecutive_errors);
-  PutDouble(out, host.backoff_s);
   PutLengthPrefixed(out, host.pooled_estimates);
   PutLengthPrefixed(out, host.fetch_state);
   return Status::OK();
@@ -120,54 +111,28 @@ Status DecodeHostValue(std::string_view in, HostRecord* out) {
   Decoder d(in);
   constexpr std::string_view kWhat = "host";
   if (Status s = ReadVersion(d, kWhat, kHostVersion); !s.ok()) return s;
-  const bool v1 = static_cast<uint8_t>(in[0]) == 1;
+  const uint8_t version = static_cast<uint8_t>(in[0]);
   HostRecord h;
-  uint32_t status = 0;
-  if (!d.GetLengthPrefixed(&h.robots_body, kMaxBlobBytes))
-    return Bad(kWhat, "robots_body");
-  if (!d.GetDouble(&h.robots_fetch_time)) return Bad(kWhat, "robots time");
-  if (!d.GetVarint32(&status)) return Bad(kWhat, "robots_status");
-  if (!d.GetDouble(&h.robots_error_since)) return Bad(kWhat, "error since");
-  if (!d.GetDouble(&h.next_allowed_time)) return Bad(kWhat, "next allowed");
-  if (!d.GetVarint32(&h.consecutive_errors)) return Bad(kWhat, "errors");
-  if (!d.GetDouble(&h.backoff_s)) return Bad(kWhat, "backoff_s");
+  if (version < 3) {  // the dead robots and politeness fields, dropped
+    std::string_view robots_body;
+    double robots_time = 0, error_since = 0, next_allowed = 0, backoff = 0;
+    uint32_t status = 0, errors = 0;
+    if (!d.GetLengthPrefixed(&robots_body, kMaxBlobBytes))
+      return Bad(kWhat, "robots_body");
+    if (!d.GetDouble(&robots_time)) return Bad(kWhat, "robots time");
+    if (!d.GetVarint32(&status)) return Bad(kWhat, "robots_status");
+    if (!d.GetDouble(&error_since)) return Bad(kWhat, "error since");
+    if (!d.GetDouble(&next_allowed)) return Bad(kWhat, "next allowed");
+    if (!d.GetVarint32(&errors)) return Bad(kWhat, "errors");
+    if (!d.GetDouble(&backoff)) return Bad(kWhat, "backoff_s");
+  }
   if (!d.GetLengthPrefixed(&h.pooled_estimates, kMaxBlobBytes))
     return Bad(kWhat, "pooled_estimates");
-  if (!v1 && !d.GetLengthPrefixed(&h.fetch_state, kMaxBlobBytes))
+  if (version >= 2 && !d.GetLengthPrefixed(&h.fetch_state, kMaxBlobBytes))
     return Bad(kWhat, "fetch_state");
   if (!d.done()) return Bad(kWhat, "length (trailing bytes)");
-  h.robots_status = static_cast<int32_t>(status);
   h.host = std::move(out->host);
   *out = std::move(h);
-  return Status::OK();
-}
-
-Status EncodeSignalValue(const SignalEntry& signal, std::string* out) {
-  if (signal.url.size() > kMaxUrlBytes)
-    return TooLong("url", signal.url.size(), kMaxUrlBytes);
-  if (signal.source.size() > kMaxSmallFieldBytes)
-    return TooLong("source", signal.source.size(), kMaxSmallFieldBytes);
-  out->clear();
-  out->push_back(static_cast<char>(kSignalVersion));
-  PutFixed64(out, signal.url_key);
-  PutLengthPrefixed(out, signal.url);
-  PutDouble(out, signal.time);
-  PutLengthPrefixed(out, signal.source);
-  return Status::OK();
-}
-
-Status DecodeSignalValue(std::string_view in, SignalEntry* out) {
-  Decoder d(in);
-  constexpr std::string_view kWhat = "signal";
-  if (Status s = ReadVersion(d, kWhat, kSignalVersion); !s.ok()) return s;
-  SignalEntry e;
-  if (!d.GetFixed64(&e.url_key)) return Bad(kWhat, "url_key");
-  if (!d.GetLengthPrefixed(&e.url, kMaxUrlBytes)) return Bad(kWhat, "url");
-  if (!d.GetDouble(&e.time)) return Bad(kWhat, "time");
-  if (!d.GetLengthPrefixed(&e.source, kMaxSmallFieldBytes))
-    return Bad(kWhat, "source");
-  if (!d.done()) return Bad(kWhat, "length (trailing bytes)");
-  *out = std::move(e);
   return Status::OK();
 }
 

@@ -5,9 +5,10 @@
 // epoch) and length-prefixed byte strings (varint length, then the bytes).
 // store/README.md is the byte-level schema. Decode*() accepts any bytes:
 // malformed input is a Status::Corruption, never a crash or an over-read.
-// The store does not interpret sched_state, sketch, pooled_estimates or
-// fetch_state: their owners (sched/, base/sketch.h, daemon/) define those
-// encodings.
+// The store does not interpret sched_state, pooled_estimates or fetch_state:
+// their owners (sched/, daemon/) define those encodings. Decoders read every
+// older record version too (a cluster peer running an older freshd publishes
+// them; migrations read them); encoders write only the current one.
 // Thread-safety: plain values and pure functions; safe from any thread.
 
 #ifndef FRESHD_STORE_RECORDS_H_
@@ -42,7 +43,8 @@ struct PageRecord {
   std::string last_outcome;      // outcome class name, e.g. "ok", "5xx"
   double last_fetch_time = 0.0;  // Unix seconds, 0 = never fetched
   uint64_t content_hash = 0;     // hash of the page's visible text
-  std::string sketch;            // bottom-m sketch bytes (base/sketch.h)
+  // (The page's text sketch is not here: it is key 'G', store/sketch_table.h.
+  // Versions 1 and 2 had an always-empty sketch field; version 3 dropped it.)
   // Version 2: the newest sitemap lastmod (Unix seconds) the daemon took as
   // a change signal for this page, 0 = none, so a lastmod is a signal once
   // across restarts too.
@@ -51,38 +53,19 @@ struct PageRecord {
   bool operator==(const PageRecord&) const = default;
 };
 
-// One host (authority "host:port"): robots cache, politeness and estimates.
+// One host (authority "host:port"): the scheduler's pooled estimates and the
+// fetcher's robots cache and politeness state.
 struct HostRecord {
   std::string host;  // stored in the LevelDB key
 
-  // robots.txt cache. robots_body holds the body (or parsed rules) as bytes.
-  std::string robots_body;
-  double robots_fetch_time = 0.0;   // Unix seconds, 0 = never fetched
-  int32_t robots_status = 0;        // HTTP status, 0 = network error/none
-  double robots_error_since = 0.0;  // first of an unbroken run of 5xx, or 0
-
-  // Politeness and back-off.
-  double next_allowed_time = 0.0;  // Unix seconds
-  uint32_t consecutive_errors = 0;
-  double backoff_s = 0.0;  // current back-off delay
-
   std::string pooled_estimates;  // opaque, owned by sched/
-  // Version 2: the fetcher's robots cache and gate state of this host,
-  // opaque, owned by daemon/fetch_state.h (supersedes the robots_* and
-  // politeness fields above, which the daemon leaves empty).
+  // The fetcher's robots cache and gate state of this host, opaque, owned by
+  // daemon/fetch_state.h. (Versions 1 and 2 also had seven robots and
+  // politeness fields that no freshd wrote after fetch_state came in;
+  // version 3 dropped them.)
   std::string fetch_state;
 
   bool operator==(const HostRecord&) const = default;
-};
-
-// One change-indicating signal (sitemap lastmod, POST /signal, feed item).
-struct SignalEntry {
-  uint64_t url_key = 0;
-  std::string url;
-  double time = 0.0;   // Unix seconds the signal was received/claimed
-  std::string source;  // e.g. "sitemap", "api", "feed"
-
-  bool operator==(const SignalEntry&) const = default;
 };
 
 // One change-feed event (daemon/change_feed.h; key 'E' + be64(seq)).
@@ -121,7 +104,6 @@ struct WarcCapture {
 // over its limit; url/host are not part of the value (they are in the key).
 Status EncodePageValue(const PageRecord& page, std::string* out);
 Status EncodeHostValue(const HostRecord& host, std::string* out);
-Status EncodeSignalValue(const SignalEntry& signal, std::string* out);
 Status EncodeFeedValue(const FeedEvent& event, std::string* out);
 // The seq field is last (a varint), so the store can set it at commit.
 Status EncodeCaptureValue(const WarcCapture& capture, std::string* out);
@@ -131,7 +113,6 @@ Status EncodeCaptureValue(const WarcCapture& capture, std::string* out);
 // malformed, truncated, over-long or unknown-version input: Corruption.
 Status DecodePageValue(std::string_view in, PageRecord* out);
 Status DecodeHostValue(std::string_view in, HostRecord* out);
-Status DecodeSignalValue(std::string_view in, SignalEntry* out);
 // Fills every field but seq.
 Status DecodeFeedValue(std::string_view in, FeedEvent* out);
 Status DecodeCaptureValue(std::string_view in, WarcCapture* out);

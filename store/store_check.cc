@@ -88,15 +88,11 @@ bool DecodesCleanly(const std::string& key, const std::string& value) {
       HostRecord h;
       return ParseHostKey(key, &h.host) && DecodeHostValue(value, &h).ok();
     }
-    case kSignalPrefix: {
-      SignalEntry e;
-      return key.size() == 17 && DecodeSignalValue(value, &e).ok();
-    }
     default:
       break;
   }
   if (key == kHashSecretKey) return value.size() == 8;
-  if (key == kSchemaKey || key == kSignalSeqKey) {
+  if (key == kSchemaKey) {
     Decoder d(value);
     uint64_t v = 0;
     return d.GetVarint64(&v) && d.done();
@@ -181,7 +177,7 @@ Status SetAsideDamagedTables(const std::string& path,
       // A record after a damaged entry of its block is out of a scan's
       // reach, but a seek starts at the block's nearest restart point, as
       // the daemon's point reads do: so the one-record keys are sought.
-      for (const char* key : {kHashSecretKey, kSchemaKey, kSignalSeqKey}) {
+      for (const char* key : {kHashSecretKey, kSchemaKey}) {
         if (found.count(key) > 0 || extra.count(key) > 0) continue;
         // The table is opened with the bytewise comparator: the key with an
         // all-zero tag sorts before every version of `key`.
@@ -244,7 +240,10 @@ Result<StoreCheckReport> CheckStore(const std::string& path) {
   StoreConfig config;
   config.path = path;
   config.block_cache_bytes = 8 << 20;
-  Result<std::unique_ptr<PageStore>> opened = PageStore::Open(config);
+  // An older schema is read as it is: the check changes nothing a
+  // migration would (the daemon's next start migrates it).
+  Result<std::unique_ptr<PageStore>> opened =
+      PageStore::Open(config, StoreOpenOptions{.migrate = false});
   if (!opened.ok()) {
     if (opened.status().code() != Status::Code::kCorruption) {
       return opened.status();
@@ -254,11 +253,12 @@ Result<StoreCheckReport> CheckStore(const std::string& path) {
   }
   PageStore& store = *opened.value();
   r.opened = true;
+  r.schema_version = store.schema_version();
   const uint64_t count = store.page_count();
   for (const std::string& d : store.open_damage()) r.problems.push_back(d);
   r.pages_expected = std::max(count, store.pages_before_damage());
   r.expected_known = true;
-  ScanStats pages, hosts, signals;
+  ScanStats pages, hosts;
   NoteScan(
       "page",
       store.ForEachPage([](const PageRecord&) { return true; }, &pages, true),
@@ -267,15 +267,9 @@ Result<StoreCheckReport> CheckStore(const std::string& path) {
       "host",
       store.ForEachHost([](const HostRecord&) { return true; }, &hosts, true),
       hosts, &r);
-  NoteScan("signal",
-           store.ForEachSignal(
-               -std::numeric_limits<double>::infinity(),
-               [](const SignalEntry&) { return true; }, &signals, true),
-           signals, &r);
   r.pages = pages.records;
   r.hosts = hosts.records;
-  r.signals = signals.records;
-  r.corrupt_records = pages.corrupt + hosts.corrupt + signals.corrupt;
+  r.corrupt_records = pages.corrupt + hosts.corrupt;
   if (r.pages < r.pages_expected) {
     r.problems.push_back(std::to_string(r.pages_expected) +
                          " pages expected, " + std::to_string(r.pages) +

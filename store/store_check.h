@@ -20,9 +20,11 @@ struct StoreCheckReport {
   bool opened = false;          // LevelDB opened it (else see problems)
   uint64_t pages_expected = 0;  // the store's page count (or last sync's)
   bool expected_known = false;
-  uint64_t pages = 0;            // page records read and decoded
-  uint64_t hosts = 0;            // host records read and decoded
-  uint64_t signals = 0;          // signal entries read and decoded
+  uint64_t pages = 0;  // page records read and decoded
+  uint64_t hosts = 0;  // host records read and decoded
+  // The store's schema (store/migrations.h); older than kSchemaVersion: the
+  // check read it as it is, and the daemon's next start migrates it.
+  uint64_t schema_version = 0;
   uint64_t corrupt_records = 0;  // records whose value failed to decode
   // One sentence per kind of damage found; empty when the store is healthy.
   std::vector<std::string> problems;
@@ -38,7 +40,8 @@ struct StoreCheckReport {
 };
 
 // Opens the store at `path` (paranoid checks; LevelDB replays its log as on
-// any open) and reads every record, verifying block checksums.
+// any open; an older schema is not migrated) and reads every record,
+// verifying block checksums.
 // Errors: NotFound (no such directory), InvalidArgument (not a freshd
 // store), IOError (locked by a running freshd, I/O failure). Damage is not
 // an error: it is in the report.

@@ -5,7 +5,8 @@
 // them; (2) U random updates of existing pages, same batching; (3) M
 // "seen this URL?" probes for URLs not in the store; then a full compaction
 // and the directory size / N. Records are realistic: ~70-byte URL, 100 bytes
-// of scheduler state, a 64-entry sketch (512 bytes), ETag, Last-Modified.
+// of scheduler state, ETag, Last-Modified, and a 64-entry sketch (512 bytes,
+// its own key G as the writer puts it).
 // Sync policy as in production: sync_interval 1 s of wall time. Prints each
 // run and the medians, plus the command to rerun.
 //
@@ -70,7 +71,6 @@ PageRecord MakePage(uint64_t i, uint64_t version, std::mt19937_64& rng) {
   p.last_outcome = "ok";
   p.last_fetch_time = 1763744547.0 + static_cast<double>(version);
   p.content_hash = rng();
-  p.sketch = RandomBytes(rng, 512);  // 64 x uint64 min-hashes
   return p;
 }
 
@@ -126,14 +126,19 @@ bool RunOnce(const std::string& parent, uint64_t pages, uint64_t updates,
   PageStore& store = **opened;
   std::mt19937_64 rng(seed);
   HostRecord host;
-  host.robots_body = std::string(300, 'r');
+  // The fetcher's robots cache and gate state (daemon/fetch_state.h).
+  host.fetch_state = std::string(300, 'r');
   host.pooled_estimates = RandomBytes(rng, 48);
 
   auto observe = [&](uint64_t i, uint64_t version) {
     StoreBatch batch;
     host.host = "www.site" + std::to_string(i % 5000) + ".example.com:443";
-    host.next_allowed_time = 1763744547.0 + static_cast<double>(version);
-    return Check(batch.PutPage(MakePage(i, version, rng)), "put") &&
+    host.fetch_state.replace(0, 8, std::to_string(10000000 + version % 1000));
+    const PageRecord page = MakePage(i, version, rng);
+    // A changed page's sketch, 64 x uint64 min-hashes, in its own key.
+    const std::string sketch = RandomBytes(rng, 512);
+    return Check(batch.PutPage(page), "put") &&
+           Check(batch.PutSketch(page.url_key, page.url, sketch), "sketch") &&
            Check(batch.PutHost(host), "put host") &&
            Check(store.Commit(batch, Now()), "commit");
   };

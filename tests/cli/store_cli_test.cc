@@ -31,7 +31,7 @@ void MakeStore(const std::string& path, int pages) {
       store::PageRecord p;
       p.url = "https://cli.example/" + std::to_string(k);
       p.url_key = std::hash<std::string>()(p.url);
-      p.sketch = std::string(300, static_cast<char>(k));
+      p.sched_state = std::string(300, static_cast<char>(k));
       ASSERT_TRUE(batch.PutPage(p).ok());
     }
     ASSERT_TRUE(s.value()->Commit(batch, i).ok());

@@ -74,10 +74,8 @@ TEST(PageMetaTest, RecordRoundTripKeepsEveryField) {
   r.last_fetch_time = 1.5e9;
   r.last_signal_lastmod = 1.4e9;
   r.last_status = 404;
-  r.sketch = "stale";
   const PageMeta m = PageMeta::FromRecord(r);
   store::PageRecord out;
-  out.sketch = "x";
   m.ToRecord(&out);
   EXPECT_EQ(out.etag, r.etag);
   EXPECT_EQ(out.last_modified, r.last_modified);
@@ -86,7 +84,6 @@ TEST(PageMetaTest, RecordRoundTripKeepsEveryField) {
   EXPECT_EQ(out.last_fetch_time, 1.5e9);
   EXPECT_EQ(out.last_signal_lastmod, 1.4e9);
   EXPECT_EQ(out.last_status, 404);
-  EXPECT_EQ(out.sketch, "");  // the sketch lives with the scheduler state
   // A record never fetched gives empty strings.
   const PageMeta empty = PageMeta::FromRecord(store::PageRecord{});
   EXPECT_EQ(empty.etag(), "");

@@ -50,7 +50,6 @@ PageRecord CrashPage(int iter, uint64_t commit, int k) {
   p.last_outcome = "ok";
   p.last_fetch_time = static_cast<double>(commit) * kCommitSpacing;
   p.content_hash = commit * 31 + static_cast<uint64_t>(k);
-  p.sketch = std::string(512, static_cast<char>(k));
   return p;
 }
 
@@ -73,14 +72,24 @@ int RunCrashChildIfAsked() {
   if (!store.ok()) _exit(2);
   for (uint64_t commit = 0; commit < kMaxCommitsPerChild; ++commit) {
     StoreBatch batch;
-    for (int k = 0; k < PagesInCommit(commit); ++k)
-      if (!batch.PutPage(CrashPage(iter, commit, k)).ok()) _exit(3);
+    for (int k = 0; k < PagesInCommit(commit); ++k) {
+      const PageRecord page = CrashPage(iter, commit, k);
+      if (!batch.PutPage(page).ok()) _exit(3);
+      if (!batch
+               .PutSketch(page.url_key, page.url,
+                          std::string(512, static_cast<char>(k)))
+               .ok()) {
+        _exit(3);
+      }
+    }
     HostRecord host;
     host.host = CrashHost(iter);
-    host.consecutive_errors = static_cast<uint32_t>(commit);
+    host.pooled_estimates = std::to_string(commit);
     if (!batch.PutHost(host).ok()) _exit(3);
-    if (!batch.AddSignal({1, CrashUrl(iter, commit, 0), 1.0, "api"}).ok())
-      _exit(3);
+    FeedEvent event;
+    event.url = CrashUrl(iter, commit, 0);
+    event.kind = "new";
+    if (!batch.AddFeedEvent(event).ok()) _exit(3);
     bool synced = false;
     double now = static_cast<double>(commit) * kCommitSpacing;
     if (!(*store)->Commit(batch, now, &synced).ok()) _exit(4);
@@ -234,26 +243,29 @@ TEST(CrashRecoveryTest, SigkillAtRandomPointsLosesNothingSynced) {
     // Atomicity across record kinds: the host record is from the same batch.
     auto host = (*store)->GetHost(CrashHost(iter));
     ASSERT_TRUE(host.ok()) << host.status().ToString();
-    EXPECT_EQ(host->consecutive_errors, newest);
+    EXPECT_EQ(host->pooled_estimates, std::to_string(newest));
     // Earlier iterations are untouched.
     for (const auto& [old_iter, old_newest] : newest_commit) {
       auto old_host = (*store)->GetHost(CrashHost(old_iter));
       ASSERT_TRUE(old_host.ok());
-      EXPECT_EQ(old_host->consecutive_errors, old_newest);
+      EXPECT_EQ(old_host->pooled_estimates, std::to_string(old_newest));
     }
-    uint64_t signals = 0;
+    // One feed event a commit, numbered without holes across kills.
+    uint64_t events = 0;
     ASSERT_TRUE((*store)
-                    ->ForEachSignal(0,
-                                    [&](const SignalEntry&) {
-                                      ++signals;
-                                      return true;
-                                    })
+                    ->ForEachFeedEvent(0, SIZE_MAX,
+                                       [&](const FeedEvent& e) {
+                                         EXPECT_EQ(e.seq, events + 1);
+                                         ++events;
+                                         return true;
+                                       })
                     .ok());
     newest_commit[iter] = newest;
     total_pages = pages;
     uint64_t commits_so_far = 0;
     for (const auto& [i, n] : newest_commit) commits_so_far += n + 1;
-    EXPECT_EQ(signals, commits_so_far);
+    EXPECT_EQ(events, commits_so_far);
+    EXPECT_EQ((*store)->feed_bounds().newest, commits_so_far);
     ASSERT_TRUE((*store)->Close().ok());
     ++done;
     std::printf(

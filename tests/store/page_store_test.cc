@@ -39,7 +39,6 @@ PageRecord Page(int i) {
   p.last_outcome = "ok";
   p.last_fetch_time = 1000.0 + i;
   p.content_hash = Mix(static_cast<uint64_t>(i) + 1000000);
-  p.sketch = std::string(64, static_cast<char>(i & 0x7f));
   return p;
 }
 
@@ -199,12 +198,13 @@ TEST_F(PageStoreTest, CloseKeepsEverythingAndReopenRecovers) {
       ASSERT_TRUE(batch.PutPage(Page(i)).ok());
       HostRecord h;
       h.host = "host" + std::to_string(i % 7) + ".example:443";
-      h.consecutive_errors = static_cast<uint32_t>(i);
+      h.pooled_estimates = std::to_string(i);
       ASSERT_TRUE(batch.PutHost(h).ok());
-      ASSERT_TRUE(batch
-                      .AddSignal({Page(i).url_key, Page(i).url, 50.0 + i,
-                                  i % 2 ? "sitemap" : "api"})
-                      .ok());
+      FeedEvent e;
+      e.url = Page(i).url;
+      e.time = 50.0 + i;
+      e.kind = i % 2 ? "changed" : "new";
+      ASSERT_TRUE(batch.AddFeedEvent(e).ok());
       ASSERT_TRUE(store->Commit(batch, 1.0).ok());  // never due: not synced
     }
     ASSERT_TRUE(store->Close().ok());
@@ -235,43 +235,43 @@ TEST_F(PageStoreTest, CloseKeepsEverythingAndReopenRecovers) {
   ASSERT_TRUE(store
                   ->ForEachHost([&](const HostRecord& h) {
                     ++hosts;
-                    EXPECT_GE(h.consecutive_errors, 193u) << h.host;
+                    EXPECT_GE(std::stoi(h.pooled_estimates), 193) << h.host;
                     return true;
                   })
                   .ok());
   EXPECT_EQ(hosts, 7);
   std::vector<double> times;
   ASSERT_TRUE(store
-                  ->ForEachSignal(150.0,
-                                  [&](const SignalEntry& s) {
-                                    times.push_back(s.time);
-                                    return true;
-                                  })
+                  ->ForEachFeedEvent(149, 1000,
+                                     [&](const FeedEvent& e) {
+                                       times.push_back(e.time);
+                                       return true;
+                                     })
                   .ok());
-  ASSERT_EQ(times.size(), 100u);  // 150..249
+  ASSERT_EQ(times.size(), 51u);  // seq 150..200: times 199..249
   EXPECT_TRUE(std::is_sorted(times.begin(), times.end()));
-  EXPECT_EQ(times.front(), 150.0);
-  auto pruned = store->PruneSignals(200.0, 3.0);
+  EXPECT_EQ(times.front(), 199.0);
+  auto pruned = store->PruneFeed(1000, 200.0, 3.0);
   ASSERT_TRUE(pruned.ok());
-  EXPECT_EQ(*pruned, 150u);  // 50..199
-  int left = 0;
-  ASSERT_TRUE(store
-                  ->ForEachSignal(0,
-                                  [&](const SignalEntry&) {
-                                    ++left;
-                                    return true;
-                                  })
-                  .ok());
-  EXPECT_EQ(left, 50);
+  EXPECT_EQ(*pruned, 150u);  // times 50..199
+  EXPECT_EQ(store->feed_bounds().oldest, 151u);
+  EXPECT_EQ(store->feed_bounds().newest, 200u);
 }
 
-TEST_F(PageStoreTest, SignalsAtTheSameMicrosecondAreAllKept) {
+// Feed numbers continue across a reopen (the next seq is in the store):
+// 1..10 with no hole.
+TEST_F(PageStoreTest, FeedNumbersContinueAcrossReopen) {
   {
     auto store = OpenOrDie();
     for (int round = 0; round < 2; ++round) {  // second round after reopen
       StoreBatch batch;
-      for (int i = 0; i < 5; ++i)
-        ASSERT_TRUE(batch.AddSignal({1, "https://a/", 10.0, "api"}).ok());
+      for (int i = 0; i < 5; ++i) {
+        FeedEvent e;
+        e.url = "https://a/";
+        e.time = 10.0;
+        e.kind = "new";
+        ASSERT_TRUE(batch.AddFeedEvent(e).ok());
+      }
       ASSERT_TRUE(store->Commit(batch, 1.0).ok());
       if (round == 0) {
         ASSERT_TRUE(store->Close().ok());
@@ -280,37 +280,42 @@ TEST_F(PageStoreTest, SignalsAtTheSameMicrosecondAreAllKept) {
     }
   }
   auto store = OpenOrDie();
-  int n = 0;
+  std::vector<uint64_t> seqs;
   ASSERT_TRUE(store
-                  ->ForEachSignal(0,
-                                  [&](const SignalEntry&) {
-                                    ++n;
-                                    return true;
-                                  })
+                  ->ForEachFeedEvent(0, 100,
+                                     [&](const FeedEvent& e) {
+                                       seqs.push_back(e.seq);
+                                       return true;
+                                     })
                   .ok());
-  EXPECT_EQ(n, 10);
+  ASSERT_EQ(seqs.size(), 10u);
+  for (size_t i = 0; i < seqs.size(); ++i) EXPECT_EQ(seqs[i], i + 1);
 }
 
 TEST_F(PageStoreTest, PruneDeletesInBoundedBatches) {
   auto store = OpenOrDie();
   StoreBatch batch;
   for (int i = 0; i < 25000; ++i) {
-    ASSERT_TRUE(batch.AddSignal({7, "https://a/", 1000.0 + i, "feed"}).ok());
+    FeedEvent e;
+    e.url = "https://a/";
+    e.time = 1000.0 + i;
+    e.kind = "changed";
+    ASSERT_TRUE(batch.AddFeedEvent(e).ok());
     if (batch.operations() == 5000) {
       ASSERT_TRUE(store->Commit(batch, 1.0).ok());
     }
   }
-  auto pruned = store->PruneSignals(1000.0 + 22000, 2.0);
+  auto pruned = store->PruneFeed(1000000, 1000.0 + 22000, 2.0);
   ASSERT_TRUE(pruned.ok()) << pruned.status().ToString();
   EXPECT_EQ(*pruned, 22000u);
   double first = -1;
   int left = 0;
   ASSERT_TRUE(store
-                  ->ForEachSignal(0,
-                                  [&](const SignalEntry& s) {
-                                    if (left++ == 0) first = s.time;
-                                    return true;
-                                  })
+                  ->ForEachFeedEvent(0, 100000,
+                                     [&](const FeedEvent& e) {
+                                       if (left++ == 0) first = e.time;
+                                       return true;
+                                     })
                   .ok());
   EXPECT_EQ(left, 3000);
   EXPECT_EQ(first, 1000.0 + 22000);

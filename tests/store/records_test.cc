@@ -26,7 +26,6 @@ PageRecord SamplePage() {
   p.last_outcome = "ok";
   p.last_fetch_time = 1763740000.123456;
   p.content_hash = 0xfedcba9876543210ULL;
-  p.sketch = std::string(512, '\xab');
   p.last_signal_lastmod = 1763739000.5;
   return p;
 }
@@ -34,13 +33,6 @@ PageRecord SamplePage() {
 HostRecord SampleHost() {
   HostRecord h;
   h.host = "example.com:443";
-  h.robots_body = "User-agent: *\nDisallow: /private\n";
-  h.robots_fetch_time = 1763740000.5;
-  h.robots_status = 200;
-  h.robots_error_since = 0;
-  h.next_allowed_time = 1763740001.5;
-  h.consecutive_errors = 3;
-  h.backoff_s = 120;
   h.pooled_estimates = "\x01\x02\x03";
   h.fetch_state = std::string("\x01robots\0gate", 12);
   return h;
@@ -50,7 +42,7 @@ TEST(RecordsTest, PageRoundTrip) {
   PageRecord in = SamplePage();
   std::string value;
   ASSERT_TRUE(EncodePageValue(in, &value).ok());
-  EXPECT_EQ(value[0], 2) << "version byte";
+  EXPECT_EQ(value[0], 3) << "version byte";
   PageRecord out;
   out.url_key = in.url_key;  // key-derived fields come from the caller
   out.url = in.url;
@@ -58,52 +50,94 @@ TEST(RecordsTest, PageRoundTrip) {
   EXPECT_EQ(out, in);
 }
 
-// A version-1 host value (before fetch_state) still decodes, with an empty
-// fetch_state; the current encoder writes version 2.
-TEST(RecordsTest, HostVersion1StillDecodes) {
-  HostRecord h = SampleHost();
-  std::string v2;
-  ASSERT_TRUE(EncodeHostValue(h, &v2).ok());
-  EXPECT_EQ(v2[0], 2);
-  // v1 = v2 with version byte 1 and without the trailing fetch_state.
-  std::string v1 = v2.substr(0, v2.size() - 1 - h.fetch_state.size());
-  v1[0] = 1;
-  HostRecord out;
-  out.host = h.host;
-  ASSERT_TRUE(DecodeHostValue(v1, &out).ok());
-  HostRecord expected = h;
-  expected.fetch_state.clear();
-  EXPECT_EQ(out, expected);
-  // A v2 value cut before its fetch_state is corrupt, not a v1 record.
-  std::string cut = v2.substr(0, v2.size() - 1 - h.fetch_state.size());
-  EXPECT_EQ(DecodeHostValue(cut, &out).code(), Status::Code::kCorruption);
-  v2[0] = 3;
-  EXPECT_EQ(DecodeHostValue(v2, &out).code(), Status::Code::kCorruption);
+// Schema 1's page value, versions 1 and 2, as store/README.md described it:
+// sched_state, etag, last_modified, last_status, last_outcome,
+// last_fetch_time, content_hash, sketch, and (v2) last_signal_lastmod.
+std::string OldPageValue(int version, const PageRecord& p,
+                         std::string_view sketch) {
+  std::string v(1, static_cast<char>(version));
+  PutLengthPrefixed(&v, p.sched_state);
+  PutLengthPrefixed(&v, p.etag);
+  PutLengthPrefixed(&v, p.last_modified);
+  PutVarint64(&v, static_cast<uint32_t>(p.last_status));
+  PutLengthPrefixed(&v, p.last_outcome);
+  PutDouble(&v, p.last_fetch_time);
+  PutFixed64(&v, p.content_hash);
+  PutLengthPrefixed(&v, sketch);
+  if (version >= 2) PutDouble(&v, p.last_signal_lastmod);
+  return v;
 }
 
-// A version-1 page value (before last_signal_lastmod) still decodes, with
-// 0 (none); the current encoder writes version 2.
-TEST(RecordsTest, PageVersion1StillDecodes) {
-  PageRecord p = SamplePage();
+// Schema 1's host value, versions 1 and 2: seven robots and politeness
+// fields, pooled_estimates, and (v2) fetch_state.
+std::string OldHostValue(int version, const HostRecord& h) {
+  std::string v(1, static_cast<char>(version));
+  PutLengthPrefixed(&v, "User-agent: *\nDisallow: /private\n");
+  PutDouble(&v, 1763740000.5);  // robots_fetch_time
+  PutVarint64(&v, 200);         // robots_status
+  PutDouble(&v, 0);             // robots_error_since
+  PutDouble(&v, 1763740001.5);  // next_allowed_time
+  PutVarint64(&v, 3);           // consecutive_errors
+  PutDouble(&v, 120);           // backoff_s
+  PutLengthPrefixed(&v, h.pooled_estimates);
+  if (version >= 2) PutLengthPrefixed(&v, h.fetch_state);
+  return v;
+}
+
+// Versions 1 and 2 still decode (a peer running an older freshd publishes
+// them; the schema 1 -> 2 migration reads them): the dead sketch is dropped,
+// a v1 page has no lastmod (0). The current encoder writes version 3,
+// shorter by the sketch's length prefix.
+TEST(RecordsTest, PageVersions1And2StillDecode) {
+  const PageRecord p = SamplePage();
   ASSERT_NE(p.last_signal_lastmod, 0);
-  std::string v2;
-  ASSERT_TRUE(EncodePageValue(p, &v2).ok());
-  // v1 = v2 with version byte 1 and without the trailing f64.
-  std::string v1 = v2.substr(0, v2.size() - 8);
-  v1[0] = 1;
-  PageRecord out;
-  out.url_key = p.url_key;
-  out.url = p.url;
-  ASSERT_TRUE(DecodePageValue(v1, &out).ok());
-  PageRecord expected = p;
-  expected.last_signal_lastmod = 0;
-  EXPECT_EQ(out, expected);
+  for (int version : {1, 2}) {
+    for (std::string_view sketch :
+         {std::string_view(), std::string_view("stale sketch")}) {
+      PageRecord out;
+      out.url_key = p.url_key;
+      out.url = p.url;
+      ASSERT_TRUE(DecodePageValue(OldPageValue(version, p, sketch), &out).ok())
+          << version;
+      PageRecord expected = p;
+      if (version == 1) expected.last_signal_lastmod = 0;
+      EXPECT_EQ(out, expected) << version;
+    }
+  }
+  std::string v3;
+  ASSERT_TRUE(EncodePageValue(p, &v3).ok());
+  EXPECT_EQ(v3.size() + 1, OldPageValue(2, p, "").size());
   // A v2 value cut before its last field is corrupt, not a v1 record.
-  std::string cut = v2.substr(0, v2.size() - 8);
-  Status s = DecodePageValue(cut, &out);
+  std::string v2 = OldPageValue(2, p, "");
+  PageRecord out;
+  Status s = DecodePageValue(v2.substr(0, v2.size() - 8), &out);
   EXPECT_EQ(s.code(), Status::Code::kCorruption);
   EXPECT_NE(s.message().find("last_signal_lastmod"), std::string::npos)
       << s.message();
+}
+
+// Host versions 1 and 2 decode without their seven dead fields; v1 has no
+// fetch_state.
+TEST(RecordsTest, HostVersions1And2StillDecode) {
+  const HostRecord h = SampleHost();
+  for (int version : {1, 2}) {
+    HostRecord out;
+    out.host = h.host;
+    ASSERT_TRUE(DecodeHostValue(OldHostValue(version, h), &out).ok())
+        << version;
+    HostRecord expected = h;
+    if (version == 1) expected.fetch_state.clear();
+    EXPECT_EQ(out, expected) << version;
+  }
+  std::string v2 = OldHostValue(2, h);
+  HostRecord out;
+  // A v2 value cut before its fetch_state is corrupt, not a v1 record.
+  EXPECT_EQ(
+      DecodeHostValue(v2.substr(0, v2.size() - 1 - h.fetch_state.size()), &out)
+          .code(),
+      Status::Code::kCorruption);
+  v2[0] = 4;
+  EXPECT_EQ(DecodeHostValue(v2, &out).code(), Status::Code::kCorruption);
 }
 
 TEST(RecordsTest, NegativeAndExtremeValuesRoundTrip) {
@@ -118,30 +152,25 @@ TEST(RecordsTest, NegativeAndExtremeValuesRoundTrip) {
   EXPECT_EQ(out, in);
 }
 
-TEST(RecordsTest, HostAndSignalRoundTrip) {
+TEST(RecordsTest, HostRoundTrip) {
   HostRecord h = SampleHost();
   std::string value;
   ASSERT_TRUE(EncodeHostValue(h, &value).ok());
+  EXPECT_EQ(value[0], 3) << "version byte";
   HostRecord h2;
   h2.host = h.host;
   ASSERT_TRUE(DecodeHostValue(value, &h2).ok());
   EXPECT_EQ(h2, h);
-
-  SignalEntry s{42, "https://example.com/x", 1763740000.25, "sitemap"};
-  ASSERT_TRUE(EncodeSignalValue(s, &value).ok());
-  SignalEntry s2;
-  ASSERT_TRUE(DecodeSignalValue(value, &s2).ok());
-  EXPECT_EQ(s2, s);
 }
 
 TEST(RecordsTest, UnknownVersionIsCorruption) {
   std::string value;
   ASSERT_TRUE(EncodePageValue(SamplePage(), &value).ok());
-  value[0] = 3;
+  value[0] = 4;
   PageRecord out;
   Status s = DecodePageValue(value, &out);
   EXPECT_EQ(s.code(), Status::Code::kCorruption);
-  EXPECT_NE(s.message().find("unknown version 3"), std::string::npos)
+  EXPECT_NE(s.message().find("unknown version 4"), std::string::npos)
       << s.message();
   value[0] = 0;
   EXPECT_EQ(DecodePageValue(value, &out).code(), Status::Code::kCorruption);
@@ -158,16 +187,15 @@ TEST(RecordsTest, TrailingBytesAreCorruption) {
 
 TEST(RecordsTest, OversizedFieldsAreRejectedOnEncode) {
   PageRecord p = SamplePage();
-  p.sketch.assign(kMaxBlobBytes + 1, 'x');
+  p.sched_state.assign(kMaxBlobBytes + 1, 'x');
   std::string value = "untouched";
   EXPECT_EQ(EncodePageValue(p, &value).code(), Status::Code::kInvalidArgument);
   p = SamplePage();
   p.etag.assign(kMaxSmallFieldBytes + 1, 'e');
   EXPECT_EQ(EncodePageValue(p, &value).code(), Status::Code::kInvalidArgument);
-  SignalEntry s;
-  s.url.assign(kMaxUrlBytes + 1, 'u');
-  EXPECT_EQ(EncodeSignalValue(s, &value).code(),
-            Status::Code::kInvalidArgument);
+  HostRecord h = SampleHost();
+  h.fetch_state.assign(kMaxBlobBytes + 1, 'f');
+  EXPECT_EQ(EncodeHostValue(h, &value).code(), Status::Code::kInvalidArgument);
 }
 
 TEST(RecordsTest, HugeLengthPrefixIsCorruptionNotAllocation) {
@@ -227,14 +255,6 @@ TEST(KeysTest, PageKeysOrderByUrlKeyAndSeparateCollisions) {
   EXPECT_FALSE(ParsePageKey(HostKey("example.com"), &key, &url));
 }
 
-TEST(KeysTest, SignalKeysOrderByTime) {
-  EXPECT_LT(SignalKey(SignalTimeMicros(10.0), 99),
-            SignalKey(SignalTimeMicros(10.5), 0));
-  EXPECT_EQ(SignalTimeMicros(-3), 0);
-  EXPECT_EQ(SignalTimeMicros(std::nan("")), 0);
-  EXPECT_EQ(SignalTimeMicros(1.5), 1500000);
-}
-
 // Fuzz-like: every decoder on random bytes, on all truncations of valid
 // records and on single-bit flips must return (never crash, never over-read
 // under ASan). A truncated valid record must never decode as valid.
@@ -242,34 +262,38 @@ TEST(RecordsFuzzTest, RandomAndMutatedInputsNeverCrash) {
   const uint32_t seed = 20261121;
   std::printf("RecordsFuzzTest seed=%u\n", seed);
   std::mt19937 rng(seed);
-  std::string page, host, signal;
+  std::string page, host, feed;
   ASSERT_TRUE(EncodePageValue(SamplePage(), &page).ok());
   ASSERT_TRUE(EncodeHostValue(SampleHost(), &host).ok());
-  ASSERT_TRUE(EncodeSignalValue({1, "https://e.x/", 2.0, "api"}, &signal).ok());
+  FeedEvent event;
+  event.url = "https://e.x/";
+  event.kind = "changed";
+  event.warc_file = "f.warc.gz";
+  ASSERT_TRUE(EncodeFeedValue(event, &feed).ok());
   auto decode_all = [](std::string_view in) {
     PageRecord p;
     HostRecord h;
-    SignalEntry s;
+    FeedEvent e;
     int ok = 0;
     ok += DecodePageValue(in, &p).ok();
     ok += DecodeHostValue(in, &h).ok();
-    ok += DecodeSignalValue(in, &s).ok();
+    ok += DecodeFeedValue(in, &e).ok();
     return ok;
   };
-  for (const std::string* valid : {&page, &host, &signal}) {
+  for (const std::string* valid : {&page, &host, &feed}) {
     for (size_t n = 0; n < valid->size(); ++n) {
       std::string truncated = valid->substr(0, n);
       PageRecord p;
       HostRecord h;
-      SignalEntry s;
+      FeedEvent e;
       if (valid == &page) {
         EXPECT_FALSE(DecodePageValue(truncated, &p).ok());
       }
       if (valid == &host) {
         EXPECT_FALSE(DecodeHostValue(truncated, &h).ok());
       }
-      if (valid == &signal) {
-        EXPECT_FALSE(DecodeSignalValue(truncated, &s).ok());
+      if (valid == &feed) {
+        EXPECT_FALSE(DecodeFeedValue(truncated, &e).ok());
       }
       decode_all(truncated);
     }

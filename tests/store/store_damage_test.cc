@@ -24,13 +24,15 @@ PageRecord Page(int i) {
   PageRecord p;
   p.url = "https://damage.example/p" + std::to_string(i);
   p.url_key = std::hash<std::string>()(p.url);
-  p.sched_state = std::string(60, static_cast<char>('a' + i % 26));
+  // State plus 256 bytes standing for the old in-record sketch, so that
+  // records fill as many blocks as before.
+  p.sched_state = std::string(60, static_cast<char>('a' + i % 26)) +
+                  std::string(256, static_cast<char>(i));
   p.etag = "\"" + std::to_string(i) + "\"";
   p.last_status = 200;
   p.last_outcome = "ok";
   p.last_fetch_time = 1.7e9 + i;
   p.content_hash = static_cast<uint64_t>(i) * 7919;
-  p.sketch = std::string(256, static_cast<char>(i));
   return p;
 }
 
