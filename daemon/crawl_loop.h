@@ -4,6 +4,8 @@
 // them; it does nothing else. The parts, each with one owner and thread:
 //   * Dispatcher (dispatcher.h): when a fetch starts — in flight, host
 //     slots, wake-ups, limited_by; the scheduler's thread;
+//   * PageObserver (page_observer.h): a fetched page -> the book, the
+//     scheduler, the change feed, WARC, new pages; scheduler's;
 //   * Frontier (frontier.h): scope, [[rule]]s, adding URLs; scheduler's;
 //   * SignalIntake (signal_intake.h): sitemaps, site feeds, dated signals
 //     and hints, robots.txt refresh; scheduler's;
@@ -18,8 +20,8 @@
 //     the cluster node (crawl_loop_cluster.cc, crawl_loop_changes.cc).
 // The scheduler's thread is the io_context handed to Create, which the
 // caller runs. A page's path: Dispatcher → StartFetch → network →
-// OnNetworkDone → ParseQueue → Complete (observe, mark, links to the
-// Frontier) → GroupCommitter → StoreWriter.
+// OnNetworkDone → ParseQueue → Complete → PageObserver (observe, mark,
+// links to the Frontier) → GroupCommitter → StoreWriter.
 // Backpressure: while more than [engine] queue_bytes of bodies wait for the
 // parse pool or the writer, dispatch pauses; /status "limited_by" names the
 // stage that limits the rate (network, politeness, parse, write, budget).
@@ -73,6 +75,7 @@
 #include "daemon/loop_lag_probe.h"
 #include "daemon/network_stage.h"
 #include "daemon/page_book.h"
+#include "daemon/page_observer.h"
 #include "daemon/parse_queue.h"
 #include "daemon/recovery.h"
 #include "daemon/signal_intake.h"
@@ -216,12 +219,7 @@ class CrawlLoop {
   }
 
  private:
-  // What a parse worker hands back for a fetched body: an HTML body's
-  // fingerprint, and the text hash of any body (the fingerprint's for HTML).
-  struct Parsed {
-    std::optional<Result<parse::PageFingerprint>> fingerprint;
-    uint64_t text_hash = 0;
-  };
+  using Parsed = PageObserver::Parsed;
 
   CrawlLoop(boost::asio::io_context& io, const Config& config);
   Status Init();
@@ -237,6 +235,9 @@ class CrawlLoop {
   // or straight back to the scheduler's thread.
   void OnNetworkDone(sched::PageId page, fetch::FetchResult result,
                      double next_allowed);
+  // The page's fetch is over: the dispatcher frees it, the operator's
+  // metrics count it, the observer (PageObserver) turns it into the book's
+  // and the scheduler's new state, the feed and WARC items, new pages.
   void Complete(sched::PageId page, fetch::FetchResult result, Parsed parsed);
   // Queues the WARC records of a fetch that is no page's (robots.txt, a
   // sitemap) for the next commit; scheduler's thread.
@@ -316,7 +317,6 @@ class CrawlLoop {
   // reported figures cover.
   nlohmann::json SummaryPassJson() const;
 
-  void CountOutcome(std::string_view name);
   uint64_t QueuedBytes() const;
   const sched::Scheduler::Summary& CopySummary(double now) const;
   // Advances the sliced passes (kStatusSlicedPages) by a turn's worth.
@@ -363,10 +363,6 @@ class CrawlLoop {
   double last_fetch_state_save_ = 0;  // Unix seconds
   bool saving_fetch_state_ = false;
   std::vector<std::function<void()>> fetch_state_waiters_;
-  uint64_t fetched_total_ = 0;
-  uint64_t robots_denied_total_ = 0;
-  std::map<std::string, uint64_t, std::less<>> outcomes_;
-  mutable std::vector<double> recent_fetches_;  // completions, last 60 s
   FetchMetrics fetch_metrics_;
   StatusHistory history_;
   double last_progress_ = 0;  // Unix seconds of the last progress line
@@ -402,6 +398,7 @@ class CrawlLoop {
   std::unique_ptr<StoreWriter> writer_;
   std::unique_ptr<GroupCommitter> committer_;  // to writer_
   std::unique_ptr<Dispatcher> dispatcher_;
+  std::unique_ptr<PageObserver> observer_;  // the observe step; outcomes
   std::unique_ptr<NetworkStage> net_;
   std::unique_ptr<ParseQueue> parse_;  // pages, sitemaps, feeds
   // The cluster node (null without [cluster] nats_url), stopped first; its

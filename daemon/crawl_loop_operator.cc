@@ -202,7 +202,7 @@ nlohmann::json CrawlLoop::OverviewJson() const {
                       {"bytes", it->bytes}});
   }
   nlohmann::json errors = nlohmann::json::object();
-  for (const auto& [name, count] : outcomes_) {
+  for (const auto& [name, count] : observer_->outcomes()) {
     if (name != "ok" && name != "not-modified") errors[name] = count;
   }
   return {{"errors", std::move(errors)},

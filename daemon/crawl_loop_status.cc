@@ -121,15 +121,13 @@ void CrawlLoop::AddDueValues(
 
 nlohmann::json CrawlLoop::StatusJson() const {
   double now = UnixNow();
-  auto& recent = recent_fetches_;
-  recent.erase(recent.begin(),
-               std::lower_bound(recent.begin(), recent.end(), now - 60));
+  const size_t recent = observer_->FetchesInLastMinute(now);
   const sched::Scheduler::Summary& summary = CopySummary(now);
   const LoopLagProbe::Stats net_lag = net_->lag();
   const LoopLagProbe::Stats sched_lag = lag_probe_.stats();
   const StoreWriter::Stats writer = writer_->stats();
   nlohmann::json errors = nlohmann::json::object();
-  for (const auto& [name, count] : outcomes_) {
+  for (const auto& [name, count] : observer_->outcomes()) {
     if (name != "ok" && name != "not-modified" && count > 0) {
       errors[name] = count;
     }
@@ -144,7 +142,7 @@ nlohmann::json CrawlLoop::StatusJson() const {
         total > 0 ? dispatcher_->limits().seconds()[i] / total : 0.0;
   }
   const double rate_actual =
-      recent.size() / std::clamp(now - started_unix_, 1.0, 60.0);
+      recent / std::clamp(now - started_unix_, 1.0, 60.0);
   const Limit limited_by = LimitedBy(dispatcher_->limits().seconds(),
                                      rate_actual, config_.budget.rate);
   return {
@@ -152,7 +150,7 @@ nlohmann::json CrawlLoop::StatusJson() const {
       {"version", FRESHD_VERSION},
       {"uptime_s", now - started_unix_},
       {"pages_known", book_->size()},
-      {"pages_fetched_total", fetched_total_},
+      {"pages_fetched_total", observer_->fetched_total()},
       {"rate_target", config_.budget.rate},
       {"rate_actual", rate_actual},
       {"hosts", book_->hosts().size()},
@@ -163,7 +161,7 @@ nlohmann::json CrawlLoop::StatusJson() const {
         {"new", summary.unfetched},
         {"failed", summary.failed}}},
       {"errors", errors},
-      {"robots_denied_total", robots_denied_total_},
+      {"robots_denied_total", observer_->robots_denied_total()},
       {"signals_total", intake_->signals_total()},
       {"signals_stale_total", intake_->signals_stale_total()},
       {"sitemaps_fetched_total", intake_->sitemaps_fetched()},
@@ -298,7 +296,7 @@ std::string CrawlLoop::MetricsText() const {
   out +=
       "# HELP freshd_fetch_outcomes_total Fetch outcomes by class.\n"
       "# TYPE freshd_fetch_outcomes_total counter\n";
-  for (const auto& [name, count] : outcomes_) {
+  for (const auto& [name, count] : observer_->outcomes()) {
     out += "freshd_fetch_outcomes_total{class=\"" + name + "\"} " +
            std::to_string(count) + "\n";
   }

@@ -42,14 +42,11 @@
 #include "daemon/page_book.h"
 #include "daemon/parse_queue.h"
 #include "daemon/prometheus_text.h"
+#include "fetch/crawler.h"
 #include "fetch/outcome.h"
 #include "parse/feed.h"
 #include "parse/sitemap.h"
 #include "sched/scheduler.h"
-
-namespace freshd::fetch {
-struct CrawlRequest;
-}
 
 namespace freshd::daemon {
 
