@@ -36,11 +36,6 @@ void DecodeThen(boost::asio::thread_pool& pool,
       });
 }
 
-// A fetch that says the page is no longer there (the change feed's "gone").
-bool IsGone(int32_t status, std::string_view outcome) {
-  return outcome == "4xx" && (status == 404 || status == 410);
-}
-
 constexpr int kMaxSitemapDepth = 1;  // an index, then its children
 // Dispatches per turn of the scheduler's thread before it yields to the
 // completions queued behind (it goes on right after them).
@@ -54,43 +49,6 @@ constexpr double kLimitHalfLifeS = 10;
 
 bool IsHtml(const std::string& type) {
   return type == "text/html" || type == "application/xhtml+xml";
-}
-
-// "Sat, 21 Nov 2026 19:40:00 GMT" -> Unix seconds, or -1.
-double HttpDateOrMinus1(std::string_view value) {
-  return parse::ParseHttpDate(value).value_or(-1);
-}
-
-sched::FailureClass ToFailure(const fetch::FetchResult& r) {
-  using O = fetch::OutcomeClass;
-  using F = sched::FailureClass;
-  switch (r.outcome) {
-    case O::kHttp4xx:
-      return r.status == 429 ? F::kHttp5xx : F::kHttp4xx;
-    case O::kHttp5xx:
-      return F::kHttp5xx;
-    case O::kDns:
-      return F::kDns;
-    case O::kTls:
-      return F::kTls;
-    case O::kTimeout:
-      return F::kTimeout;
-    case O::kProtocol:  // the host speaks no HTTP: back off like a transport
-      return F::kNetwork;
-    case O::kTooLarge:
-      return F::kTooLarge;
-    case O::kRobotsDenied:
-      return F::kRobotsDenied;
-    case O::kRedirectLoop:
-    case O::kBadRedirect:
-      return F::kRedirectLoop;
-    case O::kBadContentType:
-    case O::kBadUrl:
-    case O::kBlockedAddress:
-      return F::kHttp4xx;  // permanent for this URL: the long back-off
-    default:
-      return F::kNetwork;
-  }
 }
 
 uint64_t BodyBytes(const fetch::FetchResult& r) {
@@ -220,19 +178,15 @@ Status CrawlLoop::Init() {
   RecoveryOptions options;
   options.progress = progress_;
   options.clock = UnixNow;  // the scheduler's clock (TryDispatch's now)
-  book_->ReserveUrls(store_->page_count());
-  auto report = RebuildScheduler(
-      *store_, sched_.get(), &book_->hosts(),
+  auto report = book_->Restore(
+      *store_,
       [this](sched::PageId id, std::string_view url) {
-        book_->RestoreUrl(url);
         AddScope(url);
         if (sched_->page(id).fetched()) NoteOrigin(id, url);
       },
       options);
   if (!report.ok()) return report.status();
   recovery_ = std::move(report).value();
-  book_->FinishRestore(std::move(recovery_.metas));
-  recovery_.metas = {};
   if (Status r = SetRules(config_.rules); !r.ok()) return r;
 
   auto net = NetworkStage::Create(config_);
@@ -405,9 +359,7 @@ bool CrawlLoop::InScope(const std::string& url) const {
   return scope_->Contains(url);
 }
 
-void CrawlLoop::Observe(const sched::Observation& obs) {
-  book_->Note(obs.page, sched_->Observe(obs));
-}
+void CrawlLoop::Observe(const sched::Observation& obs) { book_->Observe(obs); }
 
 std::optional<sched::PageId> CrawlLoop::AddUrl(const std::string& url,
                                                double importance, bool seed) {
@@ -421,7 +373,7 @@ std::optional<sched::PageId> CrawlLoop::AddUrl(const std::string& url,
     return known;
   }
   if (!seed && !InScope(url)) return std::nullopt;
-  auto host = book_->hosts().Intern(parse::UrlAuthority(url));
+  auto host = book_->InternHost(parse::UrlAuthority(url));
   if (!host.ok()) return std::nullopt;
   auto id = book_->Add(url, host.value(), importance,
                        static_cast<uint32_t>(std::min<uint64_t>(
@@ -684,89 +636,33 @@ void CrawlLoop::Complete(sched::PageId page, fetch::FetchResult r,
                   r.total_elapsed_s * 1000, r.detail.empty() ? "" : ": ",
                   r.detail);
   }
-  PageMeta& meta = book_->meta(page);
-  // The change feed's view, before this fetch updates the page.
-  const bool was_gone = IsGone(meta.last_status, meta.last_outcome());
-  const bool had_content =
-      meta.last_fetch_time != 0 && !was_gone &&
-      (meta.last_outcome() == "ok" || meta.last_outcome() == "not-modified");
-  const bool after_signal = sched_->page(page).signals > 0;
-  std::optional<FeedItem> event;
-  auto feed = [&](const char* kind) {
-    event.emplace();
-    event->event.url = book_->url(page);
-    event->event.time = now;
-    event->event.kind = kind;
-    event->event.status = r.status;
-    event->url_key = parse::UrlKey(event->event.url);
-  };
-  meta.last_status = r.status;
-  meta.set_last_outcome(fetch::OutcomeName(r.outcome));
-  book_->MarkPage(page);
-
-  if (r.outcome == fetch::OutcomeClass::kOk) {
+  const parse::PageFingerprint* fingerprint =
+      parsed.fingerprint && parsed.fingerprint->ok()
+          ? &parsed.fingerprint->value()
+          : nullptr;
+  PageBook::Fetched fetched =
+      book_->RecordFetch(page, r, fingerprint, parsed.text_hash, now);
+  std::optional<FeedItem>& event = fetched.feed;
+  if (r.outcome == fetch::OutcomeClass::kOk ||
+      r.outcome == fetch::OutcomeClass::kNotModified) {
     ++fetched_total_;
     recent_fetches_.push_back(now);
-    const bool first = meta.last_fetch_time == 0;
-    sched::FetchedObs obs;
-    const uint64_t hash = parsed.text_hash;
-    const parse::PageFingerprint* fingerprint = nullptr;
-    if (parsed.fingerprint && parsed.fingerprint->ok()) {
-      fingerprint = &parsed.fingerprint->value();
-      obs.sketch = fingerprint->text.sketch;
-    }
-    obs.changed = !first && hash != meta.content_hash;
-    if (first || was_gone || obs.changed) {
-      feed(first || was_gone ? "new" : "changed");
-      event->event.text_hash = hash;
-      if (fingerprint != nullptr) {
-        event->sketch = EncodeSketch(fingerprint->text.sketch);
+  } else if (r.outcome == fetch::OutcomeClass::kRobotsDenied) {
+    ++robots_denied_total_;
+  }
+  Observe(fetched.observation);
+  if (fetched.links != nullptr) {
+    const sched::HostId host = sched_->page(page).host;
+    for (const auto& link : *fetched.links) {
+      if (link.kind == parse::LinkKind::kFeed) {
+        if (config_.site_feeds.enabled) NoteSiteFeed(link.url, host);
+        continue;
       }
-    } else if (after_signal) {
-      feed("unchanged");
-      event->event.text_hash = hash;
-      event->event.staleness = 0;
-    }
-    obs.last_modified = HttpDateOrMinus1(r.last_modified);
-    obs.previous_last_modified = HttpDateOrMinus1(meta.last_modified());
-    meta.content_hash = hash;
-    meta.set_etag(r.etag);
-    meta.set_last_modified(r.last_modified);
-    meta.last_fetch_time = now;
-    Observe({page, now, std::move(obs)});
-    // Last: adding pages grows the book (`meta` is not used after this).
-    if (fingerprint != nullptr && !fingerprint->page.nofollow) {
-      const sched::HostId host = sched_->page(page).host;
-      for (const auto& link : fingerprint->page.links) {
-        if (link.kind == parse::LinkKind::kFeed) {
-          if (config_.site_feeds.enabled) NoteSiteFeed(link.url, host);
-          continue;
-        }
-        if (link.kind != parse::LinkKind::kAnchor || link.nofollow) continue;
-        if (!RouteAway(link.url, cluster::WorkItem::Kind::kLink, 1.0)) {
-          AddUrl(link.url, 1.0, false);
-        }
+      if (link.kind != parse::LinkKind::kAnchor || link.nofollow) continue;
+      if (!RouteAway(link.url, cluster::WorkItem::Kind::kLink, 1.0)) {
+        AddUrl(link.url, 1.0, false);
       }
     }
-  } else if (r.outcome == fetch::OutcomeClass::kNotModified) {
-    ++fetched_total_;
-    recent_fetches_.push_back(now);
-    if (!r.etag.empty()) meta.set_etag(r.etag);
-    if (!r.last_modified.empty()) meta.set_last_modified(r.last_modified);
-    meta.last_fetch_time = now;
-    if (after_signal && !was_gone) {
-      feed("unchanged");
-      event->event.text_hash = meta.content_hash;
-      event->event.staleness = 0;
-    }
-    Observe({page, now, sched::NotModifiedObs{}});
-  } else {
-    if (had_content && IsGone(r.status, meta.last_outcome())) {
-      feed("gone");
-      event->event.text_hash = meta.content_hash;
-    }
-    if (r.outcome == fetch::OutcomeClass::kRobotsDenied) ++robots_denied_total_;
-    Observe({page, now, sched::FailedObs{ToFailure(r)}});
   }
   if (warc_ && (!r.raw_headers.empty() || !r.redirect_hops.empty())) {
     pending_warc_bytes_ += r.raw_body.size() + r.raw_headers.size();
@@ -1039,11 +935,7 @@ bool CrawlLoop::ConsiderDatedSignal(sched::PageId page, double changed_at,
   // as the copy only gets newer, stale for good). Either way the record
   // keeps it, so a restart does not consider it again; a sitemap and a feed
   // dating the same change count it once.
-  PageMeta& meta = book_->meta(page);
-  if (!sched_->page(page).fetched() || changed_at <= meta.last_signal_lastmod)
-    return false;
-  meta.last_signal_lastmod = changed_at;
-  book_->MarkPage(page);
+  if (!book_->ConsiderDatedSignal(page, changed_at)) return false;
   return SignalPage(page, now, source, changed_at);
 }
 
