@@ -122,19 +122,15 @@ Status CrawlLoop::Init() {
   intake_ = std::make_unique<SignalIntake>(io_, std::move(intake), book_.get(),
                                            sched_.get(), frontier_.get(),
                                            parse_.get(), std::move(hooks));
-  book_->ReserveUrls(store_->page_count());
-  auto report = RebuildScheduler(
-      *store_, sched_.get(), &book_->hosts(),
+  auto report = book_->Restore(
+      *store_,
       [this](sched::PageId id, std::string_view url) {
-        book_->RestoreUrl(url);
         frontier_->AddScope(url);
         if (sched_->page(id).fetched()) intake_->NoteOrigin(id, url);
       },
       options);
   if (!report.ok()) return report.status();
   recovery_ = std::move(report).value();
-  book_->FinishRestore(std::move(recovery_.metas));
-  recovery_.metas = {};
   if (Status r = SetRules(config_.rules); !r.ok()) return r;
 
   auto net = NetworkStage::Create(config_);
@@ -327,9 +323,7 @@ Status CrawlLoop::AddSeed(std::string_view url, double weight) {
   return Status::OK();
 }
 
-void CrawlLoop::Observe(const sched::Observation& obs) {
-  book_->Note(obs.page, sched_->Observe(obs));
-}
+void CrawlLoop::Observe(const sched::Observation& obs) { book_->Observe(obs); }
 
 std::optional<sched::PageId> CrawlLoop::AddUrl(const std::string& url,
                                                double importance, bool seed) {

@@ -98,15 +98,9 @@ void CrawlLoop::OnReplay(const std::vector<uint32_t>& shards,
     store::PageRecord record;
     if (!store::DecodePageValue(p.value, &record).ok()) continue;
     record.url = p.url;
-    auto host = book_->hosts().Intern(parse::UrlAuthority(p.url));
+    auto host = book_->InternHost(parse::UrlAuthority(p.url));
     if (!host.ok()) continue;
-    sched::SavedPage saved;
-    if (!record.sched_state.empty()) {
-      auto decoded = sched::DecodeSavedPage(record.sched_state);
-      if (decoded.ok()) saved = std::move(decoded).value();
-    }
-    auto id = book_->Adopt(p.url, host.value(), std::move(saved),
-                           PageMeta::FromRecord(record), max_per_host);
+    auto id = book_->Adopt(record, host.value(), max_per_host);
     if (id.ok()) {
       frontier_->ApplyRule(id.value());  // [[rule]]
       ++adopted;

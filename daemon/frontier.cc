@@ -23,12 +23,12 @@ std::optional<sched::PageId> Frontier::AddUrl(const std::string& url,
       const sched::Observation obs{
           *known, now,
           sched::DiscoveredObs{importance, sched::DiscoverySource::kSeed}};
-      book_->Note(*known, sched_->Observe(obs));
+      book_->Observe(obs);
     }
     return known;
   }
   if (!seed && !InScope(url)) return std::nullopt;
-  auto host = book_->hosts().Intern(parse::UrlAuthority(url));
+  auto host = book_->InternHost(parse::UrlAuthority(url));
   if (!host.ok()) return std::nullopt;
   auto id = book_->Add(url, host.value(), importance, max_urls_per_host_);
   if (!id.ok()) return std::nullopt;

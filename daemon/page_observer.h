@@ -1,9 +1,10 @@
 // PageObserver: the observe step of a page's path (fetch -> parse ->
-// observe -> write). A page's fetch, parsed, becomes: the page book's new
-// fields and one Observation to the scheduler (marked for the next
-// commit), the change-feed item (new, changed, unchanged after a signal,
-// gone) decided from the book's fields before this fetch updates them, the
-// WARC item, both queued with the GroupCommitter; the page's anchors go to
+// observe -> write). A page's fetch, parsed, is recorded by the page book
+// (PageBook::RecordFetch: its fields, marked for the next commit) and
+// becomes one Observation to the scheduler, the change-feed item (new,
+// changed, unchanged after a signal, gone; the book decides it from its
+// fields before this fetch) and the WARC item, both queued with the
+// GroupCommitter; the page's anchors go to
 // the Frontier (or, clustered, to their owners through `route_away`) and
 // its feed links to SignalIntake. It counts the outcomes (/status
 // pages_fetched_total, robots_denied_total, errors; /metrics

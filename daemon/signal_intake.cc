@@ -182,11 +182,7 @@ bool SignalIntake::ConsiderDatedSignal(sched::PageId page, double changed_at,
   // as the copy only gets newer, stale for good). Either way the record
   // keeps it, so a restart does not consider it again; a sitemap and a feed
   // dating the same change count it once.
-  PageMeta& meta = book_->meta(page);
-  if (!sched_->page(page).fetched() || changed_at <= meta.last_signal_lastmod)
-    return false;
-  meta.last_signal_lastmod = changed_at;
-  book_->MarkPage(page);
+  if (!book_->ConsiderDatedSignal(page, changed_at)) return false;
   return SignalPage(page, now, source, changed_at);
 }
 
@@ -198,7 +194,7 @@ bool SignalIntake::SignalPage(sched::PageId page, double now,
     return false;
   }
   ++signals_total_;
-  book_->Note(page, sched_->Observe({page, now, signal}));
+  book_->Observe({page, now, signal});
   return true;
 }
 

@@ -125,7 +125,7 @@ TEST_F(PageObserverTest, AFetchUpdatesTheBookFeedsTheFrontierAndCounts) {
   fetch::FetchResult r = Html("http://a.test/", body);
   observer_->Observe(page, r, Parse(r), kT0, kT0 + 1);
   EXPECT_EQ(book_->meta(page).etag(), "\"v1\"");
-  EXPECT_EQ(book_->meta(page).last_fetch_time, kT0 + 1);
+  EXPECT_EQ(book_->last_fetch_time(page), kT0 + 1);
   EXPECT_TRUE(sched_->page(page).fetched());
   EXPECT_TRUE(book_->Find("http://a.test/a"));       // in scope
   EXPECT_FALSE(book_->Find("http://other.test/b"));  // not

@@ -102,7 +102,7 @@ class SignalIntakeTest : public ::testing::Test {
   sched::PageId FetchedPage(const std::string& url, double at) {
     auto page = frontier_->AddUrl(url, 1, false, at);
     EXPECT_TRUE(page.has_value());
-    book_->Note(*page, sched_->Observe({*page, at, sched::FetchedObs{}}));
+    book_->Observe({*page, at, sched::FetchedObs{}});
     return *page;
   }
 
