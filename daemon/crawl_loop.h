@@ -1,28 +1,33 @@
-// CrawlLoop: the daemon's engine (daemon/README.md has the picture). Its
-// stages run on threads with one job each, joined by bounded queues:
-//   * the scheduler's thread — the io_context handed to Create, which the
-//     caller runs — owns the Scheduler, the page book (every page's durable
-//     state), the scope and the counters; it dispatches a fetch the moment a
-//     token, a connection slot and an eligible page whose host is open exist
-//     (on a completion, a host reopening, a token becoming due, new work),
-//     never on a tick;
-//   * the network thread (NetworkStage): libcurl multi + Asio, nothing else;
-//   * the parse pool ([engine] parse_threads): decoding, text, links,
-//     shingles, sketch; sitemaps;
-//   * the writer (StoreWriter): LevelDB and WARC, group commits.
+// CrawlLoop: the daemon's engine (daemon/README.md has the picture). It
+// creates the parts, hands each what it needs at construction (a lower part
+// or a function), owns their lifetimes and carries one page's path between
+// them; it does nothing else. The parts, each with one owner and thread:
+//   * Dispatcher (dispatcher.h): when a fetch starts — in flight, host
+//     slots, wake-ups, limited_by; the scheduler's thread;
+//   * PageObserver (page_observer.h): a fetched page -> the book, the
+//     scheduler, the change feed, WARC, new pages; scheduler's;
+//   * Frontier (frontier.h): scope, [[rule]]s, adding URLs; scheduler's;
+//   * SignalIntake (signal_intake.h): sitemaps, site feeds, dated signals
+//     and hints, robots.txt refresh; scheduler's;
+//   * ParseQueue (parse_queue.h): the one parse job of pages, sitemaps and
+//     feeds; the parse pool ([engine] parse_threads);
+//   * GroupCommitter (group_committer.h): pending WARC and feed items and
+//     commit waiters, to the StoreWriter; scheduler's;
+//   * NetworkStage: libcurl multi + Asio; the network thread;
+//   * StoreWriter: LevelDB and WARC, group commits; the writer thread;
+//   * PageBook + Scheduler: every page's state; the scheduler's thread;
+//   * the status views (crawl_loop_status.cc, crawl_loop_operator.cc) and
+//     the cluster node (crawl_loop_cluster.cc, crawl_loop_changes.cc).
+// The scheduler's thread is the io_context handed to Create, which the
+// caller runs. A page's path: Dispatcher → StartFetch → network →
+// OnNetworkDone → ParseQueue → Complete → PageObserver (observe, mark,
+// links to the Frontier) → GroupCommitter → StoreWriter.
 // Backpressure: while more than [engine] queue_bytes of bodies wait for the
 // parse pool or the writer, dispatch pauses; /status "limited_by" names the
 // stage that limits the rate (network, politeness, parse, write, budget).
-// Links and sitemap entries in scope become new pages; sitemap lastmods
-// newer than our copy and POST /signal hints become signals. RSS and Atom
-// feeds that pages link ([site_feeds]; crawl_loop_feeds.cc) are polled like
-// sitemaps: their entries' dates are signals too (source kFeedEntry). On start
-// the scheduler is rebuilt from the store (daemon/recovery.h).
-//
+// On start the scheduler is rebuilt from the store (daemon/recovery.h).
 // Time: the scheduler and the store get Unix seconds; the fetcher its own
-// steady clock. Sitemaps are fetched when robots.txt is, outside the token
-// budget (kMaxSitemapsPerOrigin per origin and round); robots.txt is re-read
-// once its cached copy expires on every host the loop has crawled.
+// steady clock.
 // Cluster ([cluster] nats_url set; daemon/crawl_loop_cluster.cc): only pages
 // of hosts in shards this node owns are selected, robots.txt (and so
 // sitemaps) refreshed only for them, and the scheduler runs at its share of
@@ -34,7 +39,8 @@
 // nats_url none of it runs.
 // Thread-safety: every method runs on the scheduler's thread (the status
 // endpoint reaches it by posting there: daemon/status_service.h), except
-// status_snapshot(), which is safe from any thread.
+// status_snapshot(), which is safe from any thread, OnNetworkDone (network
+// thread: it only posts) and PublishPages/PublishChanges (writer thread).
 
 #ifndef FRESHD_DAEMON_CRAWL_LOOP_H_
 #define FRESHD_DAEMON_CRAWL_LOOP_H_
@@ -62,12 +68,17 @@
 #include "conf/config.h"
 #include "conf/rules.h"
 #include "daemon/cost_bounded_cache.h"
+#include "daemon/dispatcher.h"
 #include "daemon/fetch_metrics.h"
-#include "daemon/host_slots.h"
+#include "daemon/frontier.h"
+#include "daemon/group_committer.h"
 #include "daemon/loop_lag_probe.h"
 #include "daemon/network_stage.h"
 #include "daemon/page_book.h"
+#include "daemon/page_observer.h"
+#include "daemon/parse_queue.h"
 #include "daemon/recovery.h"
+#include "daemon/signal_intake.h"
 #include "daemon/status_history.h"
 #include "daemon/store_writer.h"
 #include "daemon/url_scope.h"
@@ -82,25 +93,10 @@
 
 namespace freshd::daemon {
 
-inline constexpr int kMaxSitemapsPerOrigin = 20;
-// Sitemap entries applied per turn of the scheduler's thread (a few ms).
-inline constexpr size_t kSitemapSlice = 4096;
-// How often every known host's robots.txt (and so its sitemaps) is
-// checked for expiry: a quarter of [politeness] robots_cache, within these.
-// A sweep hands the network thread at most a quarter of a turn's budget of
-// hosts (kMinRobotsRefreshSlice at least) each housekeeping turn: a 10M-page
-// store's 100k hosts handed over at once, none yet fetched, were 100k
-// robots.txt fetches ahead of every page.
-inline constexpr size_t kMinRobotsRefreshSlice = 16;
-inline constexpr double kMinRobotsRefreshS = 0.25;
-// A site feed that fails this many polls in a row is forgotten (a page
-// naming it again brings it back).
-inline constexpr int kMaxSiteFeedFailures = 5;
 // Clustered: the λ this node publishes is the mean of this many marginal
 // selections (or more, between heartbeats); fewer is too noisy to steer
 // the budget by.
 inline constexpr uint64_t kLambdaWindow = 10;
-inline constexpr double kMaxRobotsRefreshS = 3600;
 // CopySummary's cache (daemon/cost_bounded_cache.h).
 inline constexpr double kSummaryMinCostS = 1e-3;
 inline constexpr double kSummaryCostFactor = 100;
@@ -115,34 +111,6 @@ inline constexpr double kStatusSliceCpuS = 2.5e-3;
 // seconds of CPU).
 inline constexpr double kDueWantedS = 60;
 inline constexpr size_t kDueNext = 20;  // the overview's pages due next
-
-// What held the crawl rate back, as /status "limited_by" names it; kIdle:
-// nothing was due (every page fetched within its interval); kScheduler: the
-// connections were all taken, most of them by fetches that had ended and
-// waited for this (the scheduler's) thread to take their results.
-enum class Limit {
-  kNone,
-  kNetwork,
-  kPoliteness,
-  kParse,
-  kWrite,
-  kBudget,
-  kIdle,
-  kScheduler
-};
-inline constexpr int kLimits = 8;
-const char* LimitName(Limit limit);
-
-// The share of the budget at which the achieved rate counts as reaching it.
-inline constexpr double kBudgetReachedShare = 0.95;
-
-// /status "limited_by": the stage with the most (decayed) `seconds` held
-// back, except that politeness or idle time while the achieved rate
-// (`rate_actual`, pages/s) is at least kBudgetReachedShare of the budget
-// (`rate_target`) is the budget's: hosts closed while tokens waited only
-// delayed fetches the bucket paid out later (issue #40). Pure.
-[[nodiscard]] Limit LimitedBy(const double (&seconds)[kLimits],
-                              double rate_actual, double rate_target);
 
 // Waits for the routed items of one POST /signal to be stored: each
 // Arrive()s once (on the scheduler's thread); Then() runs `done` with the
@@ -251,104 +219,44 @@ class CrawlLoop {
   }
 
  private:
-  struct InFlight {
-    double started_unix = 0;
-    sched::HostId host = 0;
-    bool on_network = true;  // false: fetched, being parsed
-  };
-  // What a parse worker hands back for a fetched body: an HTML body's
-  // fingerprint, and the text hash of any body (the fingerprint's for HTML).
-  struct Parsed {
-    std::optional<Result<parse::PageFingerprint>> fingerprint;
-    uint64_t text_hash = 0;
-  };
+  using Parsed = PageObserver::Parsed;
 
   CrawlLoop(boost::asio::io_context& io, const Config& config);
   Status Init();
   Status LoadFetchState(fetch::CrawlerState* state);
 
-  // Dispatches while a token, a connection, parse/write room and an
-  // eligible page on an open host exist; then arms the wake-up for the
-  // earliest of the next token and the next host reopening.
-  void TryDispatch();
-  void WakeAt(double unix_time);
-  void Dispatch(sched::PageId page, double now);
-  // Network thread: the fetch of `page` ended; hands it to the parse pool
-  // (HTML) or straight back to the scheduler's thread.
+  // Dispatches now if anything may go (Dispatcher).
+  void TryDispatch() { dispatcher_->TryDispatch(); }
+  // The dispatcher's hand-off: the fetch of `page` to the network thread,
+  // with the validators from the page book.
+  void StartFetch(sched::PageId page);
+  // Network thread: the fetch of `page` ended; frees its slot (posted to
+  // the scheduler's thread) and hands it to the parse pool (a response)
+  // or straight back to the scheduler's thread.
   void OnNetworkDone(sched::PageId page, fetch::FetchResult result,
                      double next_allowed);
-  // Scheduler thread: the host slot is free again.
-  void ReleaseSlot(sched::PageId page, double next_allowed);
+  // The page's fetch is over: the dispatcher frees it, the operator's
+  // metrics count it, the observer (PageObserver) turns it into the book's
+  // and the scheduler's new state, the feed and WARC items, new pages.
   void Complete(sched::PageId page, fetch::FetchResult result, Parsed parsed);
   // Queues the WARC records of a fetch that is no page's (robots.txt, a
   // sitemap) for the next commit; scheduler's thread.
   void ArchiveOnly(fetch::FetchResult raw, double started_unix);
   void Housekeeping();
-  void RefreshRobots(double now);
-  // Keeps the host's origin (from the page's URL) if it has none yet.
-  void NoteOrigin(sched::PageId page, std::string_view url);
   // Saves the fetcher's robots cache and gate state of the hosts touched
   // since the last save (every [store] sync_interval, so a crash neither
   // refetches every robots.txt nor forgets a back-off), through the book.
   void SaveFetchState(std::function<void()> then);
 
-  void OnSitemaps(const std::string& origin,
-                  const std::vector<std::string>& sitemaps);
-  void FetchSitemap(const std::string& url, int depth);
-  void ApplySitemap(std::shared_ptr<const parse::SitemapResult> sitemap,
-                    size_t from, int depth);
-  // Network thread: hands the raw exchange of a fetch that is no page's
-  // (robots.txt, a sitemap, a feed) to ArchiveOnly; `r` keeps its body.
-  void PostArchive(fetch::FetchResult* r);
-  // A dated claim that `page` changed at `changed_at` (a sitemap lastmod, a
-  // feed entry's date): considered once, when newer than the last one
-  // considered for the page (PageMeta::last_signal_lastmod, kept across
-  // restarts), then taken as a signal unless stale (SignalPage). True if
-  // taken.
-  bool ConsiderDatedSignal(sched::PageId page, double changed_at, double now,
-                           sched::SignalSource source);
-  // A complete read of the signal source at `source_url` (a sitemap's
-  // urlset, a feed), whose exchange began at `read_at`: the source has
-  // shown every change of its host up to then, so that host's silence
-  // counts as evidence through `read_at` (Scheduler::ObserveSignalCoverage).
-  // Called only for a whole read: not for a failed or cut-short one, nor a
-  // sitemap index (its children cover), nor pushed signals.
-  void ObserveSignalCoverage(const std::string& source_url, double read_at);
-
-  // Site feeds (crawl_loop_feeds.cc; [site_feeds]). A feed named by a page
-  // of `host` is kept if in scope and under the caps, and polled at once.
-  void NoteSiteFeed(const std::string& url, sched::HostId host);
-  // Housekeeping: polls the feeds that are due.
-  void PollSiteFeeds(double now);
-  void PollSiteFeed(const std::string& url);
-  // Scheduler thread: a poll ended; `parsed` set when a body was parsed.
-  // `read_at`: when the exchange began.
-  void SiteFeedDone(const std::string& url, fetch::FetchResult head,
-                    std::optional<Result<parse::FeedResult>> parsed,
-                    double read_at);
-  void ApplySiteFeed(const parse::FeedResult& feed);
-  nlohmann::json SiteFeedsJson() const;
-  void AppendSiteFeedMetrics(PrometheusText& out) const;
-  // The id of `url` (normalized), adding it when new and in scope. A `seed`
-  // that is already known gets its importance raised to `importance` if
-  // lower (and so marked for the next commit).
+  // The id of `url` (normalized), adding it when new and in scope
+  // (Frontier::AddUrl, now).
   std::optional<sched::PageId> AddUrl(const std::string& url, double importance,
                                       bool seed);
-  bool InScope(const std::string& url) const;
-  void AddScope(std::string_view normalized_url);
-  // Hands a signal to the scheduler and counts it (signals_total), unless it
-  // is stale (sched::Scheduler::IsStaleSignal): then it only counts it
-  // (signals_stale_total). True if taken.
-  bool SignalPage(sched::PageId page, double now, sched::SignalSource source,
-                  double changed_at = -std::numeric_limits<double>::infinity());
   void Observe(const sched::Observation& obs);
 
-  // Group commit: hands everything the page book has marked (and the WARC
-  // items waiting) to the writer as one job, unless a job is still being
-  // written — then the next job waits and grows until it is done.
+  // Group commit (GroupCommitter): everything the page book has marked and
+  // the WARC and feed items waiting, as one writer job.
   void RequestCommit(std::function<void(Status)> committed = nullptr);
-  void Flush();
-  void OnCommitted(Status status, std::vector<std::function<void(Status)>> w);
 
   // Cluster (crawl_loop_cluster.cc). Creates the node when [cluster]
   // nats_url is set (InvalidArgument for an unusable node name).
@@ -400,9 +308,6 @@ class CrawlLoop {
   void AppendChangesMetrics(const nlohmann::json& status,
                             std::string* out) const;
 
-  // Gives the page the first [[rule]] its URL matches (none: 0).
-  void ApplyRule(sched::PageId page);  // reads the page's URL
-  void ApplyRule(sched::PageId page, std::string_view url);
   // /page "rule": the page's rule, null when none.
   nlohmann::json RuleJson(sched::PageId page) const;
   // /status "rules": [{"name", "pages"}] by [[rule]] ([] without rules).
@@ -412,11 +317,7 @@ class CrawlLoop {
   // reported figures cover.
   nlohmann::json SummaryPassJson() const;
 
-  void CountOutcome(std::string_view name);
   uint64_t QueuedBytes() const;
-  void NoteLimit(Limit limit, double now);
-  // kScheduler or kNetwork, for when every connection slot is taken.
-  Limit SlotsFullLimit() const;
   const sched::Scheduler::Summary& CopySummary(double now) const;
   // Advances the sliced passes (kStatusSlicedPages) by a turn's worth.
   void AdvanceStatusPasses(double now);
@@ -443,74 +344,25 @@ class CrawlLoop {
   std::optional<
       boost::asio::executor_work_guard<boost::asio::io_context::executor_type>>
       work_;
-  boost::asio::steady_timer wake_;
-  double wake_at_ = std::numeric_limits<double>::infinity();  // Unix s
   boost::asio::steady_timer housekeeping_;
   LoopLagProbe lag_probe_;  // the scheduler thread's lag
   std::unique_ptr<store::PageStore> store_;
   std::unique_ptr<store::WarcWriter> warc_;
   std::unique_ptr<sched::Scheduler> sched_;
   std::unique_ptr<PageBook> book_;
-  HostSlots slots_;
-  std::vector<std::string> host_origins_;  // by host id; "": none yet
-  std::optional<UrlScope> scope_;          // [crawler] scope, include, exclude
-  RuleMatcher rules_;                      // [[rule]]
-  std::map<sched::PageId, InFlight> in_flight_;
-  uint64_t on_network_ = 0;  // in_flight_ entries still on the network
-  std::map<std::string, int> sitemaps_this_round_;  // per origin
-  struct SiteFeed {
-    sched::HostId host = 0;  // of the page that named it (cluster ownership)
-    std::string etag, last_modified;  // validators of the last 200
-    bool in_flight = false;
-    int failures = 0;  // polls in a row that failed
-  };
-  std::map<std::string, SiteFeed, std::less<>> site_feeds_;  // by URL
-  std::map<std::string, int, std::less<>> site_feeds_per_origin_;
-  std::set<std::pair<double, std::string>> site_feeds_due_;  // (Unix s, URL)
-  struct SiteFeedCounts {
-    uint64_t polled = 0;        // polls that got an answer or failed
-    uint64_t not_modified = 0;  // of which 304
-    uint64_t errors = 0;        // failed fetches and unparsable feeds
-    uint64_t entries = 0;       // entries read
-    uint64_t signals = 0;       // change signals taken from entries
-  } site_feed_counts_;
+  std::unique_ptr<Frontier> frontier_;  // scope, [[rule]]s, adding URLs
+  // Sitemaps, site feeds, dated signals and hints, robots refresh.
+  std::unique_ptr<SignalIntake> intake_;
   RecoveryReport recovery_;
   RecoveryProgress* progress_ = nullptr;  // during Create only
   FetchStateCounts fetch_state_restored_;
   std::function<void()> parse_hook_;  // tests only; called on the pool
 
-  // Group commit state.
-  bool commit_running_ = false;
-  bool commit_posted_ = false;
-  std::vector<WarcItem> pending_warc_;
-  std::vector<FeedItem> pending_feed_;  // warc_item indexes pending_warc_
-  uint64_t pending_warc_bytes_ = 0;
-  std::vector<std::function<void(Status)>> commit_waiters_;
-
-  // Bytes of bodies posted to the parse pool and not yet back.
-  std::shared_ptr<std::atomic<uint64_t>> parse_bytes_ =
-      std::make_shared<std::atomic<uint64_t>>(0);
-  std::shared_ptr<std::atomic<uint64_t>> parse_jobs_ =
-      std::make_shared<std::atomic<uint64_t>>(0);
-
   // Counters for /status and /metrics.
   double started_unix_ = 0;
-  double next_robots_refresh_ = 0;  // Unix seconds
-  // The robots refresh sweeps the hosts a slice a housekeeping turn
-  // (RefreshRobots); the next host it checks.
-  size_t robots_refresh_cursor_ = 0;
   double last_fetch_state_save_ = 0;  // Unix seconds
   bool saving_fetch_state_ = false;
   std::vector<std::function<void()>> fetch_state_waiters_;
-  uint64_t fetched_total_ = 0;
-  uint64_t signals_total_ = 0;
-  uint64_t signals_stale_total_ = 0;
-  uint64_t robots_denied_total_ = 0;
-  uint64_t sitemaps_fetched_ = 0;
-  uint64_t store_errors_ = 0;
-  uint64_t dispatched_total_ = 0;
-  std::map<std::string, uint64_t, std::less<>> outcomes_;
-  mutable std::vector<double> recent_fetches_;  // completions, last 60 s
   FetchMetrics fetch_metrics_;
   StatusHistory history_;
   double last_progress_ = 0;  // Unix seconds of the last progress line
@@ -522,10 +374,6 @@ class CrawlLoop {
   // The pages due next: (value, page), highest first (OverviewJson).
   mutable CostBoundedCache<std::vector<std::pair<double, sched::PageId>>>
       due_cache_{kSummaryMinCostS, kSummaryCostFactor};
-  // Seconds spent limited by each Limit (decayed: a half-life of ~10 s).
-  double limit_seconds_[kLimits] = {};
-  Limit last_limit_ = Limit::kNone;
-  double last_limit_at_ = 0;
   mutable CostBoundedCache<sched::Scheduler::Summary> summary_cache_{
       kSummaryMinCostS, kSummaryCostFactor};  // steady clock; thread CPU cost
   // Beyond kStatusSlicedPages: the summary of the last complete pass (the
@@ -548,8 +396,11 @@ class CrawlLoop {
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
   // The stages; destroyed (joined) before the state above.
   std::unique_ptr<StoreWriter> writer_;
+  std::unique_ptr<GroupCommitter> committer_;  // to writer_
+  std::unique_ptr<Dispatcher> dispatcher_;
+  std::unique_ptr<PageObserver> observer_;  // the observe step; outcomes
   std::unique_ptr<NetworkStage> net_;
-  std::unique_ptr<boost::asio::thread_pool> parse_pool_;
+  std::unique_ptr<ParseQueue> parse_;  // pages, sitemaps, feeds
   // The cluster node (null without [cluster] nats_url), stopped first; its
   // latest view and each host's shard, on the scheduler's thread.
   std::unique_ptr<cluster::ClusterNode> cluster_;

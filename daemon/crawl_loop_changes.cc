@@ -65,7 +65,7 @@ std::string CrawlLoop::ClusterSummary() const {
   }
   return nlohmann::json{
       {"pages_known", book_->size()},
-      {"pages_fetched", fetched_total_},
+      {"pages_fetched", observer_->fetched_total()},
       {"fetch_rate", rate},  // pages per second over the last minute
       {"changes", store_->feed_bounds().newest},  // its feed's newest seq
       {"shards_owned", cluster_view_ ? cluster_view_->shards_owned : 0}}

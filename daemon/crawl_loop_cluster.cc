@@ -98,17 +98,11 @@ void CrawlLoop::OnReplay(const std::vector<uint32_t>& shards,
     store::PageRecord record;
     if (!store::DecodePageValue(p.value, &record).ok()) continue;
     record.url = p.url;
-    auto host = book_->hosts().Intern(parse::UrlAuthority(p.url));
+    auto host = book_->InternHost(parse::UrlAuthority(p.url));
     if (!host.ok()) continue;
-    sched::SavedPage saved;
-    if (!record.sched_state.empty()) {
-      auto decoded = sched::DecodeSavedPage(record.sched_state);
-      if (decoded.ok()) saved = std::move(decoded).value();
-    }
-    auto id = book_->Adopt(p.url, host.value(), std::move(saved),
-                           PageMeta::FromRecord(record), max_per_host);
+    auto id = book_->Adopt(record, host.value(), max_per_host);
     if (id.ok()) {
-      ApplyRule(id.value());  // [[rule]]
+      frontier_->ApplyRule(id.value());  // [[rule]]
       ++adopted;
     }
   }
@@ -162,7 +156,7 @@ bool CrawlLoop::RouteAway(const std::string& url, cluster::WorkItem::Kind kind,
   if (cluster_view_ && (*cluster_view_->owned)[shard]) return false;
   if ((kind == cluster::WorkItem::Kind::kLink ||
        kind == cluster::WorkItem::Kind::kSitemap) &&
-      !InScope(url)) {
+      !frontier_->InScope(url)) {
     return false;  // AddUrl turns it away
   }
   ++routed_total_;
@@ -196,22 +190,22 @@ void CrawlLoop::OnWork(std::vector<cluster::DeliveredWork> batch) {
         AddUrl(url, d.item.value, false);
         break;
       case cluster::WorkItem::Kind::kSeed:
-        AddScope(url);
+        frontier_->AddScope(url);
         AddUrl(url, d.item.value, true);
         break;
       case cluster::WorkItem::Kind::kSitemap: {
         const bool known = book_->Find(url).has_value();
         std::optional<sched::PageId> page = AddUrl(url, 1.0, false);
         if (page && known && d.item.value > 0) {
-          ConsiderDatedSignal(*page, d.item.value, now,
-                              sched::SignalSource::kSitemapLastmod);
+          intake_->ConsiderDatedSignal(*page, d.item.value, now,
+                                       sched::SignalSource::kSitemapLastmod);
         }
         break;
       }
       case cluster::WorkItem::Kind::kSignal:
         if (auto page = book_->Find(url)) {
-          SignalPage(*page, now, sched::SignalSource::kPushedHint,
-                     d.item.value);
+          intake_->SignalPage(*page, now, sched::SignalSource::kPushedHint,
+                              d.item.value);
         } else {
           AddUrl(url, 1.0, false);
         }

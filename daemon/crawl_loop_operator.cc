@@ -125,7 +125,7 @@ nlohmann::json CrawlLoop::HostsJson(size_t offset, size_t limit,
   for (size_t i = offset; i < end; ++i) {
     const sched::HostId h = order[i];
     const HostCounters c = fetch_metrics_.host(h);
-    const double next = slots_.next_allowed(h);
+    const double next = dispatcher_->slots().next_allowed(h);
     nlohmann::json classes = nlohmann::json::array();
     for (int k = 0; k <= static_cast<int>(fetch::OutcomeClass::kProtocol);
          ++k) {
@@ -141,7 +141,7 @@ nlohmann::json CrawlLoop::HostsJson(size_t offset, size_t limit,
         {"errors", c.errors},
         {"bytes", c.bytes},
         {"error_classes", std::move(classes)},
-        {"in_flight", slots_.in_flight(h)},
+        {"in_flight", dispatcher_->slots().in_flight(h)},
         {"backoff", c.last_host_error && next > now_steady},
         {"next_allowed_unix",
          next > now_steady ? nlohmann::json(unix_now + (next - now_steady))
@@ -202,7 +202,7 @@ nlohmann::json CrawlLoop::OverviewJson() const {
                       {"bytes", it->bytes}});
   }
   nlohmann::json errors = nlohmann::json::object();
-  for (const auto& [name, count] : outcomes_) {
+  for (const auto& [name, count] : observer_->outcomes()) {
     if (name != "ok" && name != "not-modified") errors[name] = count;
   }
   return {{"errors", std::move(errors)},
@@ -217,7 +217,7 @@ void CrawlLoop::AppendOperatorMetrics(PrometheusText& out) const {
   for (size_t h = 0; h < book_->hosts().size(); ++h) {
     const auto id = static_cast<sched::HostId>(h);
     if (fetch_metrics_.host(id).last_host_error &&
-        slots_.next_allowed(id) > now_steady) {
+        dispatcher_->slots().next_allowed(id) > now_steady) {
       ++backoff;
     }
   }
@@ -227,13 +227,14 @@ void CrawlLoop::AppendOperatorMetrics(PrometheusText& out) const {
             backoff);
   out.Gauge("freshd_fetches_on_network",
             "Fetches on the network (not yet handed to the parse pool).",
-            static_cast<double>(on_network_));
+            static_cast<double>(dispatcher_->on_network()));
   out.Gauge("freshd_parse_queue_bytes",
             "Body bytes waiting for the parse pool.",
-            static_cast<double>(parse_bytes_->load()));
+            static_cast<double>(parse_->bytes()));
   const StoreWriter::Stats writer = writer_->stats();
-  out.Gauge("freshd_write_queue", "Jobs waiting for the writer.",
-            static_cast<double>(writer.queued + (commit_running_ ? 1 : 0)));
+  out.Gauge(
+      "freshd_write_queue", "Jobs waiting for the writer.",
+      static_cast<double>(writer.queued + (committer_->running() ? 1 : 0)));
   out.Gauge("freshd_write_pending_pages",
             "Page records marked and not yet handed to the writer.",
             static_cast<double>(book_->marked_pages()));
@@ -255,8 +256,8 @@ void CrawlLoop::AppendOperatorMetrics(PrometheusText& out) const {
   out.Gauge("freshd_warc_files", "Files in [store] warc_dir.",
             warc_disk_.files);
   out.Counter("freshd_sitemaps_fetched_total", "Sitemaps fetched.",
-              static_cast<double>(sitemaps_fetched_));
-  AppendSiteFeedMetrics(out);
+              static_cast<double>(intake_->sitemaps_fetched()));
+  intake_->AppendSiteFeedMetrics(out);
   AppendProcessMetrics(out);
   AppendBuildInfo(out, FRESHD_VERSION);
 }

@@ -121,15 +121,13 @@ void CrawlLoop::AddDueValues(
 
 nlohmann::json CrawlLoop::StatusJson() const {
   double now = UnixNow();
-  auto& recent = recent_fetches_;
-  recent.erase(recent.begin(),
-               std::lower_bound(recent.begin(), recent.end(), now - 60));
+  const size_t recent = observer_->FetchesInLastMinute(now);
   const sched::Scheduler::Summary& summary = CopySummary(now);
   const LoopLagProbe::Stats net_lag = net_->lag();
   const LoopLagProbe::Stats sched_lag = lag_probe_.stats();
   const StoreWriter::Stats writer = writer_->stats();
   nlohmann::json errors = nlohmann::json::object();
-  for (const auto& [name, count] : outcomes_) {
+  for (const auto& [name, count] : observer_->outcomes()) {
     if (name != "ok" && name != "not-modified" && count > 0) {
       errors[name] = count;
     }
@@ -137,21 +135,22 @@ nlohmann::json CrawlLoop::StatusJson() const {
   // The stage that held the rate back most over the last ~10 s.
   nlohmann::json limits = nlohmann::json::object();
   double total = 0;
-  for (int i = 1; i < kLimits; ++i) total += limit_seconds_[i];
+  for (int i = 1; i < kLimits; ++i) total += dispatcher_->limits().seconds()[i];
   for (int i = 1; i < kLimits; ++i) {
     const Limit l = static_cast<Limit>(i);
-    limits[LimitName(l)] = total > 0 ? limit_seconds_[i] / total : 0.0;
+    limits[LimitName(l)] =
+        total > 0 ? dispatcher_->limits().seconds()[i] / total : 0.0;
   }
   const double rate_actual =
-      recent.size() / std::clamp(now - started_unix_, 1.0, 60.0);
-  const Limit limited_by =
-      LimitedBy(limit_seconds_, rate_actual, config_.budget.rate);
+      recent / std::clamp(now - started_unix_, 1.0, 60.0);
+  const Limit limited_by = LimitedBy(dispatcher_->limits().seconds(),
+                                     rate_actual, config_.budget.rate);
   return {
       {"state", stopping_ ? "stopping" : "running"},
       {"version", FRESHD_VERSION},
       {"uptime_s", now - started_unix_},
       {"pages_known", book_->size()},
-      {"pages_fetched_total", fetched_total_},
+      {"pages_fetched_total", observer_->fetched_total()},
       {"rate_target", config_.budget.rate},
       {"rate_actual", rate_actual},
       {"hosts", book_->hosts().size()},
@@ -162,12 +161,12 @@ nlohmann::json CrawlLoop::StatusJson() const {
         {"new", summary.unfetched},
         {"failed", summary.failed}}},
       {"errors", errors},
-      {"robots_denied_total", robots_denied_total_},
-      {"signals_total", signals_total_},
-      {"signals_stale_total", signals_stale_total_},
-      {"sitemaps_fetched_total", sitemaps_fetched_},
-      {"site_feeds", SiteFeedsJson()},
-      {"store_errors_total", store_errors_ + writer.errors},
+      {"robots_denied_total", observer_->robots_denied_total()},
+      {"signals_total", intake_->signals_total()},
+      {"signals_stale_total", intake_->signals_stale_total()},
+      {"sitemaps_fetched_total", intake_->sitemaps_fetched()},
+      {"site_feeds", intake_->SiteFeedsJson()},
+      {"store_errors_total", committer_->store_errors() + writer.errors},
       {"policy", config_.sched.policy},
       {"value_threshold", sched_->threshold()},
       {"host_rate_spread", sched_->hosts().HostRateSpread()},
@@ -179,14 +178,15 @@ nlohmann::json CrawlLoop::StatusJson() const {
       {"scheduler_lag_ms",
        {{"max", 1e3 * sched_lag.max_s}, {"p99", 1e3 * sched_lag.p99_s}}},
       {"in_flight",
-       {{"network", on_network_},
-        {"parse", in_flight_.size() - on_network_},
-        {"total", in_flight_.size()}}},
+       {{"network", dispatcher_->on_network()},
+        {"parse", dispatcher_->in_flight() - dispatcher_->on_network()},
+        {"total", dispatcher_->in_flight()}}},
       {"stages",
-       {{"parse_queue", parse_jobs_->load()},
-        {"parse_queue_bytes", parse_bytes_->load()},
-        {"write_queue", writer.queued + (commit_running_ ? 1 : 0)},
-        {"write_queue_bytes", writer.queued_bytes + pending_warc_bytes_},
+       {{"parse_queue", parse_->jobs()},
+        {"parse_queue_bytes", parse_->bytes()},
+        {"write_queue", writer.queued + (committer_->running() ? 1 : 0)},
+        {"write_queue_bytes",
+         writer.queued_bytes + committer_->pending_bytes()},
         {"write_pending_pages", book_->marked_pages()},
         {"commits_total", writer.commits},
         {"records_written_total", writer.records},
@@ -205,11 +205,11 @@ nlohmann::json CrawlLoop::StatusJson() const {
 
 nlohmann::json CrawlLoop::RulesStatusJson() const {
   nlohmann::json out = nlohmann::json::array();
-  if (rules_.empty()) return out;
+  if (frontier_->rules().empty()) return out;
   // One byte a page read: ~10 ms at 10M pages, beside the summary's pass.
   const std::vector<uint64_t> pages = sched_->PagesPerRule();
-  for (size_t i = 0; i < rules_.rules().size(); ++i) {
-    out.push_back({{"name", rules_.rules()[i].name},
+  for (size_t i = 0; i < frontier_->rules().rules().size(); ++i) {
+    out.push_back({{"name", frontier_->rules().rules()[i].name},
                    {"pages", i + 1 < pages.size() ? pages[i + 1] : 0}});
   }
   return out;
@@ -296,7 +296,7 @@ std::string CrawlLoop::MetricsText() const {
   out +=
       "# HELP freshd_fetch_outcomes_total Fetch outcomes by class.\n"
       "# TYPE freshd_fetch_outcomes_total counter\n";
-  for (const auto& [name, count] : outcomes_) {
+  for (const auto& [name, count] : observer_->outcomes()) {
     out += "freshd_fetch_outcomes_total{class=\"" + name + "\"} " +
            std::to_string(count) + "\n";
   }
@@ -375,8 +375,8 @@ Result<nlohmann::json> CrawlLoop::PageJson(std::string_view raw_url) const {
 
 nlohmann::json CrawlLoop::RuleJson(sched::PageId page) const {
   const uint8_t rule = sched_->RuleOf(page);
-  if (rule == 0 || rule > rules_.rules().size()) return nullptr;
-  const RuleConfig& r = rules_.rules()[rule - 1];
+  if (rule == 0 || rule > frontier_->rules().rules().size()) return nullptr;
+  const RuleConfig& r = frontier_->rules().rules()[rule - 1];
   const auto or_null = [](double v) {
     return v > 0 ? nlohmann::json(v) : nlohmann::json(nullptr);
   };

@@ -1,5 +1,7 @@
 #include "daemon/host_table.h"
 
+#include <utility>
+
 namespace freshd::daemon {
 
 HostTable::HostTable(size_t max_hosts) : max_hosts_(max_hosts) {}
@@ -22,6 +24,21 @@ std::optional<sched::HostId> HostTable::Find(std::string_view name) const {
   auto it = ids_.find(name);
   if (it == ids_.end()) return std::nullopt;
   return it->second;
+}
+
+bool HostTable::AddPage(sched::HostId id, uint32_t max_pages) {
+  if (pages_.size() <= id) pages_.resize(static_cast<size_t>(id) + 1, 0);
+  if (pages_[id] >= max_pages) return false;
+  ++pages_[id];
+  return true;
+}
+
+bool HostTable::SetFetchState(sched::HostId id, std::string encoded) {
+  if (fetch_state_.size() <= id)
+    fetch_state_.resize(static_cast<size_t>(id) + 1);
+  if (fetch_state_[id] == encoded) return false;
+  fetch_state_[id] = std::move(encoded);
+  return true;
 }
 
 }  // namespace freshd::daemon

@@ -2,12 +2,77 @@
 
 #include <utility>
 
-#include "daemon/recovery.h"
+#include "base/sketch.h"
+#include "daemon/page_codec.h"
+#include "parse/http_date.h"
+#include "parse/url.h"
 
 namespace freshd::daemon {
+namespace {
+
+// A fetch that says the page is no longer there (the change feed's "gone").
+bool IsGone(int32_t status, std::string_view outcome) {
+  return outcome == "4xx" && (status == 404 || status == 410);
+}
+
+// "Sat, 21 Nov 2026 19:40:00 GMT" -> Unix seconds, or -1.
+double HttpDateOrMinus1(std::string_view value) {
+  return parse::ParseHttpDate(value).value_or(-1);
+}
+
+sched::FailureClass ToFailure(const fetch::FetchResult& r) {
+  using O = fetch::OutcomeClass;
+  using F = sched::FailureClass;
+  switch (r.outcome) {
+    case O::kHttp4xx:
+      return r.status == 429 ? F::kHttp5xx : F::kHttp4xx;
+    case O::kHttp5xx:
+      return F::kHttp5xx;
+    case O::kDns:
+      return F::kDns;
+    case O::kTls:
+      return F::kTls;
+    case O::kTimeout:
+      return F::kTimeout;
+    case O::kProtocol:  // the host speaks no HTTP: back off like a transport
+      return F::kNetwork;
+    case O::kTooLarge:
+      return F::kTooLarge;
+    case O::kRobotsDenied:
+      return F::kRobotsDenied;
+    case O::kRedirectLoop:
+    case O::kBadRedirect:
+      return F::kRedirectLoop;
+    case O::kBadContentType:
+    case O::kBadUrl:
+    case O::kBlockedAddress:
+      return F::kHttp4xx;  // permanent for this URL: the long back-off
+    default:
+      return F::kNetwork;
+  }
+}
+
+}  // namespace
 
 PageBook::PageBook(sched::Scheduler* scheduler, std::string url_dir)
     : sched_(scheduler), urls_(std::move(url_dir)) {}
+
+Result<RecoveryReport> PageBook::Restore(const store::PageStore& store,
+                                         const RestoredUrlFn& on_url,
+                                         const RecoveryOptions& options) {
+  ReserveUrls(store.page_count());
+  auto report = RebuildScheduler(
+      store, sched_, &hosts_,
+      [&](sched::PageId id, std::string_view url) {
+        urls_.AddRestored(url);
+        if (on_url) on_url(id, url);
+      },
+      options);
+  if (!report.ok()) return report.status();
+  FinishRestore(std::move(report.value().metas));
+  report.value().metas = {};
+  return report;
+}
 
 void PageBook::Assign(std::vector<std::string> urls,
                       std::vector<PageMeta> metas) {
@@ -18,64 +83,155 @@ void PageBook::Assign(std::vector<std::string> urls,
 void PageBook::FinishRestore(std::vector<PageMeta> metas) {
   metas.resize(urls_.size());
   metas_ = std::move(metas);
-  host_pages_.assign(hosts_.size(), 0);
+  hosts_.ClearPages();
   for (sched::PageId id = 0; id < urls_.size(); ++id) {
-    const sched::HostId host = sched_->page(id).host;
-    if (host_pages_.size() <= host) host_pages_.resize(host + 1, 0);
-    ++host_pages_[host];
+    (void)hosts_.AddPage(sched_->page(id).host, UINT32_MAX);
   }
   page_dirty_.assign(urls_.size(), false);
   dirty_pages_.clear();
 }
 
+void PageBook::Append(sched::PageId id, const std::string& url,
+                      sched::HostId host, PageMeta meta) {
+  (void)hosts_.AddPage(host, UINT32_MAX);
+  // As id: both count the pages added (appended even if the caller did not
+  // ask Find first, so the two never drift apart).
+  urls_.AddRestored(url);
+  metas_.push_back(std::move(meta));
+  page_dirty_.push_back(false);
+  MarkPage(id);
+}
+
 Result<sched::PageId> PageBook::Add(const std::string& url, sched::HostId host,
                                     double importance, uint32_t max_per_host) {
-  if (host_pages_.size() <= host) host_pages_.resize(host + 1, 0);
-  if (host_pages_[host] >= max_per_host) {
+  if (hosts_.pages(host) >= max_per_host) {
     return Status::ResourceExhausted("max_urls_per_host reached");
   }
   auto id = sched_->AddUrl(host, importance);
   if (!id.ok()) return id.status();
-  ++host_pages_[host];
-  // As id.value(): both count the pages added (appended even if the caller
-  // did not ask Find first, so the two never drift apart).
-  urls_.AddRestored(url);
-  metas_.emplace_back();
-  page_dirty_.push_back(false);
-  MarkPage(id.value());
+  Append(id.value(), url, host, PageMeta());
   return id.value();
 }
 
-Result<sched::PageId> PageBook::Adopt(const std::string& url,
+Result<sched::PageId> PageBook::Adopt(const store::PageRecord& record,
                                       sched::HostId host,
-                                      sched::SavedPage saved, PageMeta meta,
                                       uint32_t max_per_host) {
-  if (host_pages_.size() <= host) host_pages_.resize(host + 1, 0);
-  if (host_pages_[host] >= max_per_host) {
+  if (hosts_.pages(host) >= max_per_host) {
     return Status::ResourceExhausted("max_urls_per_host reached");
   }
+  DecodedPage page = DecodePageRecord(record);
+  sched::SavedPage& saved = page.saved;
   saved.state.host = host;
   auto id = sched_->RestorePage(saved.state, std::move(saved.profiles),
                                 std::move(saved.recent), saved.rate);
   if (!id.ok()) return id.status();
-  ++host_pages_[host];
-  urls_.AddRestored(url);  // as id.value(), as in Add
-  metas_.push_back(std::move(meta));
-  page_dirty_.push_back(false);
-  MarkPage(id.value());
+  Append(id.value(), record.url, host, std::move(page.meta));
   return id.value();
 }
 
-void PageBook::SetHostFetchState(sched::HostId host, std::string encoded) {
-  if (host_fetch_state_.size() <= host) host_fetch_state_.resize(host + 1);
-  if (host_fetch_state_[host] == encoded) return;
-  host_fetch_state_[host] = std::move(encoded);
-  MarkHost(host);
+double PageBook::last_fetch_time(sched::PageId page) const {
+  const sched::PageState& s = sched_->page(page);
+  return s.fetched() ? s.last_fetch : 0;
 }
 
-void PageBook::RestoreHostFetchState(sched::HostId host, std::string encoded) {
-  if (host_fetch_state_.size() <= host) host_fetch_state_.resize(host + 1);
-  host_fetch_state_[host] = std::move(encoded);
+PageBook::Fetched PageBook::RecordFetch(
+    sched::PageId page, const fetch::FetchResult& r,
+    const parse::PageFingerprint* fingerprint, uint64_t text_hash, double now) {
+  Fetched out;
+  out.observation.page = page;
+  out.observation.time = now;
+  PageMeta& meta = metas_[page];
+  const bool fetched_before = sched_->page(page).fetched();
+  // The change feed's view, before this fetch updates the page.
+  const bool was_gone = IsGone(meta.last_status, meta.last_outcome());
+  const bool had_content =
+      fetched_before && !was_gone &&
+      (meta.last_outcome() == "ok" || meta.last_outcome() == "not-modified");
+  const bool after_signal = sched_->page(page).signals > 0;
+  auto feed = [&](const char* kind) -> FeedItem& {
+    FeedItem& item = out.feed.emplace();
+    item.event.url = urls_.url(page);
+    item.event.time = now;
+    item.event.kind = kind;
+    item.event.status = r.status;
+    item.url_key = parse::UrlKey(item.event.url);
+    return item;
+  };
+  meta.last_status = r.status;
+  meta.set_last_outcome(fetch::OutcomeName(r.outcome));
+  MarkPage(page);
+
+  if (r.outcome == fetch::OutcomeClass::kOk) {
+    const bool first = !fetched_before;
+    sched::FetchedObs obs;
+    if (fingerprint != nullptr) obs.sketch = fingerprint->text.sketch;
+    obs.changed = !first && text_hash != meta.content_hash;
+    if (first || was_gone || obs.changed) {
+      FeedItem& item = feed(first || was_gone ? "new" : "changed");
+      item.event.text_hash = text_hash;
+      // The sketch's one durable home is the store's sketch key: the group
+      // commit writes it from here (daemon/store_writer.h).
+      if (fingerprint != nullptr) {
+        item.sketch = EncodeSketch(fingerprint->text.sketch);
+      }
+    } else if (after_signal) {
+      FeedItem& item = feed("unchanged");
+      item.event.text_hash = text_hash;
+      item.event.staleness = 0;
+    }
+    obs.last_modified = HttpDateOrMinus1(r.last_modified);
+    obs.previous_last_modified = HttpDateOrMinus1(meta.last_modified());
+    meta.content_hash = text_hash;
+    meta.set_etag(r.etag);
+    meta.set_last_modified(r.last_modified);
+    out.observation.event = std::move(obs);
+    if (fingerprint != nullptr && !fingerprint->page.nofollow) {
+      out.links = &fingerprint->page.links;
+    }
+  } else if (r.outcome == fetch::OutcomeClass::kNotModified) {
+    if (!r.etag.empty()) meta.set_etag(r.etag);
+    if (!r.last_modified.empty()) meta.set_last_modified(r.last_modified);
+    if (after_signal && !was_gone) {
+      FeedItem& item = feed("unchanged");
+      item.event.text_hash = meta.content_hash;
+      item.event.staleness = 0;
+    }
+    out.observation.event = sched::NotModifiedObs{};
+  } else {
+    if (had_content && IsGone(r.status, meta.last_outcome())) {
+      FeedItem& item = feed("gone");
+      item.event.text_hash = meta.content_hash;
+    }
+    out.observation.event = sched::FailedObs{ToFailure(r)};
+  }
+  return out;
+}
+
+bool PageBook::ConsiderDatedSignal(sched::PageId page, double changed_at) {
+  // A date is considered once, when it is newer than the last one
+  // considered for this page: taken as a signal if it is also newer than
+  // our copy (the scheduler's rule), else counted stale (and, as the copy
+  // only gets newer, stale for good). Either way the record keeps it.
+  if (page >= metas_.size()) return false;
+  PageMeta& meta = metas_[page];
+  if (!sched_->page(page).fetched() || changed_at <= meta.last_signal_lastmod)
+    return false;
+  meta.last_signal_lastmod = changed_at;
+  MarkPage(page);
+  return true;
+}
+
+void PageBook::Observe(const sched::Observation& obs) {
+  const sched::Scheduler::ObserveEffect effect = sched_->Observe(obs);
+  if (effect.page) MarkPage(obs.page);
+  if (effect.host && obs.page < sched_->size()) {
+    MarkHost(sched_->page(obs.page).host);
+  }
+  if (effect.globals) globals_dirty_ = true;
+}
+
+void PageBook::SetHostFetchState(sched::HostId host, std::string encoded) {
+  if (hosts_.SetFetchState(host, std::move(encoded))) MarkHost(host);
 }
 
 void PageBook::MarkPage(sched::PageId page) {
@@ -91,22 +247,13 @@ void PageBook::MarkHost(sched::HostId host) {
   dirty_hosts_.push_back(host);
 }
 
-void PageBook::Note(sched::PageId page,
-                    const sched::Scheduler::ObserveEffect& effect) {
-  if (effect.page) MarkPage(page);
-  if (effect.host && page < sched_->size()) MarkHost(sched_->page(page).host);
-  if (effect.globals) globals_dirty_ = true;
-}
-
 void PageBook::TakeBatch(store::StoreBatch* batch, uint64_t* failures) {
   auto failed = [&] {
     if (failures != nullptr) ++*failures;
   };
   for (sched::PageId page : dirty_pages_) {
     page_dirty_[page] = false;
-    store::PageRecord record;
-    metas_[page].ToRecord(&record);
-    if (!PersistPage(*sched_, page, urls_.url(page), std::move(record), batch)
+    if (!PersistPage(*sched_, page, urls_.url(page), metas_[page], batch)
              .ok()) {
       failed();
     }
@@ -115,9 +262,7 @@ void PageBook::TakeBatch(store::StoreBatch* batch, uint64_t* failures) {
   for (sched::HostId host : dirty_hosts_) {
     host_dirty_[host] = false;
     store::HostRecord base;
-    if (host < host_fetch_state_.size()) {
-      base.fetch_state = host_fetch_state_[host];
-    }
+    base.fetch_state = std::string(hosts_.fetch_state(host));
     if (!PersistHostOnly(*sched_, hosts_, host, std::move(base), batch).ok()) {
       failed();
     }

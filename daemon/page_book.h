@@ -1,12 +1,19 @@
 // PageBook: the single owner of every page's durable state in the daemon
 // (docs/DESIGN.md "page book"): URL <-> page id, the fetch-side fields
 // (PageMeta: validators, content hash, last outcome, newest lastmod
-// considered), each host's name <-> id and fetch state, and — through the
-// Scheduler it is given — the scheduler state. Whatever changes a page, a host
-// or the global statistics marks it here (Mark*, or Note with what
-// Scheduler::Observe returned); TakeBatch then writes each marked record
-// once, so a page observed ten times between two group commits is encoded
-// once, and a host and the global record only when they changed.
+// considered), the host table (names, page counts, fetch state:
+// daemon/host_table.h) and — through the Scheduler it is given — the
+// scheduler state. Every write goes through one entry point per event
+// (AddPage, Adopt, Restore, RecordFetch, ConsiderDatedSignal, Observe,
+// SetHostFetchState); each marks what it changed, and TakeBatch then writes
+// each marked record once (daemon/page_codec.h), so a page observed ten
+// times between two group commits is encoded once, and a host and the
+// global record only when they changed. Callers read through const
+// accessors only.
+// Each fact once: the last fetch time is the scheduler's
+// (PageState::last_fetch); a page's sketch is the store's (sketch key,
+// written by the group commit from the feed item RecordFetch returns), not
+// kept in memory (~500 B a page).
 // Dispatch reads validators from here: no store read on the dispatch path;
 // the URL itself is one pread of the book's URL file (daemon/url_index.h:
 // the URL bytes are in the OS page cache, not the process).
@@ -26,35 +33,58 @@
 #include "base/status.h"
 #include "daemon/host_table.h"
 #include "daemon/page_meta.h"
+#include "daemon/recovery.h"
+#include "daemon/store_writer.h"
 #include "daemon/url_index.h"
+#include "fetch/outcome.h"
+#include "parse/html_fingerprint.h"
 #include "sched/scheduler.h"
-#include "sched/state_codec.h"
 #include "store/page_store.h"
 
 namespace freshd::daemon {
 
 class PageBook {
  public:
+  // What one completed fetch gives its caller (RecordFetch).
+  struct Fetched {
+    // For the scheduler, through Observe (after the caller's own counting).
+    sched::Observation observation;
+    // The change feed's event ("new", "changed", "unchanged" after a
+    // signal, "gone"), if this fetch makes one.
+    std::optional<FeedItem> feed;
+    // The page's links to follow (into the caller's fingerprint), or null
+    // (no HTML, a failed parse, nofollow).
+    const std::vector<parse::Link>* links = nullptr;
+  };
+
   // `scheduler` must outlive the book. The URLs' file goes in `url_dir`
   // (daemon/url_index.h; empty: the temporary directory).
   explicit PageBook(sched::Scheduler* scheduler, std::string url_dir = {});
   PageBook(const PageBook&) = delete;
   PageBook& operator=(const PageBook&) = delete;
 
-  // After recovery (daemon/recovery.h): id i is urls[i] with metas[i]
-  // (missing metas: never fetched). Nothing is marked.
+  // ---- writes: one entry point per event ----
+
+  // Rebuilds the scheduler and the book from `store` (daemon/recovery.h),
+  // then `on_url` for each page (ids ascending; the URL valid during the
+  // call). REQUIRES: the book and the scheduler are empty. Nothing is
+  // marked. The report's metas are moved into the book.
+  Result<RecoveryReport> Restore(const store::PageStore& store,
+                                 const RestoredUrlFn& on_url,
+                                 const RecoveryOptions& options);
+  // The same from values (tests, tools): id i is urls[i] with metas[i]
+  // (missing metas: never fetched). REQUIRES: the scheduler holds the
+  // urls.size() pages already.
   void Assign(std::vector<std::string> urls, std::vector<PageMeta> metas);
-  // The same streamed, as recovery reads the store: RestoreUrl for ids 0,
-  // 1, 2, … in order, then FinishRestore with the metas. REQUIRES: the
-  // book was empty before the first RestoreUrl.
-  void RestoreUrl(std::string_view url) { urls_.AddRestored(url); }
-  // Before the RestoreUrl calls: room for `pages` URLs (at most the
-  // scheduler's max_pages; daemon/url_index.h Reserve).
-  void ReserveUrls(uint64_t pages) {
-    urls_.Reserve(static_cast<size_t>(
-        std::min<uint64_t>(pages, sched_->options().max_pages)));
+  // The host's fetch state as the store holds it (at start: not marked).
+  void RestoreHostFetchState(sched::HostId host, std::string encoded) {
+    (void)hosts_.SetFetchState(host, std::move(encoded));
   }
-  void FinishRestore(std::vector<PageMeta> metas);
+
+  // The id of host `name`, interning it (HostTable::Intern).
+  Result<sched::HostId> InternHost(std::string_view name) {
+    return hosts_.Intern(name);
+  }
 
   // Adds a page for `url` (normalized) on `host` with `importance` to the
   // scheduler and the book and marks it. ResourceExhausted past
@@ -62,13 +92,43 @@ class PageBook {
   Result<sched::PageId> Add(const std::string& url, sched::HostId host,
                             double importance, uint32_t max_per_host);
 
-  // Adds a page another node kept (the cluster's page stream) with its
-  // saved scheduler state and metadata, as recovery restores one, and marks
-  // it. ResourceExhausted past `max_per_host`, or the scheduler's error.
-  Result<sched::PageId> Adopt(const std::string& url, sched::HostId host,
-                              sched::SavedPage saved, PageMeta meta,
-                              uint32_t max_per_host);
+  // Adds a page another node kept (the cluster's page stream: its record,
+  // decoded here) as recovery restores one, and marks it. ResourceExhausted
+  // past `max_per_host`, or the scheduler's error.
+  Result<sched::PageId> Adopt(const store::PageRecord& record,
+                              sched::HostId host, uint32_t max_per_host);
 
+  // A completed fetch of `page` at `now` (Unix seconds): `fingerprint` is
+  // the parsed HTML (null: none or a failed parse), `text_hash` the visible
+  // text's hash (0 unless ok). Updates the page's fields, marks it, and
+  // returns the observation for the scheduler, the change feed's event and
+  // the links. REQUIRES: page < size().
+  Fetched RecordFetch(sched::PageId page, const fetch::FetchResult& result,
+                      const parse::PageFingerprint* fingerprint,
+                      uint64_t text_hash, double now);
+
+  // A signal dated `changed_at` for `page`: true if the caller should
+  // signal the scheduler (the page was fetched and the date is newer than
+  // the newest one considered), which the book records (and marks) so a
+  // restart, or a feed dating the same change as a sitemap, does not
+  // consider it again. False otherwise, nothing changed.
+  bool ConsiderDatedSignal(sched::PageId page, double changed_at);
+
+  // Applies `obs` to the scheduler and marks what it changed.
+  void Observe(const sched::Observation& obs);
+
+  // The host's fetch state (daemon/fetch_state.h encoding); marks the host
+  // if it changed.
+  void SetHostFetchState(sched::HostId host, std::string encoded);
+
+  // ---- reads ----
+
+  // Before a streamed restore: room for `pages` URLs (at most the
+  // scheduler's max_pages; daemon/url_index.h Reserve).
+  void ReserveUrls(uint64_t pages) {
+    urls_.Reserve(static_cast<size_t>(
+        std::min<uint64_t>(pages, sched_->options().max_pages)));
+  }
   // By the URL's 64-bit key (no read; daemon/url_index.h "Collisions").
   std::optional<sched::PageId> Find(std::string_view url) const {
     return urls_.Find(url);
@@ -87,25 +147,12 @@ class PageBook {
   }
   UrlIndex::Urls urls() const { return urls_.urls(); }
   size_t size() const { return urls_.size(); }
-  PageMeta& meta(sched::PageId page) { return metas_[page]; }
   const PageMeta& meta(sched::PageId page) const { return metas_[page]; }
+  // The page's last fetch time (Unix seconds; 0: never): the scheduler's.
+  double last_fetch_time(sched::PageId page) const;
 
-  HostTable& hosts() { return hosts_; }
   const HostTable& hosts() const { return hosts_; }
-  uint32_t host_pages(sched::HostId host) const {
-    return host < host_pages_.size() ? host_pages_[host] : 0;
-  }
-  // The host's fetch state (daemon/fetch_state.h encoding), kept and written
-  // with its record; setting it marks the host.
-  void SetHostFetchState(sched::HostId host, std::string encoded);
-  // The same without marking (what the store already holds, at start).
-  void RestoreHostFetchState(sched::HostId host, std::string encoded);
-
-  void MarkPage(sched::PageId page);
-  void MarkHost(sched::HostId host);
-  void MarkGlobals() { globals_dirty_ = true; }
-  // Marks what one observation of `page` changed.
-  void Note(sched::PageId page, const sched::Scheduler::ObserveEffect& effect);
+  uint32_t host_pages(sched::HostId host) const { return hosts_.pages(host); }
 
   // Marked pages, hosts, globals: how much the next TakeBatch writes.
   size_t marked_pages() const { return dirty_pages_.size(); }
@@ -119,12 +166,17 @@ class PageBook {
   void TakeBatch(store::StoreBatch* batch, uint64_t* failures = nullptr);
 
  private:
+  void FinishRestore(std::vector<PageMeta> metas);
+  // Appends the page the scheduler just gave `id` and marks it.
+  void Append(sched::PageId id, const std::string& url, sched::HostId host,
+              PageMeta meta);
+  void MarkPage(sched::PageId page);
+  void MarkHost(sched::HostId host);
+
   sched::Scheduler* const sched_;
   UrlIndex urls_;
   std::vector<PageMeta> metas_;  // by page id
   HostTable hosts_;
-  std::vector<uint32_t> host_pages_;           // by host id
-  std::vector<std::string> host_fetch_state_;  // by host id, as stored
   std::vector<sched::PageId> dirty_pages_;
   std::vector<bool> page_dirty_;  // by page id
   std::vector<sched::HostId> dirty_hosts_;

@@ -24,7 +24,6 @@ size_t PackedBytes(const char* packed) {
 
 PageMeta::PageMeta(const PageMeta& other)
     : content_hash(other.content_hash),
-      last_fetch_time(other.last_fetch_time),
       last_signal_lastmod(other.last_signal_lastmod),
       last_status(other.last_status) {
   if (other.packed_ != nullptr) {
@@ -70,26 +69,6 @@ void PageMeta::Pack(const std::array<std::string_view, kFields>& fields) {
     offset += n;
   }
   packed_ = std::move(packed);
-}
-
-PageMeta PageMeta::FromRecord(const store::PageRecord& record) {
-  PageMeta m;
-  m.Pack({record.etag, record.last_modified, record.last_outcome});
-  m.content_hash = record.content_hash;
-  m.last_fetch_time = record.last_fetch_time;
-  m.last_signal_lastmod = record.last_signal_lastmod;
-  m.last_status = record.last_status;
-  return m;
-}
-
-void PageMeta::ToRecord(store::PageRecord* record) const {
-  record->etag = std::string(etag());
-  record->last_modified = std::string(last_modified());
-  record->content_hash = content_hash;
-  record->last_fetch_time = last_fetch_time;
-  record->last_signal_lastmod = last_signal_lastmod;
-  record->last_status = last_status;
-  record->last_outcome = std::string(last_outcome());
 }
 
 }  // namespace freshd::daemon

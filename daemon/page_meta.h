@@ -3,9 +3,10 @@
 // validators sent back on the next conditional GET, the content hash a
 // change is detected by, the last outcome, and the newest sitemap lastmod
 // considered as a signal. Together with the scheduler's saved state they
-// make the page's store::PageRecord; recovery fills them from the store, so
-// dispatch never reads the store.
-// Kept compact because the book holds one per known page (issue 29): 40
+// make the page's store::PageRecord (daemon/page_codec.h, the one codec);
+// recovery fills them from the store, so dispatch never reads the store.
+// The last fetch time is not here: the scheduler's PageState keeps it.
+// Kept compact because the book holds one per known page (issue 29): 32
 // bytes, the three strings packed in one allocation (none for a page never
 // fetched) instead of three std::strings (128 bytes before any of them
 // allocates).
@@ -19,13 +20,15 @@
 #include <memory>
 #include <string_view>
 
-#include "store/records.h"
-
 namespace freshd::daemon {
 
 class PageMeta {
  public:
   PageMeta() = default;
+  PageMeta(std::string_view etag, std::string_view last_modified,
+           std::string_view last_outcome) {
+    Pack({etag, last_modified, last_outcome});
+  }
   PageMeta(const PageMeta& other);
   PageMeta& operator=(const PageMeta& other);
   PageMeta(PageMeta&&) noexcept = default;
@@ -41,14 +44,8 @@ class PageMeta {
   void set_last_outcome(std::string_view v) { Set(2, v); }
 
   uint64_t content_hash = 0;       // of the visible text; 0: never fetched
-  double last_fetch_time = 0;      // Unix seconds, 0: never
   double last_signal_lastmod = 0;  // Unix seconds, 0: none considered
   int32_t last_status = 0;         // HTTP status, 0: none
-
-  // The record's fetch fields from / into a store record (the URL, key and
-  // scheduler state are the book's to set).
-  static PageMeta FromRecord(const store::PageRecord& record);
-  void ToRecord(store::PageRecord* record) const;
 
  private:
   static constexpr int kFields = 3;

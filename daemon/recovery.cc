@@ -4,6 +4,7 @@
 #include <optional>
 #include <utility>
 
+#include "daemon/page_codec.h"
 #include "parse/url.h"
 #include "sched/state_codec.h"
 
@@ -91,6 +92,8 @@ Status RestoreHosts(const store::PageStore& store, sched::Scheduler* scheduler,
           failure = id.status();
           return false;
         }
+        // The fetch state as stored, so the next host record keeps it.
+        (void)hosts->SetFetchState(*id, record.fetch_state);
         if (!record.pooled_estimates.empty()) {
           scheduler->mutable_hosts().Restore(*id, *decoded);
           ++report->hosts;
@@ -123,19 +126,14 @@ Status RestorePages(const store::PageStore& store, sched::Scheduler* scheduler,
           }
           return failure.ok();
         }
-        sched::SavedPage saved;
-        bool reset = record.sched_state.empty();
-        if (!reset) {
-          Result<sched::SavedPage> decoded =
-              sched::DecodeSavedPage(record.sched_state);
-          if (decoded.ok()) {
-            saved = std::move(decoded).value();
-          } else {
-            failure = log.Add("page " + record.url, decoded.status());
-            if (!failure.ok()) return false;
-            reset = true;  // keep the URL; it restarts as never fetched
-          }
+        DecodedPage decoded = DecodePageRecord(record);
+        if (!decoded.error.ok()) {
+          // Keep the URL; it restarts as never fetched.
+          failure = log.Add("page " + record.url, decoded.error);
+          if (!failure.ok()) return false;
         }
+        sched::SavedPage& saved = decoded.saved;
+        const bool reset = decoded.reset;
         saved.state.host = *host;
         Result<sched::PageId> id = scheduler->RestorePage(
             saved.state, std::move(saved.profiles), saved.recent, saved.rate);
@@ -146,7 +144,7 @@ Status RestorePages(const store::PageStore& store, sched::Scheduler* scheduler,
         on_url(*id, record.url);
         std::vector<PageMeta>& metas = report->metas;
         if (metas.size() <= *id) metas.resize(static_cast<size_t>(*id) + 1);
-        metas[*id] = PageMeta::FromRecord(record);
+        metas[*id] = std::move(decoded.meta);
         ++(reset ? report->pages_reset : report->pages);
         if (progress != nullptr &&
             (report->pages + report->pages_reset) % kProgressEvery == 0) {
@@ -166,18 +164,14 @@ Status RestorePages(const store::PageStore& store, sched::Scheduler* scheduler,
 }  // namespace
 
 Status PersistPage(const sched::Scheduler& scheduler, sched::PageId page,
-                   std::string_view url, store::PageRecord base,
+                   std::string_view url, const PageMeta& meta,
                    store::StoreBatch* batch) {
-  if (page >= scheduler.size()) {
-    return Status::InvalidArgument("persist: unknown page id");
+  store::PageRecord record;
+  if (Status s = EncodePageRecord(scheduler, page, url, meta, &record);
+      !s.ok()) {
+    return s;
   }
-  base.url = std::string(url);
-  base.url_key = parse::UrlKey(url);
-  const std::optional<sched::RateMemory> rate = scheduler.RateMemoryOf(page);
-  base.sched_state = sched::EncodeSavedPage(
-      scheduler.Snapshot(page), scheduler.Profiles(page),
-      scheduler.RecentSignalsOf(page), rate ? &*rate : nullptr);
-  return batch->PutPage(base);
+  return batch->PutPage(record);
 }
 
 Status PersistHostOnly(const sched::Scheduler& scheduler,

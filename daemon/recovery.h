@@ -34,13 +34,11 @@ namespace freshd::daemon {
 // Not a valid authority, so it never names a real host.
 inline constexpr std::string_view kGlobalStatsHost = "*";
 
-// Adds `page`'s record to `batch`: `base` carries the fetch metadata (ETag,
-// Last-Modified, status, sketch, …); url = `url` (normalized), url_key =
-// parse::UrlKey(url) and sched_state = the page's saved state are set here.
-// InvalidArgument (nothing added) for an unknown page id or a record over
-// the store's limits.
+// Adds `page`'s record (daemon/page_codec.h: `meta` and the scheduler's
+// saved state, url = `url` normalized) to `batch`. InvalidArgument (nothing
+// added) for an unknown page id or a record over the store's limits.
 Status PersistPage(const sched::Scheduler& scheduler, sched::PageId page,
-                   std::string_view url, store::PageRecord base,
+                   std::string_view url, const PageMeta& meta,
                    store::StoreBatch* batch);
 
 // Adds the host's record (`base` carries its robots and politeness fields;
@@ -137,8 +135,9 @@ struct RecoveryReport {
 using RestoredUrlFn =
     std::function<void(sched::PageId id, std::string_view url)>;
 
-// Scans store hosts first (interning every host name into `hosts` and
-// restoring its statistics into scheduler->mutable_hosts()), then pages
+// Scans store hosts first (interning every host name into `hosts` with its
+// stored fetch state, and restoring its statistics into
+// scheduler->mutable_hosts()), then pages
 // (each restored with Scheduler::RestorePage, then on_url(id, its URL)),
 // in bulk: see RecoveryOptions::clock. Errors: the store's (IOError,
 // Unavailable), ResourceExhausted from the scheduler or the host table,

@@ -145,9 +145,9 @@ class CrawlDriver {
   // The page's and its host's records in one batch.
   Status Persist(sched::PageId page, store::PageStore* store) {
     store::StoreBatch batch;
-    store::PageRecord base;
-    base.last_status = 200;
-    if (Status s = PersistPage(*scheduler_, page, urls_[page], base, &batch);
+    PageMeta meta;
+    meta.last_status = 200;
+    if (Status s = PersistPage(*scheduler_, page, urls_[page], meta, &batch);
         !s.ok()) {
       return s;
     }

@@ -68,7 +68,7 @@ double BytesPerPage(const std::string& policy) {
     for (size_t i = 0; i < kPages; ++i) {
       const size_t h = i * kHosts / kPages;
       const std::string url = Url(h, i);
-      auto host = book.hosts().Intern(parse::UrlAuthority(url));
+      auto host = book.InternHost(parse::UrlAuthority(url));
       EXPECT_TRUE(host.ok());
       if (!host.ok()) return 0;
       auto id = book.Add(url, *host, 1.0, 1u << 30);
@@ -78,18 +78,15 @@ double BytesPerPage(const std::string& policy) {
     for (sched::PageId p = 0; p < kPages; p += 2) {
       const double t = kStart - 20 * kDay + (p % 97) * 3000.0;
       const double t2 = t + kDay + (p % 89) * 5000.0;
-      book.Note(p, s->Observe({p, t, sched::FetchedObs{}}));
-      book.Note(p, s->Observe({p, t + 3600, sched::SignalObs{{}, t + 60}}));
-      sched::FetchedObs again;
-      again.changed = p % 4 == 0;
-      book.Note(p, s->Observe({p, t2, std::move(again)}));
-      PageMeta& m = book.meta(p);
-      m.set_etag("\"5f3a1c2b-" + std::to_string(p) + "\"");
-      m.set_last_modified("Wed, 25 Nov 2026 07:28:00 GMT");
-      m.set_last_outcome("ok");
-      m.content_hash = p + 1;
-      m.last_fetch_time = t2;
-      m.last_status = 200;
+      book.Observe({p, t, sched::FetchedObs{}});
+      book.Observe({p, t + 3600, sched::SignalObs{{}, t + 60}});
+      // The second fetch through the book: validators, outcome, hash.
+      fetch::FetchResult r;
+      r.outcome = fetch::OutcomeClass::kOk;
+      r.status = 200;
+      r.etag = "\"5f3a1c2b-" + std::to_string(p) + "\"";
+      r.last_modified = "Wed, 25 Nov 2026 07:28:00 GMT";
+      book.Observe(book.RecordFetch(p, r, nullptr, p + 1, t2).observation);
     }
     (void)s->Select(kStart, [](sched::HostId) { return false; });
     // Spot checks that the frontier is what it claims.

@@ -1,6 +1,6 @@
 // PageMeta: the three strings packed in one block read back as set, each
 // set leaves the others alone, copies are deep, a page never fetched holds
-// no block, and the record round trip keeps every field.
+// no block (the record codec is daemon/page_codec.h's).
 
 #include "daemon/page_meta.h"
 
@@ -45,7 +45,6 @@ TEST(PageMetaTest, CopiesAreDeepAndMovesKeepTheValues) {
   a.set_etag("e1");
   a.set_last_outcome("ok");
   a.content_hash = 42;
-  a.last_fetch_time = 1.79e9;
   a.last_signal_lastmod = 1.78e9;
   a.last_status = 200;
   PageMeta b = a;
@@ -59,33 +58,18 @@ TEST(PageMetaTest, CopiesAreDeepAndMovesKeepTheValues) {
   PageMeta d = std::move(c);
   EXPECT_EQ(d.etag(), "e2");
   EXPECT_EQ(d.last_status, 200);
-  EXPECT_EQ(d.last_fetch_time, 1.79e9);
   EXPECT_EQ(d.last_signal_lastmod, 1.78e9);
-  // The footprint the book pays per page (issue 29): 40 bytes, not 128.
-  EXPECT_LE(sizeof(PageMeta), 40u);
+  // The footprint the book pays per page (issue 29): 32 bytes, not 128
+  // (the last fetch time is the scheduler's).
+  EXPECT_LE(sizeof(PageMeta), 32u);
 }
 
-TEST(PageMetaTest, RecordRoundTripKeepsEveryField) {
-  store::PageRecord r;
-  r.etag = "W/\"abc\"";
-  r.last_modified = "Tue, 24 Nov 2026 10:00:00 GMT";
-  r.last_outcome = "4xx";
-  r.content_hash = 7;
-  r.last_fetch_time = 1.5e9;
-  r.last_signal_lastmod = 1.4e9;
-  r.last_status = 404;
-  const PageMeta m = PageMeta::FromRecord(r);
-  store::PageRecord out;
-  m.ToRecord(&out);
-  EXPECT_EQ(out.etag, r.etag);
-  EXPECT_EQ(out.last_modified, r.last_modified);
-  EXPECT_EQ(out.last_outcome, r.last_outcome);
-  EXPECT_EQ(out.content_hash, 7u);
-  EXPECT_EQ(out.last_fetch_time, 1.5e9);
-  EXPECT_EQ(out.last_signal_lastmod, 1.4e9);
-  EXPECT_EQ(out.last_status, 404);
-  // A record never fetched gives empty strings.
-  const PageMeta empty = PageMeta::FromRecord(store::PageRecord{});
+TEST(PageMetaTest, BuiltFromTheThreeStrings) {
+  const PageMeta m("W/\"abc\"", "Tue, 24 Nov 2026 10:00:00 GMT", "4xx");
+  EXPECT_EQ(m.etag(), "W/\"abc\"");
+  EXPECT_EQ(m.last_modified(), "Tue, 24 Nov 2026 10:00:00 GMT");
+  EXPECT_EQ(m.last_outcome(), "4xx");
+  const PageMeta empty("", "", "");
   EXPECT_EQ(empty.etag(), "");
   EXPECT_EQ(empty.last_outcome(), "");
 }

@@ -355,15 +355,15 @@ TEST(PageBookTest, AMarkedRecordIsWrittenOnceAndCarriesItsMeta) {
   auto sched = sched::Scheduler::Create(o);
   ASSERT_TRUE(sched.ok());
   PageBook book(sched.value().get());
-  auto host = book.hosts().Intern("h.test");
+  auto host = book.InternHost("h.test");
   ASSERT_TRUE(host.ok());
   auto a = book.Add("http://h.test/a", host.value(), 1.0, 10);
   auto b = book.Add("http://h.test/b", host.value(), 1.0, 10);
   ASSERT_TRUE(a.ok() && b.ok());
   EXPECT_EQ(book.Find("http://h.test/b"), b.value());
   EXPECT_FALSE(book.Add("http://h.test/c", host.value(), 1.0, 2).ok());
-  book.meta(a.value()).set_etag("x");
-  book.MarkPage(a.value());  // again: still one record
+  // A failed fetch marks the page again: still one record.
+  book.Observe({a.value(), 1.79e9, sched::FailedObs{}});
   store::StoreBatch batch;
   book.TakeBatch(&batch);
   EXPECT_EQ(batch.operations(), 2u);  // a and b, no host, no globals
@@ -372,7 +372,7 @@ TEST(PageBookTest, AMarkedRecordIsWrittenOnceAndCarriesItsMeta) {
   book.TakeBatch(&empty);
   EXPECT_TRUE(empty.empty());
   // An observation that moved host and global statistics marks those.
-  book.Note(a.value(), {true, true, true});
+  book.Observe({a.value(), 1.79e9 + 60, sched::FetchedObs{}});
   store::StoreBatch next;
   book.TakeBatch(&next);
   EXPECT_EQ(next.operations(), 3u);  // page, host, globals

@@ -1,0 +1,195 @@
+#include "daemon/dispatcher.h"
+
+#include <algorithm>
+#include <boost/asio/post.hpp>
+#include <chrono>
+#include <cmath>
+
+#include "base/clock.h"
+#include "daemon/network_stage.h"
+
+namespace freshd::daemon {
+namespace {
+
+// Dispatches per turn of the scheduler's thread before it yields to the
+// completions queued behind (it goes on right after them).
+constexpr int kMaxDispatchPerTurn = 256;
+// With no token due and no host reopening known, the dispatcher still looks
+// again this often (pages leave their back-off or min_interval).
+constexpr double kIdleRecheckS = 0.25;
+constexpr double kLimitHalfLifeS = 10;
+
+}  // namespace
+
+const char* LimitName(Limit limit) {
+  switch (limit) {
+    case Limit::kNetwork:
+      return "network";
+    case Limit::kPoliteness:
+      return "politeness";
+    case Limit::kParse:
+      return "parse";
+    case Limit::kWrite:
+      return "write";
+    case Limit::kBudget:
+      return "budget";
+    case Limit::kIdle:
+      return "idle";
+    case Limit::kScheduler:
+      return "scheduler";
+    case Limit::kNone:
+      break;
+  }
+  return "none";
+}
+
+Limit LimitedBy(const double (&seconds)[kLimits], double rate_actual,
+                double rate_target) {
+  Limit limited_by = Limit::kNone;
+  double most = 0;
+  for (int i = 1; i < kLimits; ++i) {
+    if (seconds[i] > most) {
+      most = seconds[i];
+      limited_by = static_cast<Limit>(i);
+    }
+  }
+  if ((limited_by == Limit::kPoliteness || limited_by == Limit::kIdle) &&
+      rate_target > 0 && rate_actual >= kBudgetReachedShare * rate_target) {
+    return Limit::kBudget;
+  }
+  return limited_by;
+}
+
+void LimitMeter::Note(Limit limit, double now) {
+  const double dt = std::max(0.0, now - last_at_);
+  const double decay = std::exp2(-dt / kLimitHalfLifeS);
+  for (double& s : seconds_) s *= decay;
+  seconds_[static_cast<int>(last_)] += dt;
+  last_ = limit;
+  last_at_ = now;
+}
+
+Dispatcher::Dispatcher(boost::asio::io_context& io, sched::Scheduler* sched,
+                       Options options, Stages stages, double now)
+    : io_(io),
+      sched_(sched),
+      options_(options),
+      stages_(std::move(stages)),
+      slots_(options.max_in_flight_per_host),
+      meter_(now),
+      wake_(io) {}
+
+Dispatcher::~Dispatcher() { *alive_ = false; }
+
+void Dispatcher::Stop() {
+  stopped_ = true;
+  wake_.cancel();
+}
+
+// A slot is freed on this thread (NetworkDone), so a fetch the network
+// thread has ended holds one until this thread catches up: full slots, most
+// of them held so, are this thread's limit, not the network's.
+Limit Dispatcher::SlotsFullLimit() const {
+  const uint64_t fetching = std::min<uint64_t>(stages_.fetching(), on_network_);
+  return on_network_ > 0 && (on_network_ - fetching) * 2 >= on_network_
+             ? Limit::kScheduler
+             : Limit::kNetwork;
+}
+
+void Dispatcher::TryDispatch() { Run(UnixNow(), NetworkStage::Now()); }
+
+void Dispatcher::Run(double now, double gate_now) {
+  if (!started_ || stopped_) return;
+  // The time since the slots were found full goes to whoever held them up:
+  // it is known only now, when this thread runs again.
+  if (meter_.last() == Limit::kNetwork) meter_.Reattribute(SlotsFullLimit());
+  const uint64_t write_bytes = stages_.write_bytes();
+  Limit limit = Limit::kNone;
+  int dispatched = 0;
+  bool host_closed = false;  // did politeness turn a candidate away?
+  auto host_open = [&](sched::HostId h) {
+    if (stages_.owned && !stages_.owned(h)) return false;  // another node's
+    const bool open = slots_.Open(h, gate_now);
+    host_closed = host_closed || !open;
+    return open;
+  };
+  for (;;) {
+    if (on_network_ >= options_.max_connections) {
+      limit = SlotsFullLimit();
+      break;
+    }
+    if (stages_.parse_bytes() > options_.queue_bytes / 2) {
+      limit = Limit::kParse;
+      break;
+    }
+    if (write_bytes > options_.queue_bytes / 2) {
+      limit = Limit::kWrite;
+      break;
+    }
+    if (dispatched >= kMaxDispatchPerTurn) {
+      // Let the completions queued behind run, then go on.
+      boost::asio::post(io_, [this, alive = alive_] {
+        if (*alive) TryDispatch();
+      });
+      meter_.Note(Limit::kNone, now);
+      return;
+    }
+    std::optional<sched::PageId> page = sched_->Select(now, host_open);
+    if (!page) {
+      limit = sched_->NextTokenTime(now) > now ? Limit::kBudget
+              : host_closed                    ? Limit::kPoliteness
+                                               : Limit::kIdle;
+      break;
+    }
+    const sched::HostId host = sched_->page(*page).host;
+    in_flight_[*page] = InFlight{now, host, true};
+    ++on_network_;
+    ++dispatched_total_;
+    slots_.Start(host);
+    stages_.fetch(*page, now);
+    ++dispatched;
+  }
+  meter_.Note(limit, now);
+  // Wake-ups besides completions: the next token, the next host reopening;
+  // and a periodic look for pages leaving their back-off.
+  double at = now + kIdleRecheckS;
+  if (limit == Limit::kBudget) at = std::min(at, sched_->NextTokenTime(now));
+  const double opening = slots_.NextOpening(gate_now);
+  if (std::isfinite(opening)) at = std::min(at, now + (opening - gate_now));
+  WakeAt(at, now);
+}
+
+void Dispatcher::WakeAt(double unix_time, double now) {
+  // An earlier wake-up already armed covers this one.
+  if (wake_at_ > now && wake_at_ <= unix_time) return;
+  wake_at_ = unix_time;
+  wake_.expires_after(std::chrono::microseconds(
+      static_cast<int64_t>(std::clamp(unix_time - now, 0.0, 1.0) * 1e6)));
+  wake_.async_wait([this, alive = alive_](boost::system::error_code ec) {
+    if (ec || !*alive) return;
+    wake_at_ = std::numeric_limits<double>::infinity();
+    TryDispatch();
+  });
+}
+
+void Dispatcher::NetworkDone(sched::PageId page, double next_allowed) {
+  auto it = in_flight_.find(page);
+  if (it != in_flight_.end() && it->second.on_network) {
+    it->second.on_network = false;
+    --on_network_;
+    slots_.Finish(it->second.host, next_allowed);
+  }
+}
+
+double Dispatcher::Finish(sched::PageId page, double gate_now) {
+  auto node = in_flight_.extract(page);
+  if (node.empty()) return 0;
+  const InFlight& f = node.mapped();
+  if (f.on_network) {  // the slot's release is behind us
+    --on_network_;
+    slots_.Finish(f.host, gate_now);
+  }
+  return f.started_unix;
+}
+
+}  // namespace freshd::daemon

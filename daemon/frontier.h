@@ -1,0 +1,64 @@
+// Frontier: which URLs become pages. It owns the scope ([crawler] scope,
+// include, exclude; daemon/url_scope.h) and the operators' rules ([[rule]],
+// conf/rules.h), and adds URLs — seeds, links, sitemap and feed entries,
+// hints, routed work — to the page book: a URL in scope (or a seed) joins
+// the book under [crawler] max_urls_per_host and gets the first rule it
+// matches; a seed already known only gets its importance raised.
+// Thread: the engine's (scheduler's) thread, the one owning the book.
+
+#ifndef FRESHD_DAEMON_FRONTIER_H_
+#define FRESHD_DAEMON_FRONTIER_H_
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+#include "conf/config.h"
+#include "conf/rules.h"
+#include "daemon/page_book.h"
+#include "daemon/url_scope.h"
+#include "sched/scheduler.h"
+
+namespace freshd::daemon {
+
+class Frontier {
+ public:
+  // `book` and `sched` (the book's scheduler) must outlive the frontier.
+  Frontier(UrlScope scope, uint64_t max_urls_per_host, PageBook* book,
+           sched::Scheduler* sched);
+
+  bool InScope(std::string_view normalized_url) const {
+    return scope_.Contains(normalized_url);
+  }
+  // A seed's (or restored page's) host joins the scope.
+  void AddScope(std::string_view normalized_url) { scope_.Add(normalized_url); }
+
+  // The id of `url` (normalized), adding it when new and in scope (a seed:
+  // in scope or not). A known `seed` gets its importance raised to
+  // `importance` if lower (observed at `now`, marked for the next commit).
+  // Null: out of scope, over the host's or the book's limits.
+  std::optional<sched::PageId> AddUrl(const std::string& url, double importance,
+                                      bool seed, double now);
+
+  // Replaces the rules; every known page is matched again (one pass over the
+  // book's URLs). InvalidArgument for rules the config loader would refuse:
+  // the rules in force are then kept.
+  [[nodiscard]] Status SetRules(const std::vector<RuleConfig>& rules);
+  // Gives the page the first rule its URL matches (none: 0).
+  void ApplyRule(sched::PageId page);  // reads the page's URL
+  void ApplyRule(sched::PageId page, std::string_view url);
+  const RuleMatcher& rules() const { return rules_; }
+
+ private:
+  UrlScope scope_;
+  const uint32_t max_urls_per_host_;
+  PageBook* const book_;
+  sched::Scheduler* const sched_;
+  RuleMatcher rules_;
+};
+
+}  // namespace freshd::daemon
+
+#endif  // FRESHD_DAEMON_FRONTIER_H_

@@ -1,0 +1,54 @@
+#include "daemon/page_codec.h"
+
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "parse/url.h"
+
+namespace freshd::daemon {
+
+DecodedPage DecodePageRecord(const store::PageRecord& record) {
+  DecodedPage page;
+  page.meta = PageMeta(record.etag, record.last_modified, record.last_outcome);
+  page.meta.content_hash = record.content_hash;
+  page.meta.last_signal_lastmod = record.last_signal_lastmod;
+  page.meta.last_status = record.last_status;
+  page.reset = record.sched_state.empty();
+  if (!page.reset) {
+    Result<sched::SavedPage> decoded =
+        sched::DecodeSavedPage(record.sched_state);
+    if (decoded.ok()) {
+      page.saved = std::move(decoded).value();
+    } else {
+      page.error = decoded.status();
+      page.reset = true;
+    }
+  }
+  return page;
+}
+
+Status EncodePageRecord(const sched::Scheduler& scheduler, sched::PageId page,
+                        std::string_view url, const PageMeta& meta,
+                        store::PageRecord* record) {
+  if (page >= scheduler.size()) {
+    return Status::InvalidArgument("persist: unknown page id");
+  }
+  record->url = std::string(url);
+  record->url_key = parse::UrlKey(url);
+  record->etag = std::string(meta.etag());
+  record->last_modified = std::string(meta.last_modified());
+  record->last_outcome = std::string(meta.last_outcome());
+  record->content_hash = meta.content_hash;
+  record->last_signal_lastmod = meta.last_signal_lastmod;
+  record->last_status = meta.last_status;
+  const sched::PageState& state = scheduler.page(page);
+  record->last_fetch_time = state.fetched() ? state.last_fetch : 0;
+  const std::optional<sched::RateMemory> rate = scheduler.RateMemoryOf(page);
+  record->sched_state = sched::EncodeSavedPage(
+      scheduler.Snapshot(page), scheduler.Profiles(page),
+      scheduler.RecentSignalsOf(page), rate ? &*rate : nullptr);
+  return Status::OK();
+}
+
+}  // namespace freshd::daemon

@@ -1,0 +1,94 @@
+// ParseQueue: the parse pool ([engine] parse_threads) and the one job type
+// every fetched body goes through — a page, a sitemap, a site feed alike.
+// A job (Submit) undoes the body's Content-Encoding on the pool a slice per
+// pool turn (fetch::kDecodeSliceBytes of output: a gzip bomb's slices take
+// turns with the other jobs and it ends too-large at `max_decoded`), runs
+// `parse` on the pool, then posts `apply` with the result to the owner's
+// io_context. Its bytes and the job are counted from Submit until the parse
+// ends (/status "parse_queue" and "parse_queue_bytes": bytes(), jobs()).
+// Liveness: once Stop() has run (the owner's destructor), no `apply` runs,
+// even one already queued on the io_context.
+// Threads: Submit from any thread (the network thread); `parse` on a pool
+// thread; `apply` on the thread running `io`; bytes()/jobs() any thread;
+// Stop/Join from the owner's thread.
+
+#ifndef FRESHD_DAEMON_PARSE_QUEUE_H_
+#define FRESHD_DAEMON_PARSE_QUEUE_H_
+
+#include <atomic>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <utility>
+
+#include "fetch/deferred_body.h"
+#include "fetch/outcome.h"
+
+namespace freshd::daemon {
+
+// The bytes a fetched body holds while it waits for a parse (decoded or
+// not, plus the raw exchange kept for WARC).
+uint64_t BodyBytes(const fetch::FetchResult& r);
+
+class ParseQueue {
+ public:
+  ParseQueue(boost::asio::io_context& io, unsigned threads);
+  ~ParseQueue();  // Stop()
+  ParseQueue(const ParseQueue&) = delete;
+  ParseQueue& operator=(const ParseQueue&) = delete;
+
+  // Decodes `r` (≤ max_decoded bytes), runs parse(r) → R on the pool, then
+  // apply(std::move(r), std::move(R)) on io's thread. `parse` sees r still
+  // not-ok (too-large, bad-encoding) when the decoding failed.
+  template <class Parse, class Apply>
+  void Submit(fetch::FetchResult r, uint64_t max_decoded, Parse parse,
+              Apply apply) {
+    const uint64_t bytes = BodyBytes(r);  // as fetched: still encoded
+    auto job =
+        std::make_shared<fetch::DeferredBodyDecoder>(std::move(r), max_decoded);
+    Start(std::move(job), bytes,
+          [parse = std::move(parse),
+           apply = std::move(apply)](fetch::FetchResult& body) mutable {
+            auto parsed = parse(body);
+            // Shared, so a move-only result fits a std::function.
+            auto call = std::make_shared<decltype(parsed)>(std::move(parsed));
+            auto taken = std::make_shared<fetch::FetchResult>(std::move(body));
+            return std::function<void()>([apply, call, taken]() mutable {
+              apply(std::move(*taken), std::move(*call));
+            });
+          });
+  }
+
+  uint64_t bytes() const { return counts_->bytes.load(); }
+  uint64_t jobs() const { return counts_->jobs.load(); }
+
+  // Waits for the jobs queued to end (their `apply` still posted).
+  void Join();
+  // Queued jobs are dropped, a running one finishes; no `apply` runs after.
+  void Stop();
+
+ private:
+  struct Counts {
+    std::atomic<uint64_t> bytes{0};
+    std::atomic<uint64_t> jobs{0};
+    std::atomic<bool> alive{true};
+  };
+  // On the pool: the decoded body -> what to run on io's thread.
+  using Work = std::function<std::function<void()>(fetch::FetchResult&)>;
+  void Start(std::shared_ptr<fetch::DeferredBodyDecoder> job, uint64_t bytes,
+             Work work);
+  void Step(std::shared_ptr<fetch::DeferredBodyDecoder> job, uint64_t bytes,
+            std::shared_ptr<Work> work);
+
+  boost::asio::io_context& io_;
+  std::shared_ptr<Counts> counts_ = std::make_shared<Counts>();
+  boost::asio::thread_pool pool_;
+  bool stopped_ = false;
+};
+
+}  // namespace freshd::daemon
+
+#endif  // FRESHD_DAEMON_PARSE_QUEUE_H_

@@ -1,0 +1,364 @@
+#include "daemon/signal_intake.h"
+
+#include <algorithm>
+#include <boost/asio/post.hpp>
+
+#include "base/clock.h"
+#include "fetch/crawler.h"
+#include "parse/url.h"
+
+namespace freshd::daemon {
+namespace {
+
+constexpr int kMaxSitemapDepth = 1;  // an index, then its children
+
+}  // namespace
+
+SignalIntake::SignalIntake(boost::asio::io_context& io, Options options,
+                           PageBook* book, sched::Scheduler* sched,
+                           Frontier* frontier, ParseQueue* parse, Hooks hooks)
+    : io_(io),
+      options_(std::move(options)),
+      book_(book),
+      sched_(sched),
+      frontier_(frontier),
+      parse_(parse),
+      hooks_(std::move(hooks)) {}
+
+SignalIntake::~SignalIntake() { *alive_ = false; }
+
+void SignalIntake::RefreshRobots(double now, double rate, double turn_s) {
+  if (now < next_robots_refresh_ || stopping_) return;
+  const size_t slice =
+      std::max(kMinRobotsRefreshSlice, static_cast<size_t>(rate * turn_s / 4));
+  std::vector<std::string> origins;
+  size_t h = robots_refresh_cursor_;
+  for (; h < host_origins_.size() && origins.size() < slice; ++h) {
+    if (!host_origins_[h].empty() && Owned(static_cast<sched::HostId>(h))) {
+      origins.push_back(host_origins_[h]);
+    }
+  }
+  if (!origins.empty()) hooks_.refresh_robots(std::move(origins));
+  robots_refresh_cursor_ = h;
+  if (h < host_origins_.size()) return;  // the sweep goes on next turn
+  robots_refresh_cursor_ = 0;
+  const double period = std::clamp(options_.robots_cache_s / 4,
+                                   kMinRobotsRefreshS, kMaxRobotsRefreshS);
+  next_robots_refresh_ = now + period;
+}
+
+void SignalIntake::NoteOrigin(sched::PageId page, std::string_view url) {
+  const sched::HostId host = sched_->page(page).host;
+  if (host_origins_.size() <= host) host_origins_.resize(host + 1);
+  if (host_origins_[host].empty()) host_origins_[host] = parse::UrlOrigin(url);
+}
+
+void SignalIntake::OnSitemaps(const std::string& origin,
+                              const std::vector<std::string>& sitemaps) {
+  sitemaps_this_round_[origin] = 0;
+  for (const auto& url : sitemaps) FetchSitemap(url, 0);
+}
+
+void SignalIntake::FetchSitemap(const std::string& url, int depth) {
+  auto normalized = parse::NormalizeUrl(url);
+  if (!normalized.ok() || stopping_) return;
+  int& count = sitemaps_this_round_[parse::UrlOrigin(normalized.value())];
+  if (count >= kMaxSitemapsPerOrigin) return;
+  ++count;
+  fetch::CrawlRequest req;
+  req.url = normalized.value();
+  req.defer_decoding = true;  // decoded on the parse pool
+  req.keep_raw = options_.keep_raw;
+  hooks_.fetch(std::move(req), [this, depth, alive = alive_](
+                                   fetch::FetchResult r, double) {
+    // Network thread: parse on the pool (up to 50,000 entries: tens of
+    // ms), then count and apply on the scheduler's thread.
+    if (!*alive) return;
+    const double read_at = UnixNow() - r.total_elapsed_s;
+    const bool whole = !r.truncated;
+    const std::string source = r.final_url;
+    PostArchive(&r);
+    if (r.outcome != fetch::OutcomeClass::kOk) {
+      boost::asio::post(io_, [this, alive] {
+        if (*alive) hooks_.dispatch();
+      });
+      return;
+    }
+    parse::SitemapOptions o;
+    o.sitemap_url = r.final_url;
+    parse_->Submit(
+        std::move(r), options_.max_decompressed_bytes,
+        [o](fetch::FetchResult& r) {
+          auto parsed = r.outcome == fetch::OutcomeClass::kOk
+                            ? parse::ParseSitemap(r.body, o)
+                            : Result<parse::SitemapResult>(
+                                  Status::InvalidArgument(r.detail));
+          r.body.clear();
+          return parsed;
+        },
+        [this, alive, depth, read_at, whole, source](
+            fetch::FetchResult, Result<parse::SitemapResult> parsed) {
+          if (!*alive || stopping_) return;
+          ++sitemaps_fetched_;
+          if (!parsed.ok()) return;
+          // A whole list of URLs read covers its host through the read;
+          // an index covers nothing itself (its children do, as read),
+          // nor does a read cut short (truncated, max_urls, bad XML).
+          if (whole && parsed.value().status.ok() &&
+              parsed.value().format != parse::SitemapFormat::kSitemapIndex) {
+            ObserveSignalCoverage(source, read_at);
+          }
+          ApplySitemap(std::make_shared<const parse::SitemapResult>(
+                           std::move(parsed).value()),
+                       0, depth);
+        });
+  });
+}
+
+void SignalIntake::PostArchive(fetch::FetchResult* r) {
+  if (r->raw_headers.empty() && r->redirect_hops.empty()) return;
+  // The raw exchange goes to the WARC writer (the parse needs r->body).
+  fetch::FetchResult raw;
+  raw.url = r->url;
+  raw.final_url = r->final_url;
+  raw.outcome = r->outcome;
+  raw.status = r->status;
+  raw.truncated = r->truncated;
+  raw.raw_request = std::move(r->raw_request);
+  raw.raw_headers = std::move(r->raw_headers);
+  raw.raw_body = std::move(r->raw_body);
+  raw.remote_ip = r->remote_ip;
+  raw.redirect_hops = std::move(r->redirect_hops);
+  const double started = UnixNow() - r->total_elapsed_s;
+  boost::asio::post(
+      io_, [this, alive = alive_, started, raw = std::move(raw)]() mutable {
+        if (*alive && !stopping_) hooks_.archive(std::move(raw), started);
+      });
+}
+
+void SignalIntake::ApplySitemap(
+    std::shared_ptr<const parse::SitemapResult> sitemap, size_t from,
+    int depth) {
+  const auto& entries = sitemap->entries;
+  const size_t end = std::min(entries.size(), from + kSitemapSlice);
+  const double now = UnixNow();
+  for (size_t i = from; i < end; ++i) {
+    const parse::SitemapEntry& e = entries[i];
+    if (e.kind == parse::SitemapEntry::Kind::kSitemap) {
+      if (depth < kMaxSitemapDepth) FetchSitemap(e.loc, depth + 1);
+      continue;
+    }
+    const double lastmod = e.lastmod ? static_cast<double>(*e.lastmod) : 0;
+    if (RouteAway(e.loc, cluster::WorkItem::Kind::kSitemap, lastmod)) continue;
+    const bool known = book_->Find(e.loc).has_value();
+    std::optional<sched::PageId> page =
+        frontier_->AddUrl(e.loc, 1.0, false, now);
+    if (!page || !known || !e.lastmod) continue;
+    ConsiderDatedSignal(*page, lastmod, now,
+                        sched::SignalSource::kSitemapLastmod);
+  }
+  hooks_.commit();
+  if (end < entries.size()) {  // the rest after whatever else is queued
+    boost::asio::post(io_, [this, sitemap = std::move(sitemap), end, depth,
+                            alive = alive_]() mutable {
+      if (*alive && !stopping_) ApplySitemap(std::move(sitemap), end, depth);
+    });
+  }
+  hooks_.dispatch();
+}
+
+void SignalIntake::ObserveSignalCoverage(const std::string& source_url,
+                                         double read_at) {
+  const std::optional<sched::HostId> host =
+      book_->hosts().Find(parse::UrlAuthority(source_url));
+  if (host) sched_->ObserveSignalCoverage(*host, read_at);
+}
+
+bool SignalIntake::ConsiderDatedSignal(sched::PageId page, double changed_at,
+                                       double now, sched::SignalSource source) {
+  // A date is considered once, when it is newer than the last one
+  // considered for this page: taken as a signal if it is also newer than
+  // our copy (the scheduler's rule, SignalPage), else counted stale (and,
+  // as the copy only gets newer, stale for good). Either way the record
+  // keeps it, so a restart does not consider it again; a sitemap and a feed
+  // dating the same change count it once.
+  if (!book_->ConsiderDatedSignal(page, changed_at)) return false;
+  return SignalPage(page, now, source, changed_at);
+}
+
+bool SignalIntake::SignalPage(sched::PageId page, double now,
+                              sched::SignalSource source, double changed_at) {
+  const sched::SignalObs signal{source, changed_at};
+  if (sched_->IsStaleSignal(page, now, signal)) {
+    ++signals_stale_total_;
+    return false;
+  }
+  ++signals_total_;
+  book_->Observe({page, now, signal});
+  return true;
+}
+
+void SignalIntake::NoteSiteFeed(const std::string& url, sched::HostId host) {
+  if (site_feeds_.count(url) != 0 || stopping_) return;
+  const SiteFeedsConfig& c = options_.site_feeds;
+  if (site_feeds_.size() >= c.max_total || !frontier_->InScope(url)) return;
+  int& per_origin = site_feeds_per_origin_[parse::UrlOrigin(url)];
+  if (per_origin >= c.max_per_host) return;
+  ++per_origin;
+  SiteFeed& feed = site_feeds_[url];
+  feed.host = host;
+  site_feeds_due_.emplace(0.0, url);  // polled with the next housekeeping
+}
+
+void SignalIntake::PollSiteFeeds(double now) {
+  while (!site_feeds_due_.empty() && site_feeds_due_.begin()->first <= now &&
+         !stopping_) {
+    std::string url = site_feeds_due_.begin()->second;
+    site_feeds_due_.erase(site_feeds_due_.begin());
+    auto it = site_feeds_.find(url);
+    if (it == site_feeds_.end() || it->second.in_flight) continue;
+    if (!Owned(it->second.host)) {
+      // Another node's host now: asked again later, in case it comes back.
+      site_feeds_due_.emplace(now + options_.site_feeds.poll_interval_s, url);
+      continue;
+    }
+    PollSiteFeed(url);
+  }
+}
+
+void SignalIntake::PollSiteFeed(const std::string& url) {
+  SiteFeed& feed = site_feeds_.at(url);
+  feed.in_flight = true;
+  fetch::CrawlRequest req;
+  req.url = url;
+  req.etag = feed.etag;
+  req.last_modified = feed.last_modified;
+  req.defer_decoding = true;  // decoded on the parse pool
+  req.keep_raw = options_.keep_raw;
+  hooks_.fetch(std::move(req), [this, url, alive = alive_](fetch::FetchResult r,
+                                                           double) {
+    // Network thread.
+    if (!*alive) return;
+    const double read_at = UnixNow() - r.total_elapsed_s;
+    PostArchive(&r);
+    if (r.outcome != fetch::OutcomeClass::kOk) {
+      boost::asio::post(
+          io_, [this, url, alive, r = std::move(r), read_at]() mutable {
+            if (*alive) SiteFeedDone(url, std::move(r), std::nullopt, read_at);
+          });
+      return;
+    }
+    parse::FeedOptions o;
+    o.feed_url = r.final_url;
+    // Entries on other hosts are kept here and held to the scope by AddUrl
+    // (the scope lives on the scheduler's thread).
+    o.cross_host_allowed = [](std::string_view) { return true; };
+    o.max_entries = options_.site_feeds.max_entries;
+    o.max_bytes = options_.site_feeds.max_bytes;
+    const uint64_t max_decoded = std::min<uint64_t>(
+        options_.max_decompressed_bytes, options_.site_feeds.max_bytes);
+    parse_->Submit(
+        std::move(r), max_decoded,
+        [o = std::move(o)](fetch::FetchResult& r) {
+          Result<parse::FeedResult> parsed =
+              r.outcome == fetch::OutcomeClass::kOk
+                  ? parse::ParseFeed(r.body, o)
+                  : Result<parse::FeedResult>(
+                        Status::InvalidArgument(r.detail));
+          r.body.clear();
+          return parsed;
+        },
+        [this, alive, url, read_at](fetch::FetchResult r,
+                                    Result<parse::FeedResult> parsed) {
+          if (!*alive) return;
+          SiteFeedDone(url, std::move(r), std::move(parsed), read_at);
+        });
+  });
+}
+
+void SignalIntake::SiteFeedDone(const std::string& url, fetch::FetchResult head,
+                                std::optional<Result<parse::FeedResult>> parsed,
+                                double read_at) {
+  auto it = site_feeds_.find(url);
+  if (it == site_feeds_.end()) return;
+  SiteFeed& feed = it->second;
+  feed.in_flight = false;
+  ++site_feed_counts_.polled;
+  bool ok = false;
+  if (head.outcome == fetch::OutcomeClass::kNotModified) {
+    ++site_feed_counts_.not_modified;
+    ok = true;
+    ObserveSignalCoverage(url, read_at);  // unchanged: nothing new since
+  } else if (parsed && parsed->ok()) {
+    feed.etag = head.etag;
+    feed.last_modified = head.last_modified;
+    ApplySiteFeed(parsed->value());
+    ok = true;
+    // A feed cut short (parse status not OK: max_entries, max_bytes, bad
+    // XML) lists only part of the host's news: no coverage.
+    if (parsed->value().status.ok() && !head.truncated) {
+      ObserveSignalCoverage(url, read_at);
+    }
+  } else {
+    ++site_feed_counts_.errors;
+  }
+  feed.failures = ok ? 0 : feed.failures + 1;
+  if (feed.failures >= kMaxSiteFeedFailures || stopping_) {
+    --site_feeds_per_origin_[parse::UrlOrigin(url)];
+    site_feeds_.erase(it);
+    return;
+  }
+  site_feeds_due_.emplace(UnixNow() + options_.site_feeds.poll_interval_s, url);
+}
+
+void SignalIntake::ApplySiteFeed(const parse::FeedResult& feed) {
+  const double now = UnixNow();
+  for (const parse::FeedEntry& e : feed.entries) {
+    ++site_feed_counts_.entries;
+    // Another node's shard: routed as a sitemap entry is (URL and date).
+    const double updated = e.updated ? static_cast<double>(*e.updated) : 0;
+    if (RouteAway(e.url, cluster::WorkItem::Kind::kSitemap, updated)) continue;
+    const bool known = book_->Find(e.url).has_value();
+    std::optional<sched::PageId> page =
+        frontier_->AddUrl(e.url, 1.0, false, now);
+    if (!page || !known || !e.updated) continue;
+    if (ConsiderDatedSignal(*page, updated, now,
+                            sched::SignalSource::kFeedEntry)) {
+      ++site_feed_counts_.signals;
+    }
+  }
+  hooks_.commit();
+  hooks_.dispatch();
+}
+
+nlohmann::json SignalIntake::SiteFeedsJson() const {
+  return {{"enabled", options_.site_feeds.enabled},
+          {"known", site_feeds_.size()},
+          {"polled_total", site_feed_counts_.polled},
+          {"not_modified_total", site_feed_counts_.not_modified},
+          {"errors_total", site_feed_counts_.errors},
+          {"entries_total", site_feed_counts_.entries},
+          {"signals_total", site_feed_counts_.signals}};
+}
+
+void SignalIntake::AppendSiteFeedMetrics(PrometheusText& out) const {
+  const SiteFeedCounts& c = site_feed_counts_;
+  out.Gauge("freshd_site_feeds", "RSS and Atom feeds being polled.",
+            static_cast<double>(site_feeds_.size()));
+  out.Counter("freshd_site_feed_polls_total",
+              "Feed fetches that ended (304s and failures included).",
+              static_cast<double>(c.polled));
+  out.Counter("freshd_site_feed_not_modified_total",
+              "Feed fetches answered 304.",
+              static_cast<double>(c.not_modified));
+  out.Counter("freshd_site_feed_errors_total",
+              "Feed fetches that failed or did not parse as a feed.",
+              static_cast<double>(c.errors));
+  out.Counter("freshd_site_feed_entries_total", "Feed entries read.",
+              static_cast<double>(c.entries));
+  out.Counter("freshd_site_feed_signals_total",
+              "Change signals taken from feed entry dates.",
+              static_cast<double>(c.signals));
+}
+
+}  // namespace freshd::daemon

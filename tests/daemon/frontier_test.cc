@@ -1,0 +1,105 @@
+// Frontier alone: a real Scheduler and PageBook (its URL file in a
+// temporary directory), no network, no loop.
+
+#include "daemon/frontier.h"
+
+#include <gtest/gtest.h>
+
+#include "tests/store/temp_dir.h"
+
+namespace freshd::daemon {
+namespace {
+
+constexpr double kNow = 1.7e9;
+
+class FrontierTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto s = sched::Scheduler::Create(sched::SchedulerOptions{});
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    sched_ = std::move(s).value();
+    book_ = std::make_unique<PageBook>(sched_.get(), dir_.path());
+    CrawlerConfig c;
+    c.scope = "seed-hosts";
+    c.exclude = {"/private/"};
+    auto scope = UrlScope::Create(c);
+    ASSERT_TRUE(scope.ok()) << scope.status().ToString();
+    frontier_ = std::make_unique<Frontier>(std::move(scope).value(),
+                                           /*max_urls_per_host=*/3, book_.get(),
+                                           sched_.get());
+  }
+
+  store::TempDir dir_;
+  std::unique_ptr<sched::Scheduler> sched_;
+  std::unique_ptr<PageBook> book_;
+  std::unique_ptr<Frontier> frontier_;
+};
+
+TEST_F(FrontierTest, LinksJoinOnlyInScopeAndUnderTheHostLimit) {
+  // Nothing is in scope before a seed names its host.
+  EXPECT_FALSE(frontier_->AddUrl("http://a.test/x", 1, false, kNow));
+  frontier_->AddScope("http://a.test/");
+  auto x = frontier_->AddUrl("http://a.test/x", 1, false, kNow);
+  ASSERT_TRUE(x.has_value());
+  EXPECT_EQ(frontier_->AddUrl("http://a.test/x", 1, false, kNow), x);
+  EXPECT_EQ(book_->size(), 1u);
+  EXPECT_FALSE(frontier_->AddUrl("http://a.test/private/y", 1, false, kNow));
+  EXPECT_FALSE(frontier_->AddUrl("http://b.test/x", 1, false, kNow));
+  // A seed joins out of scope too.
+  EXPECT_TRUE(frontier_->AddUrl("http://b.test/x", 1, true, kNow));
+  // Three pages a host at most.
+  EXPECT_TRUE(frontier_->AddUrl("http://a.test/2", 1, false, kNow));
+  EXPECT_TRUE(frontier_->AddUrl("http://a.test/3", 1, false, kNow));
+  EXPECT_FALSE(frontier_->AddUrl("http://a.test/4", 1, false, kNow));
+  EXPECT_EQ(book_->size(), 4u);
+  EXPECT_EQ(book_->url(*x), "http://a.test/x");
+}
+
+TEST_F(FrontierTest, AKnownSeedGetsItsImportanceRaised) {
+  frontier_->AddScope("http://a.test/");
+  auto x = frontier_->AddUrl("http://a.test/x", 1, false, kNow);
+  ASSERT_TRUE(x.has_value());
+  const double before = sched_->page(*x).importance;
+  store::StoreBatch drained;
+  book_->TakeBatch(&drained);
+  EXPECT_FALSE(book_->marked());
+  EXPECT_EQ(frontier_->AddUrl("http://a.test/x", 5, true, kNow), x);
+  EXPECT_GT(sched_->page(*x).importance, before);
+  EXPECT_TRUE(book_->marked());  // written with the next commit
+}
+
+TEST_F(FrontierTest, RulesApplyOnAddAndOnReplace) {
+  frontier_->AddScope("http://a.test/");
+  auto plain = frontier_->AddUrl("http://a.test/plain", 1, false, kNow);
+  ASSERT_TRUE(plain.has_value());
+  RuleConfig news;
+  news.name = "news";
+  news.url = "/news/";
+  news.max_interval_s = 600;
+  ASSERT_TRUE(frontier_->SetRules({news}).ok());
+  auto item = frontier_->AddUrl("http://a.test/news/1", 1, false, kNow);
+  ASSERT_TRUE(item.has_value());
+  EXPECT_EQ(sched_->RuleOf(*item), 1);
+  EXPECT_EQ(sched_->RuleOf(*plain), 0);
+  // A rule the loader would refuse keeps the rules in force.
+  RuleConfig bad;
+  bad.name = "bad";
+  bad.url = "(";
+  EXPECT_FALSE(frontier_->SetRules({bad}).ok());
+  EXPECT_EQ(frontier_->rules().rules().size(), 1u);
+  EXPECT_EQ(sched_->RuleOf(*item), 1);
+  // New rules: every page matched again.
+  RuleConfig plain_rule;
+  plain_rule.name = "plain";
+  plain_rule.url = "/plain";
+  plain_rule.importance = 3;
+  ASSERT_TRUE(frontier_->SetRules({plain_rule, news}).ok());
+  EXPECT_EQ(sched_->RuleOf(*plain), 1);
+  EXPECT_EQ(sched_->RuleOf(*item), 2);
+  ASSERT_TRUE(frontier_->SetRules({}).ok());
+  EXPECT_EQ(sched_->RuleOf(*plain), 0);
+  EXPECT_EQ(sched_->RuleOf(*item), 0);
+}
+
+}  // namespace
+}  // namespace freshd::daemon
