@@ -9,6 +9,7 @@
 
 #include "base/clock.h"
 #include "daemon/fetch_state.h"
+#include "daemon/scheduler_options.h"
 #include "parse/html_fingerprint.h"
 #include "parse/public_suffix.h"
 #include "parse/shingle.h"
@@ -82,7 +83,7 @@ Status CrawlLoop::Init() {
   if (!store.ok()) return store.status();
   store_ = std::move(store).value();
 
-  auto sched = sched::Scheduler::Create(sched::OptionsFromConfig(config_));
+  auto sched = sched::Scheduler::Create(SchedulerOptionsFromConfig(config_));
   if (!sched.ok()) return sched.status();
   sched_ = std::move(sched).value();
   // The book's URL file sits in the store's directory (LevelDB created it

@@ -29,7 +29,7 @@ double SignalLogWeight(const PageParams& p, bool signals, double n, double tau,
 
 // The mixture's global pseudo-pages follow the configured prior (the host
 // pool's global prior rate) unless the options name their own. (Its grid
-// follows the prior too: OptionsFromConfig scales it.)
+// follows the prior too: daemon/scheduler_options.h scales it.)
 RateMixtureOptions MixtureOptions(const SchedulerOptions& options) {
   RateMixtureOptions o = options.rate_mixture_options;
   if (o.prior_rate == 0) o.prior_rate = options.host_pool.global_prior.rate;
@@ -37,31 +37,6 @@ RateMixtureOptions MixtureOptions(const SchedulerOptions& options) {
 }
 
 }  // namespace
-
-SchedulerOptions OptionsFromConfig(const Config& config) {
-  SchedulerOptions o;
-  o.policy = config.sched.policy;
-  o.rate = config.budget.rate;
-  o.burst = config.budget.burst;
-  o.new_page_value = config.sched.new_page_value * kDay;
-  o.min_interval = config.sched.min_interval_s;
-  o.max_interval = config.sched.max_interval_s;
-  o.history = config.sched.history;
-  o.max_pages = config.crawler.max_urls;
-  o.policy_options.risk_rho = config.sched.risk_rho;
-  o.policy_options.learning_l = config.sched.learning_l * kDay;
-  o.host_pool.global_prior.rate = 1.0 / config.sched.prior_change_interval_s;
-  o.signal_window = config.sched.signal_window_s;
-  o.value_over_rate_uncertainty = config.sched.value_over_rate_uncertainty;
-  o.rate_mixture = config.sched.rate_model == "mixture";
-  const double scale = config.sched.prior_change_interval_s / kDay;
-  if (scale > 0 && std::isfinite(scale) && scale != 1) {
-    o.rate_mixture_options.min_rate /= scale;
-    o.rate_mixture_options.max_rate /= scale;
-  }
-  o.explore = config.sched.explore;
-  return o;
-}
 
 Result<std::unique_ptr<Scheduler>> Scheduler::Create(
     const SchedulerOptions& options) {

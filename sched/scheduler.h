@@ -41,7 +41,6 @@
 #include <vector>
 
 #include "base/status.h"
-#include "conf/config.h"
 #include "sched/divergence_prior.h"
 #include "sched/host_pool.h"
 #include "sched/observation.h"
@@ -145,15 +144,7 @@ struct PageRule {
 // At most this many rules: a page's rule is one byte, 0 meaning none.
 inline constexpr size_t kMaxPageRules = 255;
 
-// Options from the daemon's config. [sched] new_page_value is read in
-// importance x days (x 86400 here); learning_l in days per refresh (0: auto).
-// The rate mixture's grid (RateMixtureOptions::min_rate, max_rate) moves
-// with [sched] prior_change_interval_s: its defaults (10 years to 10 min)
-// at the default one day, each end times 86400 / prior_change_interval_s,
-// so that a daemon whose clock is compressed (the live-web harness, the
-// demo: a day in 1-10 s, the prior interval set to match) keeps its pages'
-// rates inside the grid, not pinned at its fast end, 1/600 s.
-SchedulerOptions OptionsFromConfig(const Config& config);
+// Options from the daemon's config: daemon/scheduler_options.h.
 
 class Scheduler {
  public:

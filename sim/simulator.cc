@@ -89,6 +89,16 @@ class Run {
   }
 
  private:
+  // Go's steps, in order: the per-page state and first fetches; the
+  // scheduled events (returns the snapshot times); the event loop; the
+  // metrics at the end.
+  Status SetUpPages();
+  std::vector<double> ScheduleEvents();
+  Status Loop();
+  Status HandleEvent(const Event& e, double now);
+  void SelectOn(size_t shard, double now);
+  void Finish(const std::vector<double>& snap_times);
+  uint64_t selections_ = 0, evaluations_ = 0;
   sched::Scheduler& S(uint32_t p) { return *shards_[page_shard_[p]].sched; }
   uint32_t L(uint32_t p) const { return local_[p]; }
   // The live shard of `host`: rendezvous hashing over the live shards, so a
@@ -445,6 +455,15 @@ void Run::Settle() {
 
 Result<SimResult> Run::Go() {
   std::clock_t cpu0 = std::clock();
+  if (Status s = SetUpPages(); !s.ok()) return s;
+  const std::vector<double> snap_times = ScheduleEvents();
+  if (Status s = Loop(); !s.ok()) return s;
+  Finish(snap_times);
+  r_.cpu_seconds = static_cast<double>(std::clock() - cpu0) / CLOCKS_PER_SEC;
+  return r_;
+}
+
+Status Run::SetUpPages() {
   size_t n = m_.pages.size();
   r_.per_class.resize(m_.spec.classes.size());
   pages_.resize(n);
@@ -519,6 +538,10 @@ Result<SimResult> Run::Go() {
   }
   r_.total.weight = weight_;
   r_.total.pages = n;
+  return Status::OK();
+}
+
+std::vector<double> Run::ScheduleEvents() {
   // Rate-change segments: snapshot freshness over each segment's 2nd half.
   std::vector<double> bounds = {0};
   for (size_t i = 0; i < o_.rate_changes.size(); ++i) {
@@ -560,8 +583,11 @@ Result<SimResult> Run::Go() {
   for (int i = 0; i < samples && end_ > warm_; ++i) {
     Push(warm_ + (i + 0.5) * (end_ - warm_) / samples, 0, kEstimate);
   }
+  return snap_times;
+}
+
+Status Run::Loop() {
   double now = 0;
-  uint64_t selections = 0, evaluations = 0;
   const double progress_step = end_ / 100;
   double next_progress = o_.progress ? progress_step : kInf;
   while (true) {
@@ -589,87 +615,101 @@ Result<SimResult> Run::Go() {
       Event e = queue_.top();
       queue_.pop();
       now = e.t;
-      switch (e.kind) {
-        case kChurnEvent:
-          OnChange(e.index, kChurn, now);
-          break;
-        case kScrollEvent:
-          OnChange(e.index, kScroll, now);
-          break;
-        case kTrueSignal:
-        case kFalseSignal: {
-          sched::SignalObs signal;
-          if (m_.pages[e.index].signal_lastmod) {  // a false one claims now
-            signal.changed_at = e.kind == kTrueSignal ? e.origin : now;
-          }
-          S(e.index).Observe({L(e.index), now, signal});
-          ++r_.signals;
-          if (e.kind == kFalseSignal) {
-            false_[e.index].Advance();
-            Push(false_[e.index].next(), e.index, kFalseSignal);
-          }
-          break;
-        }
-        case kRateChange:
-          if (shards_.size() == 1) {
-            shards_[0].sched->SetRate(
-                o_.rate_changes[e.index].rate_per_day / kDay, now);
-          } else {
-            const double rate = o_.rate_changes[e.index].rate_per_day / kDay;
-            r_.events.push_back(
-                {"budget_change", now / kDay, rate / total_rate_});
-            ScaleBudget(rate / total_rate_, now);
-          }
-          break;
-        case kBudgetChange:
-          r_.events.push_back(
-              {"budget_change", now / kDay, o_.budget_changes[e.index].factor});
-          ScaleBudget(o_.budget_changes[e.index].factor, now);
-          break;
-        case kShardLoss: {
-          const int count = o_.shard_losses[e.index].count;
-          r_.events.push_back(
-              {"shard_loss", now / kDay, static_cast<double>(count)});
-          Status lost = LoseShards(count, now);
-          if (!lost.ok()) return lost;
-          break;
-        }
-        case kExchange:
-          Exchange(now, true);
-          Push(now + o_.exchange_period_s, 0, kExchange);
-          break;
-        case kEstimate:
-          SampleEstimate(now);
-          break;
-        case kSnapshot:
-          for (uint32_t p = 0; p < n; ++p) Integrate(p, now);
-          snapshots_[e.index] = fresh_all_;
-          snapshot_crawls_[e.index] = r_.crawls_total;
-          break;
-      }
+      if (Status s = HandleEvent(e, now); !s.ok()) return s;
       continue;
     }
     now = t_try;
-    Shard& sh = shards_[pick];
-    auto chosen = sh.sched->Select(
-        now, [&](sched::HostId h) { return host_next_[h] <= now; });
-    ++selections;
-    evaluations += sh.sched->last_evaluations();
-    if (chosen) {
-      Crawl(sh.pages[*chosen], now);
-      sh.wake = now;
-    } else {
-      double next_host = kInf;
-      for (double t : host_next_) {
-        if (t > now) next_host = std::min(next_host, t);
-      }
-      // Nothing eligible: retry in a second (or min_interval). A due-only
-      // policy (nutch) has nothing due most of the time; it retries every
-      // minute, Nutch's shortest interval (its Generate rounds are coarser).
-      const double retry = sh.sched->policy().due_only() ? 60.0 : 1.0;
-      sh.wake = std::min(next_host, now + std::max(retry, o_.min_interval_s));
-    }
+    SelectOn(pick, now);
   }
+  return Status::OK();
+}
+
+Status Run::HandleEvent(const Event& e, double now) {
+  const size_t n = m_.pages.size();
+  switch (e.kind) {
+    case kChurnEvent:
+      OnChange(e.index, kChurn, now);
+      break;
+    case kScrollEvent:
+      OnChange(e.index, kScroll, now);
+      break;
+    case kTrueSignal:
+    case kFalseSignal: {
+      sched::SignalObs signal;
+      if (m_.pages[e.index].signal_lastmod) {  // a false one claims now
+        signal.changed_at = e.kind == kTrueSignal ? e.origin : now;
+      }
+      S(e.index).Observe({L(e.index), now, signal});
+      ++r_.signals;
+      if (e.kind == kFalseSignal) {
+        false_[e.index].Advance();
+        Push(false_[e.index].next(), e.index, kFalseSignal);
+      }
+      break;
+    }
+    case kRateChange:
+      if (shards_.size() == 1) {
+        shards_[0].sched->SetRate(o_.rate_changes[e.index].rate_per_day / kDay,
+                                  now);
+      } else {
+        const double rate = o_.rate_changes[e.index].rate_per_day / kDay;
+        r_.events.push_back({"budget_change", now / kDay, rate / total_rate_});
+        ScaleBudget(rate / total_rate_, now);
+      }
+      break;
+    case kBudgetChange:
+      r_.events.push_back(
+          {"budget_change", now / kDay, o_.budget_changes[e.index].factor});
+      ScaleBudget(o_.budget_changes[e.index].factor, now);
+      break;
+    case kShardLoss: {
+      const int count = o_.shard_losses[e.index].count;
+      r_.events.push_back(
+          {"shard_loss", now / kDay, static_cast<double>(count)});
+      Status lost = LoseShards(count, now);
+      if (!lost.ok()) return lost;
+      break;
+    }
+    case kExchange:
+      Exchange(now, true);
+      Push(now + o_.exchange_period_s, 0, kExchange);
+      break;
+    case kEstimate:
+      SampleEstimate(now);
+      break;
+    case kSnapshot:
+      for (uint32_t p = 0; p < n; ++p) Integrate(p, now);
+      snapshots_[e.index] = fresh_all_;
+      snapshot_crawls_[e.index] = r_.crawls_total;
+      break;
+  }
+  return Status::OK();
+}
+
+void Run::SelectOn(size_t pick, double now) {
+  Shard& sh = shards_[pick];
+  auto chosen = sh.sched->Select(
+      now, [&](sched::HostId h) { return host_next_[h] <= now; });
+  ++selections_;
+  evaluations_ += sh.sched->last_evaluations();
+  if (chosen) {
+    Crawl(sh.pages[*chosen], now);
+    sh.wake = now;
+  } else {
+    double next_host = kInf;
+    for (double t : host_next_) {
+      if (t > now) next_host = std::min(next_host, t);
+    }
+    // Nothing eligible: retry in a second (or min_interval). A due-only
+    // policy (nutch) has nothing due most of the time; it retries every
+    // minute, Nutch's shortest interval (its Generate rounds are coarser).
+    const double retry = sh.sched->policy().due_only() ? 60.0 : 1.0;
+    sh.wake = std::min(next_host, now + std::max(retry, o_.min_interval_s));
+  }
+}
+
+void Run::Finish(const std::vector<double>& snap_times) {
+  const size_t n = m_.pages.size();
   for (uint32_t p = 0; p < n; ++p) Integrate(p, end_);
   for (uint32_t p = 0; p < rule_of_.size(); ++p) {
     if (rule_of_[p] > 0)
@@ -717,9 +757,7 @@ Result<SimResult> Run::Go() {
     r_.estimated_freshness = estimate_sum_ / estimate_count_;
   }
   r_.mean_evaluations =
-      selections > 0 ? static_cast<double>(evaluations) / selections : 0;
-  r_.cpu_seconds = static_cast<double>(std::clock() - cpu0) / CLOCKS_PER_SEC;
-  return r_;
+      selections_ > 0 ? static_cast<double>(evaluations_) / selections_ : 0;
 }
 
 // The staleness optimum and the freshness optimum's staleness (SimResult);
