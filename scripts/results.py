@@ -3,7 +3,7 @@
 library only; runs from any directory).
 
 Usage: scripts/results.py [-j N] [--seeds K] [--freshd PATH] [--out FILE]
-                          [--quick]
+                          [--quick] [--plots-from docs/RESULTS.md]
 """
 
 import os

@@ -21,6 +21,7 @@ from .item_posterior import section_posterior
 from .item_posterior import submit as submit_posterior
 from .item_rules import section_rules
 from .item_rules import submit as submit_rules
+from . import plots
 from .plan import Plan
 from .study import Runner, Study
 
@@ -71,6 +72,13 @@ def parse_args(argv):
         "rules: what operators' rules cost, docs/RESULTS-rules.md)",
     )
     p.add_argument(
+        "--plots-from",
+        metavar="RESULTS_MD",
+        help="runs nothing: redraws the SVG plots (into plots/ beside the "
+        "file) from the tables of a RESULTS.md this program wrote, and "
+        "rewrites its Plots section",
+    )
+    p.add_argument(
         "--quick",
         action="store_true",
         help="smoke test: 2 seeds, short runs (numbers not " "meaningful)",
@@ -80,7 +88,7 @@ def parse_args(argv):
         a.out = os.path.join(ROOT, "docs", "RESULTS-%s.md" % a.only)
     if a.seeds is None:
         a.seeds = 2 if a.quick else 5
-    if not os.access(a.freshd, os.X_OK):
+    if not a.plots_from and not os.access(a.freshd, os.X_OK):
         p.error("no freshd binary at '%s' (build it, or --freshd)" % a.freshd)
     return a
 
@@ -189,7 +197,10 @@ def write_report(study, plan, args, commit, started):
         rows.append(["(%s)" % item, claim, "**%s**" % v, detail])
     study.table(["item", "claim", "verdict", "measured"], rows)
     text = "\n".join(study.md + body).rstrip() + "\n"
-    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+    out_dir = os.path.dirname(os.path.abspath(args.out))
+    drawn = plots.draw(text, os.path.join(out_dir, "plots"))
+    text = plots.with_links(text, drawn, "plots")
+    os.makedirs(out_dir, exist_ok=True)
     with open(args.out, "w") as f:
         f.write(text)
     return wall
@@ -233,6 +244,10 @@ def write_only(study, args, commit, started):
 
 def main(argv):
     args = parse_args(argv)
+    if args.plots_from:
+        for web, name in plots.redraw(args.plots_from):
+            print("drew plots/%s (%s)" % (name, web), flush=True)
+        return 0
     started = time.time()
     commit = commit_label()
     os.chdir(ROOT)  # the webs are named relative to the repository
