@@ -81,10 +81,13 @@ def line_plot(title, xlabel, ylabel, series, logx=None, xticklabels=None):
     def py(y):
         return ay1 - (y - y_lo) / (y_hi - y_lo) * (ay1 - ay0)
 
+    # The legend's longest name sets the width (~7 px a character at 12 px):
+    # "learned rates, last 18 months" must not run off the right edge.
+    width = max(WIDTH, ax1 + 42 + 7 * max(len(n) for n, _ in series) + 8)
     out = [
         '<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" '
         'viewBox="0 0 %d %d" font-family="sans-serif" font-size="12">'
-        % (WIDTH, HEIGHT, WIDTH, HEIGHT),
+        % (width, HEIGHT, width, HEIGHT),
         '<rect width="100%" height="100%" fill="white"/>',
         '<text x="%d" y="22" text-anchor="middle" font-size="14" '
         'font-weight="bold">%s</text>' % ((ax0 + ax1) // 2, escape(title)),
