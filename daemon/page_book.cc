@@ -234,6 +234,16 @@ void PageBook::SetHostFetchState(sched::HostId host, std::string encoded) {
   if (hosts_.SetFetchState(host, std::move(encoded))) MarkHost(host);
 }
 
+void PageBook::MarkForRewrite(sched::PageId begin, sched::PageId end) {
+  if (begin == 0) {
+    for (size_t h = 0; h < hosts_.size(); ++h) {
+      MarkHost(static_cast<sched::HostId>(h));
+    }
+    globals_dirty_ = true;
+  }
+  for (sched::PageId p = begin; p < end && p < metas_.size(); ++p) MarkPage(p);
+}
+
 void PageBook::MarkPage(sched::PageId page) {
   if (page >= page_dirty_.size() || page_dirty_[page]) return;
   page_dirty_[page] = true;

@@ -154,6 +154,11 @@ class PageBook {
   const HostTable& hosts() const { return hosts_; }
   uint32_t host_pages(sched::HostId host) const { return hosts_.pages(host); }
 
+  // Marks pages [begin, end) — and, with begin 0, every host and the
+  // globals — so the next TakeBatch rewrites them: a whole book written in
+  // groups (a store rebuilt from memory; the scale bench's store).
+  void MarkForRewrite(sched::PageId begin, sched::PageId end);
+
   // Marked pages, hosts, globals: how much the next TakeBatch writes.
   size_t marked_pages() const { return dirty_pages_.size(); }
   bool marked() const {

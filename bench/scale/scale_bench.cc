@@ -66,6 +66,7 @@
 #include "daemon/page_meta.h"
 #include "daemon/recovery.h"
 #include "daemon/url_scope.h"
+#include "fetch/outcome.h"
 #include "parse/url.h"
 #include "sched/scheduler.h"
 #include "store/page_store.h"
@@ -232,7 +233,7 @@ bool Build(const Flags& f, Frontier* fr, Meter* meter) {
 
   fr->host_of.reserve(f.hosts);
   for (size_t h = 0; h < f.hosts; ++h) {
-    auto id = fr->book->hosts().Intern(
+    auto id = fr->book->InternHost(
         parse::UrlAuthority(PageUrl(f, h, h * f.pages / f.hosts)));
     if (!id.ok()) {
       std::fprintf(stderr, "host: %s\n", id.status().ToString().c_str());
@@ -301,15 +302,26 @@ bool Build(const Flags& f, Frontier* fr, Meter* meter) {
 
   std::vector<daemon::PageMeta> metas(f.add_path ? 0 : f.pages);
   for (PageId p = 0; p < f.pages; p += 2) {
-    daemon::PageMeta& m = f.add_path ? fr->book->meta(p) : metas[p];
     char etag[40];
     std::snprintf(etag, sizeof etag, "\"%08llx-%06x\"",
                   static_cast<unsigned long long>(rng() & 0xffffffffULL), p);
+    if (f.add_path) {
+      // The book owns its pages' fields: a fetch recorded as the daemon
+      // records one (its observation is not this stage's).
+      fetch::FetchResult fetched;
+      fetched.status = 200;
+      fetched.outcome = fetch::OutcomeClass::kOk;
+      fetched.etag = etag;
+      fetched.last_modified = HttpDate(second_fetch[p] - 3600);
+      (void)fr->book->RecordFetch(p, fetched, nullptr, rng() | 1,
+                                  second_fetch[p]);
+      continue;
+    }
+    daemon::PageMeta& m = metas[p];
     m.set_etag(etag);
     m.set_last_modified(HttpDate(second_fetch[p] - 3600));
     m.set_last_outcome("ok");
     m.content_hash = rng() | 1;
-    m.last_fetch_time = second_fetch[p];
     m.last_status = 200;
   }
   meter->Stage(f.add_path ? "page meta strings (fetched pages)"
@@ -356,12 +368,12 @@ CycleResult RunCycles(const Flags& f, Frontier& fr) {
     return host_busy[h] == 0 && host_next[h] <= now;
   };
   CycleResult r;
-  uint64_t selected = 0, evaluations = 0, empty = 0, hash = 1;
+  uint64_t selected = 0, evaluations = 0, empty = 0;
   const uint64_t refreshes0 = s.horizon_refreshes();
 
   auto observe = [&](const sched::Observation& obs) {
     const double w0 = WallNow();
-    book.Note(obs.page, s.Observe(obs));
+    book.Observe(obs);
     r.max_observe_ms = std::max(r.max_observe_ms, 1e3 * (WallNow() - w0));
   };
   auto cycle = [&] {
@@ -390,18 +402,13 @@ CycleResult RunCycles(const Flags& f, Frontier& fr) {
       const HostId h = s.page(q).host;
       --host_busy[h];
       host_next[h] = now + f.crawl_delay;
-      daemon::PageMeta& m = book.meta(q);
-      m.last_status = 200;
       if (unit(rng) < 0.02) {
         observe({q, now, sched::FailedObs{sched::FailureClass::kNetwork}});
       } else {
         sched::FetchedObs obs;
-        obs.changed = m.content_hash != 0 && unit(rng) < 0.3;
-        if (obs.changed || m.content_hash == 0) m.content_hash = ++hash;
-        m.last_fetch_time = now;
+        obs.changed = s.page(q).fetched() && unit(rng) < 0.3;
         observe({q, now, std::move(obs)});
       }
-      book.MarkPage(q);
     }
     r.max_cycle_ms = std::max(r.max_cycle_ms, 1e3 * (WallNow() - c0));
   };
@@ -505,15 +512,10 @@ bool WriteStore(const Flags& f, Frontier& fr, double* seconds,
   }
   const double w0 = WallNow();
   constexpr size_t kGroup = 20000;
-  for (size_t h = 0; h < fr.book->hosts().size(); ++h) {
-    fr.book->MarkHost(static_cast<HostId>(h));
-  }
-  fr.book->MarkGlobals();
   for (size_t start = 0; start < f.pages; start += kGroup) {
     const size_t end = std::min(f.pages, start + kGroup);
-    for (size_t p = start; p < end; ++p) {
-      fr.book->MarkPage(static_cast<PageId>(p));
-    }
+    fr.book->MarkForRewrite(static_cast<PageId>(start),
+                            static_cast<PageId>(end));
     store::StoreBatch batch;
     uint64_t failures = 0;
     fr.book->TakeBatch(&batch, &failures);
@@ -557,16 +559,12 @@ bool Recover(const Flags& f) {
   const double start = RunStart(f);
   options.clock = [start] { return start; };  // as CrawlLoop::Init (its now)
   book->ReserveUrls((*store)->page_count());
-  auto report = daemon::RebuildScheduler(
-      **store, sched.get(), &book->hosts(),
-      [&book](sched::PageId, std::string_view url) { book->RestoreUrl(url); },
-      options);
+  auto report = book->Restore(
+      **store, [](sched::PageId, std::string_view) {}, options);
   if (!report.ok()) {
     std::fprintf(stderr, "recovery: %s\n", report.status().ToString().c_str());
     return false;
   }
-  book->FinishRestore(std::move(report->metas));
-  report->metas = {};
   const double wall = WallNow() - w0, cpu = CpuNow() - c0;
   meter.Stage("RebuildScheduler into the PageBook");
   // The first Select builds the selector's index (a full refresh): part of
