@@ -88,7 +88,7 @@ Result<FeedQuery> ParseFeedQuery(std::string_view query) {
   return q;
 }
 
-std::string FeedEventJson(const store::FeedEvent& e) {
+nlohmann::json FeedEventObject(const store::FeedEvent& e) {
   char hash[17];
   std::snprintf(hash, sizeof(hash), "%016llx",
                 static_cast<unsigned long long>(e.text_hash));
@@ -108,7 +108,20 @@ std::string FeedEventJson(const store::FeedEvent& e) {
   } else {
     j["warc"] = {{"file", e.warc_file}, {"offset", e.warc_offset}};
   }
-  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return j;
+}
+
+std::string FeedEventJson(const store::FeedEvent& e) {
+  return FeedEventObject(e).dump(-1, ' ', false,
+                                 nlohmann::json::error_handler_t::replace);
+}
+
+std::string ClusterEventJson(std::string_view node, const store::FeedEvent& e) {
+  nlohmann::ordered_json line;
+  line["node"] = node;
+  const nlohmann::json event = FeedEventObject(e);  // outlives the loop
+  for (const auto& [key, value] : event.items()) line[key] = value;
+  return line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 HttpReply ReadChanges(const store::PageStore& store, const FeedQuery& q) {

@@ -27,6 +27,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 
@@ -52,8 +53,13 @@ struct FeedQuery {
 // naming the parameter otherwise (unknown parameters too).
 Result<FeedQuery> ParseFeedQuery(std::string_view query);
 
-// One event as its JSON line (no newline).
+// One event as its JSON object, and as its JSON line (no newline).
+nlohmann::json FeedEventObject(const store::FeedEvent& event);
 std::string FeedEventJson(const store::FeedEvent& event);
+// The line the cluster's change stream carries: "node" first, then the
+// event's fields as FeedEventJson writes them.
+std::string ClusterEventJson(std::string_view node,
+                             const store::FeedEvent& event);
 
 // The reply to `query` from what the store holds now.
 HttpReply ReadChanges(const store::PageStore& store, const FeedQuery& query);

@@ -9,16 +9,6 @@
 #include "daemon/crawl_loop.h"
 
 namespace freshd::daemon {
-namespace {
-
-// The event's line as `GET /changes` serves it, with the node first (its
-// name is a subject token: nothing to escape).
-std::string ClusterEventJson(const std::string& node,
-                             const store::FeedEvent& e) {
-  return "{\"node\":\"" + node + "\"," + FeedEventJson(e).substr(1);
-}
-
-}  // namespace
 
 Status CrawlLoop::InitChangePublisher() {
   if (!cluster_ || !config_.feed.enabled) return Status::OK();

@@ -160,9 +160,7 @@ nlohmann::json CrawlLoop::OverviewJson() const {
   // The pages due next: the highest values now (a pass over the pages,
   // cached by its cost like the summary; beyond kStatusSlicedPages, the
   // last sliced pass's).
-  const auto steady = std::chrono::duration<double>(
-                          std::chrono::steady_clock::now().time_since_epoch())
-                          .count();
+  const double steady = SteadyNow();
   const std::vector<std::pair<double, sched::PageId>>* due = &sliced_due_;
   if (sched_->size() > kStatusSlicedPages) {
     due_wanted_until_ = steady + kDueWantedS;  // AdvanceStatusPasses
@@ -171,10 +169,7 @@ nlohmann::json CrawlLoop::OverviewJson() const {
     AddDueValues(0, static_cast<sched::PageId>(sched_->size()), now, &top);
     std::sort(top.begin(), top.end(), std::greater<>());
     if (top.size() > kDueNext) top.resize(kDueNext);
-    const double cost = std::chrono::duration<double>(
-                            std::chrono::steady_clock::now().time_since_epoch())
-                            .count() -
-                        steady;
+    const double cost = SteadyNow() - steady;
     due = &due_cache_.Put(std::move(top), steady, cost);
   }
   nlohmann::json due_rows = nlohmann::json::array();

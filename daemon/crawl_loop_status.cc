@@ -21,12 +21,6 @@ namespace {
 
 constexpr double kDay = 86400;
 
-double SteadyNow() {
-  return std::chrono::duration<double>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
 // CPU time of the calling thread: a pass's cost, whatever else the machine
 // runs (wall time would count preemption, and cache a one-page summary).
 double ThreadCpuNow() {
