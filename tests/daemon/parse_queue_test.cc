@@ -3,29 +3,21 @@
 
 #include "daemon/parse_queue.h"
 
-#include <zlib.h>
-
 #include <future>
 #include <mutex>
 
 #include "gtest/gtest.h"
 #include "parse/sitemap.h"
+#include "store/warc_format.h"
 
 namespace freshd::daemon {
 namespace {
 
-std::string Gzip(const std::string& in) {
-  z_stream z{};
-  deflateInit2(&z, 6, Z_DEFLATED, 16 + MAX_WBITS, 9, Z_DEFAULT_STRATEGY);
-  std::string out(deflateBound(&z, in.size()) + 64, '\0');
-  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
-  z.avail_in = static_cast<uInt>(in.size());
-  z.next_out = reinterpret_cast<Bytef*>(out.data());
-  z.avail_out = static_cast<uInt>(out.size());
-  deflate(&z, Z_FINISH);
-  out.resize(z.total_out);
-  deflateEnd(&z);
-  return out;
+// One gzip member, as the WARC writer makes them.
+std::string Gzip(std::string_view in) {
+  Result<std::string> gz = store::GzipMember(in);
+  EXPECT_TRUE(gz.ok());
+  return gz.ok() ? *gz : std::string();
 }
 
 // A urlset of `n` entries, ~90 bytes each: n = 30,000 decodes to ~2.7 MB,
