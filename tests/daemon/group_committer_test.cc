@@ -14,29 +14,14 @@
 #include "parse/url.h"
 #include "store/page_store.h"
 #include "store/warc_writer.h"
+#include "tests/daemon/store_fixture.h"
 #include "tests/store/temp_dir.h"
 
 namespace freshd::daemon {
 namespace {
 
-store::PageRecord Page(int i) {
-  store::PageRecord r;
-  r.url = "http://h.test/p/" + std::to_string(i);
-  r.url_key = parse::UrlKey(r.url);
-  r.etag = "e" + std::to_string(i);
-  return r;
-}
-
-class GroupCommitterTest : public ::testing::Test {
+class GroupCommitterTest : public TempStoreTest {
  protected:
-  void SetUp() override {
-    StoreConfig c;
-    c.path = dir_.path() + "/db";
-    auto store = store::PageStore::Open(c);
-    ASSERT_TRUE(store.ok()) << store.status().ToString();
-    store_ = std::move(store).value();
-  }
-
   // The records "the book" has marked.
   RecordSource Marked() {
     return {[this] { return !marked_.empty(); },
@@ -58,12 +43,10 @@ class GroupCommitterTest : public ::testing::Test {
   }
 
   bool Stored(int i) {
-    const store::PageRecord p = Page(i);
+    const store::PageRecord p = TestPageRecord(i);
     return store_->GetPage(p.url_key, p.url).ok();
   }
 
-  store::TempDir dir_;
-  std::unique_ptr<store::PageStore> store_;
   boost::asio::io_context io_;
   std::vector<store::PageRecord> marked_;
 };
@@ -76,7 +59,7 @@ TEST_F(GroupCommitterTest, WorkArrivingDuringACommitGoesAsOneNextJob) {
   committer.set_on_committed([&] { ++after_commit; });
   std::vector<std::string> acked;
 
-  marked_.push_back(Page(0));
+  marked_.push_back(TestPageRecord(0));
   committer.Request([&](Status s) {
     EXPECT_TRUE(s.ok());
     acked.push_back("a");
@@ -85,7 +68,7 @@ TEST_F(GroupCommitterTest, WorkArrivingDuringACommitGoesAsOneNextJob) {
   ASSERT_TRUE(committer.running());
   // While it is written, more records and waiters arrive: none is sent.
   for (int i = 1; i <= 20; ++i) {
-    marked_.push_back(Page(i));
+    marked_.push_back(TestPageRecord(i));
     committer.Request(i % 10 == 0 ? [&](Status s) {
       EXPECT_TRUE(s.ok());
       acked.push_back("b");
@@ -155,7 +138,7 @@ TEST_F(GroupCommitterTest, NoReportAfterStop) {
   bool acked = false;
   {
     GroupCommitter committer(io_, &writer, Marked(), /*archive=*/false);
-    marked_.push_back(Page(7));
+    marked_.push_back(TestPageRecord(7));
     committer.Request([&](Status) { acked = true; });
     io_.poll_one();  // submitted
     committer.Stop();

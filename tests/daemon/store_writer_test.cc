@@ -20,32 +20,14 @@
 #include "daemon/page_book.h"
 #include "parse/url.h"
 #include "store/page_store.h"
+#include "tests/daemon/store_fixture.h"
 #include "tests/store/temp_dir.h"
 #include "tests/store/warc_reader.h"
 
 namespace freshd::daemon {
 namespace {
 
-store::PageRecord Page(int i) {
-  store::PageRecord r;
-  r.url = "http://h.test/p/" + std::to_string(i);
-  r.url_key = parse::UrlKey(r.url);
-  r.etag = "e" + std::to_string(i);
-  return r;
-}
-
-class StoreWriterTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    StoreConfig c;
-    c.path = dir_.path() + "/db";
-    auto store = store::PageStore::Open(c);
-    ASSERT_TRUE(store.ok()) << store.status().ToString();
-    store_ = std::move(store).value();
-  }
-  store::TempDir dir_;
-  std::unique_ptr<store::PageStore> store_;
-};
+using StoreWriterTest = TempStoreTest;
 
 TEST_F(StoreWriterTest, JobsQueuedWhileOneIsWrittenGoOutAsOneCommit) {
   StoreWriter writer(store_.get(), nullptr, 1.0);
@@ -54,7 +36,7 @@ TEST_F(StoreWriterTest, JobsQueuedWhileOneIsWrittenGoOutAsOneCommit) {
   std::promise<void> entered, release;
   std::shared_future<void> released = release.get_future().share();
   WriterJob first;
-  ASSERT_TRUE(first.batch.PutPage(Page(0)).ok());
+  ASSERT_TRUE(first.batch.PutPage(TestPageRecord(0)).ok());
   first.done = [&](Status s) {
     EXPECT_TRUE(s.ok());
     entered.set_value();
@@ -65,7 +47,7 @@ TEST_F(StoreWriterTest, JobsQueuedWhileOneIsWrittenGoOutAsOneCommit) {
   std::atomic<int> done{0};
   for (int i = 1; i <= 50; ++i) {
     WriterJob job;
-    ASSERT_TRUE(job.batch.PutPage(Page(i)).ok());
+    ASSERT_TRUE(job.batch.PutPage(TestPageRecord(i)).ok());
     job.done = [&](Status s) {
       EXPECT_TRUE(s.ok());
       ++done;
@@ -81,9 +63,10 @@ TEST_F(StoreWriterTest, JobsQueuedWhileOneIsWrittenGoOutAsOneCommit) {
   EXPECT_EQ(stats.records, 51u);
   EXPECT_EQ(stats.commits, 2u);  // the first, then the other 50 together
   for (int i = 0; i <= 50; ++i) {
-    auto got = store_->GetPage(Page(i).url_key, Page(i).url);
+    auto got =
+        store_->GetPage(TestPageRecord(i).url_key, TestPageRecord(i).url);
     ASSERT_TRUE(got.ok()) << i;
-    EXPECT_EQ(got.value().etag, Page(i).etag);
+    EXPECT_EQ(got.value().etag, TestPageRecord(i).etag);
   }
 }
 
@@ -93,11 +76,12 @@ TEST_F(StoreWriterTest, ASubmitAfterStopIsWrittenOnTheCallersThread) {
   ASSERT_TRUE(writer.Stop().ok());
   bool called = false;
   WriterJob job;
-  ASSERT_TRUE(job.batch.PutPage(Page(7)).ok());
+  ASSERT_TRUE(job.batch.PutPage(TestPageRecord(7)).ok());
   job.done = [&](Status s) { called = s.ok(); };
   writer.Submit(std::move(job));
   EXPECT_TRUE(called);
-  EXPECT_TRUE(store_->GetPage(Page(7).url_key, Page(7).url).ok());
+  EXPECT_TRUE(
+      store_->GetPage(TestPageRecord(7).url_key, TestPageRecord(7).url).ok());
 }
 
 BottomSketch SketchOf(uint64_t from, uint64_t n) {
@@ -141,7 +125,7 @@ TEST_F(StoreWriterTest, FeedEventsCarryWarcPlaceAndStaleness) {
     std::lock_guard<std::mutex> lock(hooked_mu);
     hooked.insert(hooked.end(), e.begin(), e.end());
   });
-  const store::PageRecord page = Page(1);
+  const store::PageRecord page = TestPageRecord(1);
   auto job = [&](const char* kind, const BottomSketch& sketch,
                  const std::string& body) {
     WriterJob j;
