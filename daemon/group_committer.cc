@@ -67,10 +67,13 @@ void GroupCommitter::Flush() {
   pending_feed_.clear();
   pending_warc_bytes_ = 0;
   running_ = true;
-  job.done = [this, alive = alive_,
+  // The writer may report after this committer is gone (Stop, then
+  // destruction): the report touches only the io_context, which outlives
+  // both, and `this` only behind `alive` on the owner's thread.
+  job.done = [this, io = &io_, alive = alive_,
               waiters = std::move(waiters_)](Status s) mutable {
     // Writer thread: report back to the owner's thread.
-    boost::asio::post(io_, [this, alive, s, waiters = std::move(waiters)]() {
+    boost::asio::post(*io, [this, alive, s, waiters = std::move(waiters)]() {
       if (*alive) OnCommitted(s, std::move(waiters));
     });
   };
