@@ -5,12 +5,12 @@
 // Time unit: seconds everywhere (the daemon passes seconds since the epoch,
 // the simulator virtual seconds); rates per second; values in importance x
 // seconds. The scheduler reads no clock: every call is told `now`.
-// In oracle mode the caller supplies each page's true model (SetTruth); in
-// estimated mode change rates, signal quality and divergence curves are
-// estimated from observations, pooled per host (HostPool).
-// Selection is exact (a brute-force argmax would choose the same page) and
-// cheap: each page is indexed by its value at a horizon (values only grow
-// between observations; a value averaged over draws, which may fall, by a
+// In oracle mode a ModelSource (the simulator's) supplies each page's true
+// model (sched/model_source.h); in estimated mode change rates, signal quality
+// and divergence curves are estimated from observations, pooled per host
+// (HostPool). Selection is exact (a brute-force argmax would choose the same
+// page) and cheap: each page is indexed by its value at a horizon (values only
+// grow between observations; a value averaged over draws, which may fall, by a
 // bound that allows for it), which moves forward every 1-64 x sqrt(N)
 // selections, as the work of selecting and of refreshing balance. The next
 // horizon's bounds are computed a slice a Select while the current one
@@ -25,132 +25,56 @@
 // holds its rule as one byte in a side table that exists only once a page has
 // a rule: nothing a page, and no change in any output, without rules.
 // Not thread-safe: one owner thread, no locks (docs/DESIGN.md).
+//
+// A facade over single-concern parts (sched/README.md), each owning its
+// state: the page table (pages_, a vector of PageState here), the rule table
+// (sched/rule_table.h), the estimator (sched/estimator.h: everything
+// learned from observations), the valuer (sched/valuer.h: values, bounds,
+// deadlines; read-only), the selection index (sched/selection_index.h: the
+// horizon and the selector) and the summary pass (sched/summary.h). The
+// facade wires them and keeps the token bucket, the threshold and the
+// observation dispatch.
 
 #ifndef FRESHD_SCHED_SCHEDULER_H_
 #define FRESHD_SCHED_SCHEDULER_H_
 
-#include <array>
 #include <cstdint>
 #include <functional>
-#include <limits>
 #include <memory>
 #include <optional>
-#include <span>
-#include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "base/status.h"
-#include "sched/divergence_prior.h"
+#include "sched/estimator.h"
 #include "sched/host_pool.h"
+#include "sched/model_source.h"
 #include "sched/observation.h"
 #include "sched/page_state.h"
 #include "sched/policy.h"
 #include "sched/rate_mixture.h"
 #include "sched/recent_signals.h"
+#include "sched/rule_table.h"
+#include "sched/scheduler_options.h"
+#include "sched/selection_index.h"
 #include "sched/selector.h"
+#include "sched/summary.h"
 #include "sched/token_bucket.h"
+#include "sched/valuer.h"
 
 namespace freshd::sched {
-
-// Bounds on the selection horizon's length, in sqrt(N) token intervals
-// (Scheduler::AdvanceHorizon adapts it between them).
-inline constexpr double kMinHorizonScale = 1;
-inline constexpr double kMaxHorizonScale = 64;
-
-struct SchedulerOptions {
-  std::string policy = "ncis";
-  bool oracle = false;  // values from SetTruth(), not estimates
-  // Diagnostic (simulator): estimated mode, but every page's change rate Δ
-  // is its SetTruth() value; α, ν and the curves are still estimated (given
-  // Δ). Separates the change-rate error from the rest (docs/RESULTS.md).
-  bool oracle_rate = false;
-  double rate = 1;                     // budget R, pages per second
-  double burst = 10;                   // token bucket depth B
-  double new_page_value = 86400;       // value of a never-fetched URL
-  double min_interval = 60;            // s; never refetch sooner
-  double max_interval = 90 * 86400.0;  // s; floor; <= 0 or inf: none
-  int history = 4;                     // change profiles kept (longevity)
-  int refit_every = 1;  // longevity: refit the curve every n fetches
-  // Estimated mode: after each fetch outcome this many other pages (round
-  // robin) are re-estimated against their host's current pooled prior and
-  // re-indexed, so pages with little evidence of their own (never refetched)
-  // follow what their host has learned since. 0: off.
-  int reestimate_per_fetch = 2;
-  // s; a signal that claims no change time (SignalObs::changed_at) and
-  // arrives within this long after the page's last fetch is dropped as
-  // probably about a change the fetch already saw. 0: keep every one.
-  double signal_window = 0;
-  // Estimated mode, signal policies: value a page over its change rate's
-  // uncertainty rather than at the estimate, three draws Δ̂·e^{±√3·sd} and
-  // Δ̂ (weights 1/6, 2/3, 1/6: the 3-point Gauss–Hermite rule for ln Δ ~
-  // N(ln Δ̂, sd²)), sd² = 1/(the bits' Fisher information about ln Δ + the
-  // prior's weight), each weighted by how likely it makes the signals since
-  // the fetch. A page whose signals arrive fast is then likelier to be a
-  // fast page, one whose signals stay away a slow one: the value follows
-  // (noisy.toml R = 100, gap to the oracle: ncis 7.9% → 6.9%, ncis1 6.3% →
-  // 4.8%, cis 4.1% → 2.4%; docs/RESULTS.md (d)). Costs three value
-  // evaluations per value (BENCHMARKS.md). [sched]
-  // value_over_rate_uncertainty in the daemon's config.
-  bool value_over_rate_uncertainty = true;
-  // Lazy re-valuation in Select (policies with a finite
-  // Policy::MaxValueGrowth: freshness, ncis): a page valued earlier, with no
-  // change to it since, is passed over unvalued while its value then plus
-  // its growth bound times the time elapsed is not above the best found.
-  // The choice is the same either way (off: for comparisons).
-  bool lazy_revaluation = true;
-  // Estimated mode: each page's rate is also a posterior on a grid under
-  // its host's distribution of rates (sched/rate_mixture.h): the policies
-  // without signals value a page over its three draws (and take the middle
-  // one as Δ̂), and every policy's FreshProbability averages over them. Off:
-  // one Gamma rate per host, each page's estimate its posterior mode.
-  // [sched] rate_model = "mixture" in the daemon's config.
-  bool rate_mixture = true;
-  RateMixtureOptions rate_mixture_options;
-  // Estimated mode: exploration where a fetch's information pays. A page
-  // fetched once (no interval seen, its rate unknown) is due again after
-  // the uniform interval N/R; with rate_mixture, a page of a policy without
-  // signals whose last 3+ intervals all changed (its rate only bounded
-  // below) and whose posterior is wide (upper draw > 4× the lower) is due
-  // after a quarter of its last interval, once (not after an interval that
-  // was itself such a probe). [sched] explore. Not for the due-only
-  // policies (nutch): a faithful baseline fetches on its own schedule.
-  bool explore = true;
-  size_t max_pages = 10'000'000;  // AddUrl fails beyond this
-  // The horizon refresh is amortised: while a horizon serves, the next
-  // one's bounds are computed at most this many pages a Select (spread over
-  // the first 3/4 of the horizon; the horizon is lengthened so that they
-  // fit) and ordered, then swapped in when it begins. 0, or no more pages
-  // than this: every page's bound in the one Select that moves the horizon
-  // (the former way).
-  size_t refresh_slice_pages = 1024;
-  // The selection horizon's first length, in sqrt(N) token intervals
-  // (kMinHorizonScale..kMaxHorizonScale); AdvanceHorizon adapts it from
-  // there, a horizon at a time, so a frontier of millions of pages spends
-  // its first horizons far from the balance (benchmarks start there).
-  double initial_horizon_scale = kMinHorizonScale;
-  PolicyOptions policy_options;
-  HostPoolOptions host_pool;
-};
-
-// An operator's constraint on the pages it is given to (Scheduler::SetRules).
-// Intervals in seconds, 0: none; importance > 0 replaces the page's μ in every
-// value (0: the page's own). min_interval <= max_interval when both are set.
-struct PageRule {
-  double min_interval = 0;
-  double max_interval = 0;
-  double importance = 0;
-};
-// At most this many rules: a page's rule is one byte, 0 meaning none.
-inline constexpr size_t kMaxPageRules = 255;
 
 // Options from the daemon's config: daemon/scheduler_options.h.
 
 class Scheduler {
  public:
   // Fails with InvalidArgument for an unknown policy or a bad option.
+  // `truth` (not owned; outlives the scheduler): the pages' true models,
+  // read in oracle and oracle_rate modes only (sched/model_source.h); a
+  // page it knows nothing of is valued as never changing.
   static Result<std::unique_ptr<Scheduler>> Create(
-      const SchedulerOptions& options);
+      const SchedulerOptions& options, const ModelSource* truth = nullptr);
+  Scheduler(const Scheduler&) = delete;
+  Scheduler& operator=(const Scheduler&) = delete;
 
   // Adds a never-fetched URL of `host` with importance > 0 (clamped to
   // [1e-6, 1e6]). Ids are dense from 0. ResourceExhausted past max_pages.
@@ -163,7 +87,7 @@ class Scheduler {
   // ProfileSet::fitted(), or a refit when there is none). Host statistics are
   // not replayed: restore them through mutable_hosts() first so the page's
   // prior is its host's. Ids continue densely; ResourceExhausted past
-  // max_pages. Oracle mode: call SetTruth.
+  // max_pages. Oracle mode: the model source's truth, after ModelChanged.
   // `rate`: the page's saved draws and exploration interval
   // (RateMemoryOf), taken as saved when the mixture / exploration is on
   // (the draws then join their host's histogram and the page's estimates are
@@ -182,21 +106,23 @@ class Scheduler {
   // BeginRestore), every page is re-indexed over it instead. The choices are
   // the same as with pages restored one by one. A Select while restoring
   // finishes the restore first, as FinishRestore() would.
-  void BeginRestore() { restoring_ = true; }
+  void BeginRestore() { index_.BeginRestore(); }
   // Makes room for `pages` pages in all (at most max_pages) in the per-page
   // arrays, so that a restore of a known count grows none of them by
   // doubling (copies, and capacity never used).
   void Reserve(size_t pages);
   void FinishRestore(std::optional<double> now = std::nullopt);
-  bool restoring() const { return restoring_; }
+  bool restoring() const { return index_.restoring(); }
 
   // The page's rate draws and exploration interval, kept when rate_mixture
   // or explore is on (nullopt otherwise, or for an unknown id).
-  std::optional<RateMemory> RateMemoryOf(PageId page) const;
+  std::optional<RateMemory> RateMemoryOf(PageId page) const {
+    return estimator_.RateMemoryOf(page);
+  }
   // The claimed times of the page's signals since its last fetch, kept by
   // the signal policies only (nullptr otherwise, or for an unknown id).
   const RecentSignals* RecentSignalsOf(PageId page) const {
-    return page < recent_signals_.size() ? &recent_signals_[page] : nullptr;
+    return estimator_.RecentSignalsOf(page);
   }
 
   // Replaces the rule table (rule r of SetPageRule is rules[r - 1]); pages
@@ -208,35 +134,24 @@ class Scheduler {
   // re-indexes it. InvalidArgument for an unknown page or rule.
   [[nodiscard]] Status SetPageRule(PageId page, uint8_t rule);
   // The page's rule (0: none, also for an unknown id).
-  uint8_t RuleOf(PageId page) const {
-    return page < page_rule_.size() ? page_rule_[page] : 0;
-  }
-  const std::vector<PageRule>& rules() const { return rules_; }
+  uint8_t RuleOf(PageId page) const { return rules_.RuleOf(page); }
+  const std::vector<PageRule>& rules() const { return rules_.rules(); }
   // Pages by rule, index 0 counting pages without one (size rules() + 1).
   std::vector<uint64_t> PagesPerRule() const;
 
-  // Oracle mode: the page's true parameters (rates per second) and
-  // divergence model (rates per second). oracle_rate: only params.delta is
-  // used. Otherwise ignored.
-  void SetTruth(PageId page, const PageParams& params,
-                const DivergenceModel& model);
-
-  // Oracle mode, diagnostic: the page's model is uncertain, a weighted set
-  // of parameter draws (a posterior: sim/population_posterior.h). Its value
-  // is then the policy's value averaged over the draws given what was seen
-  // since the last fetch: each draw weighted by `weight` × P(the n signals
-  // in τ | draw) ∝ σⁿe^{−στ}, σ = αΔ + ν (for the signal policies; for the
-  // others by `weight` alone). Such an average may fall as τ grows; its
-  // index bound allows for the weights' drift up to the horizon
-  // (MixtureBound). Params() and FreshProbability() keep SetTruth's
-  // parameters. Ignored outside oracle mode, for policies with change
-  // profiles, or with non-finite or negative weights; an empty set (or all
-  // weights 0) removes it.
-  struct WeightedParams {
-    PageParams params;
-    double weight = 1;
-  };
-  void SetTruthMixture(PageId page, std::vector<WeightedParams> mixture);
+  // Oracle and oracle_rate modes: the model source's truth for `page`
+  // changed (its parameters, curve or mixture: sched/model_source.h);
+  // re-estimates (oracle_rate: Δ) and re-indexes the page. Otherwise, or for
+  // an unknown id, nothing. oracle_rate reads only the true Δ. A mixture
+  // (oracle mode, policies without change profiles) is a diagnostic: the
+  // page's value is then the policy's value averaged over its draws given
+  // what was seen since the last fetch, each weighted by its weight ×
+  // P(the n signals in τ | draw) ∝ σⁿe^{−στ}, σ = αΔ + ν (for the signal
+  // policies; for the others by its weight alone); its index bound allows
+  // for the weights' drift up to the horizon. Params() and
+  // FreshProbability() keep the true parameters.
+  void ModelChanged(PageId page);
+  using WeightedParams = sched::WeightedParams;
 
   // What one Observe changed of the state a caller persists: the page's
   // saved state (EncodeSavedPage), its host's pooled statistics, the global
@@ -256,7 +171,7 @@ class Scheduler {
   // as the daemon reads them) have reported every change they would report
   // up to `through` (the time of a successful read). Silence is evidence
   // only where a source looked: wherever the likelihood of a page's
-  // signals since its last fetch is used (SetTruthMixture's weights, the
+  // signals since its last fetch is used (the truth mixture's weights, the
   // rate draws' weights, FreshProbability, Summarize), the "no more
   // signals" term runs over τ_s = clamp(through − last_fetch, 0, τ) instead
   // of τ, the signals seen still count, and the time after τ_s is time
@@ -270,13 +185,11 @@ class Scheduler {
   // saved: after a restart a host is covered through `now` until its next
   // read (daemon/README.md).
   void ObserveSignalCoverage(HostId host, double through);
-  static constexpr HostId kMaxCoverageHosts = 1u << 24;
+  static constexpr HostId kMaxCoverageHosts = Estimator::kMaxCoverageHosts;
   // The time through which `host`'s signals were reported; +inf when it
   // never reported (covered through any `now`).
   double SignalCoverage(HostId host) const {
-    return host < signal_coverage_.size()
-               ? signal_coverage_[host]
-               : std::numeric_limits<double>::infinity();
+    return estimator_.SignalCoverage(host);
   }
 
   // Whether `signal`, received at `now`, is about a change the page's copy
@@ -288,7 +201,9 @@ class Scheduler {
   // after the fetch, and the sitemap will not say so again (the cost: one
   // false signal when the change came before it). Never for a page not yet
   // fetched; false for an unknown id.
-  bool IsStaleSignal(PageId page, double now, const SignalObs& signal) const;
+  bool IsStaleSignal(PageId page, double now, const SignalObs& signal) const {
+    return estimator_.IsStaleSignal(page, now, signal);
+  }
 
   // May the caller contact `host` now? (politeness, in-flight limit)
   using HostGate = std::function<bool(HostId)>;
@@ -309,39 +224,35 @@ class Scheduler {
   // The effective bounds on the page's next interval: the scheduler's
   // min_interval or its rule's, whichever is longer, and its rule's
   // max_interval (+inf: none; the scheduler's max_interval applies too).
-  double MinIntervalOf(PageId page) const;
+  double MinIntervalOf(PageId page) const {
+    return rules_.MinIntervalOf(page, options_.min_interval);
+  }
 
   // The page's value at `now` under the policy (new_page_value if never
-  // fetched; averaged over draws as SetTruthMixture and
+  // fetched; averaged over draws as the truth's mixture and
   // SchedulerOptions::value_over_rate_uncertainty say) and its selection
   // priority; Eligible() as Select() sees it.
-  double Value(PageId page, double now) const;
-  Priority PriorityOf(PageId page, double now) const;
+  double Value(PageId page, double now) const {
+    return valuer_.Value(page, now);
+  }
+  Priority PriorityOf(PageId page, double now) const {
+    return valuer_.PriorityOf(page, now);
+  }
   bool Eligible(PageId page, double now, const HostGate& host_open) const;
 
   // The model the value function reads (truth or estimate).
-  PageParams Params(PageId page) const;
+  PageParams Params(PageId page) const { return valuer_.Params(page); }
   // P(the page's copy is fresh at `now`) under Params(page), given the
   // signals received since its last fetch (sched/crawl_value.h
   // FreshProbability; signals count only for policies that estimate their
   // quality, or in oracle mode); 0 before its first fetch.
-  double FreshProbability(PageId page, double now) const;
+  double FreshProbability(PageId page, double now) const {
+    return valuer_.FreshProbability(page, now);
+  }
 
   // The whole copy at `now`, in one pass over the pages that evaluates no
-  // value function (~21 ms at 1M pages; a status endpoint's figures):
-  // estimated_freshness = Σμ·FreshProbability / Σμ over every page (a
-  // never-fetched page counts as stale), overdue = pages past their deadline
-  // (the max_interval floor or a policy clamp: PriorityOf().overdue),
-  // unfetched = pages never fetched nor failed (never attempted, or the first
-  // attempt in flight), failed = pages whose latest attempt failed (a 404, a
-  // robots.txt denial, a timeout...; retried after a back-off), fetched
-  // before or not.
-  struct Summary {
-    double estimated_freshness = 0;
-    uint64_t overdue = 0;
-    uint64_t unfetched = 0;
-    uint64_t failed = 0;
-  };
+  // value function (sched/summary.h).
+  using Summary = sched::Summary;
   Summary Summarize(double now) const;
 
   // The same pass in slices, for a caller that must not hold its thread
@@ -350,24 +261,18 @@ class Scheduler {
   // and returns true once the pass has covered every page; summary() is
   // then the figures of the pass (before: of the pages covered so far).
   // Pages added during a pass are covered if the pass reaches them.
-  class SummaryPass {
-   public:
-    PageId next() const { return next_; }
-    Summary summary() const;
-
-   private:
-    friend class Scheduler;
-    PageId next_ = 0;
-    double weight_ = 0, fresh_ = 0;
-    Summary counts_;
-  };
-  bool SummarizeSome(double now, size_t max_pages, SummaryPass* pass) const;
+  using SummaryPass = sched::SummaryPass;
+  bool SummarizeSome(double now, size_t max_pages, SummaryPass* pass) const {
+    return sched::SummarizeSome(pages_, rules_, valuer_, now, max_pages, pass);
+  }
 
   // Base times of the page's change profiles, oldest first (longevity).
   std::vector<double> ProfileBaseTimes(PageId page) const;
   // The page's divergence curve (true in oracle mode, else fitted; "never
   // changes" before the first fetch); nullptr for policies without curves.
-  const DivergenceModel* Model(PageId page) const;
+  const DivergenceModel* Model(PageId page) const {
+    return valuer_.Model(page);
+  }
 
   const PageState& page(PageId id) const { return pages_[id]; }
   // The page's whole state, with what is kept beside its PageState (the
@@ -376,11 +281,10 @@ class Scheduler {
   PageSnapshot Snapshot(PageId id) const;
   // The page's change profiles (longevity policies); nullptr otherwise.
   const ProfileSet* Profiles(PageId id) const {
-    return policy_->uses_profiles() && id < profiles_.size() ? &profiles_[id]
-                                                             : nullptr;
+    return policy_->uses_profiles() ? estimator_.Profiles(id) : nullptr;
   }
-  const HostPool& hosts() const { return hosts_; }
-  HostPool& mutable_hosts() { return hosts_; }
+  const HostPool& hosts() const { return estimator_.hosts(); }
+  HostPool& mutable_hosts() { return estimator_.mutable_hosts(); }
   size_t size() const { return pages_.size(); }
   const Policy& policy() const { return *policy_; }
   const SchedulerOptions& options() const { return options_; }
@@ -398,167 +302,45 @@ class Scheduler {
   uint64_t marginal_count() const { return marginal_count_; }
   uint64_t selections() const { return selections_; }
   uint64_t overdue_selections() const { return overdue_selections_; }
-  size_t last_evaluations() const { return selector_.last_evaluations(); }
-  uint64_t horizon_refreshes() const { return horizon_refreshes_; }
+  size_t last_evaluations() const { return index_.last_evaluations(); }
+  uint64_t horizon_refreshes() const { return index_.horizon_refreshes(); }
   // Horizon moves whose bounds were not staged in time: all computed in one
   // Select (the first, after a pause longer than a horizon, or with
   // refresh_slice_pages 0), or the staging finished in the Select that
   // swapped it in (late).
-  uint64_t full_refreshes() const { return full_refreshes_; }
-  uint64_t late_refreshes() const { return late_refreshes_; }
+  uint64_t full_refreshes() const { return index_.full_refreshes(); }
+  uint64_t late_refreshes() const { return index_.late_refreshes(); }
   // Index bounds computed so far (refreshes, staging, re-indexing): the
   // work a Select's share of the refresh costs (tests bound it).
-  uint64_t bound_evaluations() const { return bound_evaluations_; }
+  uint64_t bound_evaluations() const { return index_.bound_evaluations(); }
   // The current horizon's length in sqrt(N) token intervals.
-  double horizon_scale() const { return horizon_scale_; }
+  double horizon_scale() const { return index_.horizon_scale(); }
 
  private:
-  Scheduler(const SchedulerOptions& options, std::unique_ptr<Policy> policy);
+  Scheduler(const SchedulerOptions& options, std::unique_ptr<Policy> policy,
+            const ModelSource* truth);
 
-  PolicyInput Input(PageId page) const;
-  double Deadline(PageId page) const;
-  // The selector's upper bound of the page's value over a horizon [start,
-  // end]; IndexBound: over the current one.
-  double IndexBound(PageId page, double start, double end) const;
-  double IndexBound(PageId page) const {
-    return IndexBound(page, horizon_start_, horizon_);
-  }
-  void Reindex(PageId page);
-  // Moves the horizon at `now` (> horizon_): swaps the staged one in, or
-  // refreshes every bound when none is staged for `now`; then starts staging
-  // the next.
-  void AdvanceHorizon(double now);
-  // A horizon's length: the adapted scale, lengthened so that the next
-  // one's staging fits in it.
-  double HorizonSpan() const;
-  // The fewest Selects a staging horizon holds (0 when not staging).
-  double StagingFloor() const;
-  void RescaleHorizon();
-  // A Select's share of the staging: bounds of at most refresh_slice_pages
-  // pages, or ordering; `all`: the rest at once.
-  void StageSlice(double now, bool all);
-  // Whether the next horizon is staged: a refresh of more pages than a slice
-  // (one of at most a slice is done in the Select that needs it, as before).
-  bool Stages() const {
-    return options_.refresh_slice_pages > 0 &&
-           pages_.size() > options_.refresh_slice_pages;
-  }
+  void Reindex(PageId page) { index_.Reindex(page); }
   void OnContent(PageId page, double now, const FetchedObs* fetched);
   void OnFailure(PageId page, double now, FailureClass failure);
-  // Re-estimates the page's (Δ, α, ν) under its host's priors; returns the
-  // rate prior used.
-  RatePrior RefreshEstimates(PageId page);
-  void Sweep(PageId skip);
   bool KeepsTruth() const { return options_.oracle || options_.oracle_rate; }
-  // Longevity, estimated mode: the page's curve (ProfileSet::fitted()) from
-  // its change profiles under the host prior (sched/divergence_prior.h).
-  void Refit(PageId page);
-  // Re-reports the page's P(static) under `prior` to its host
-  // (HostPool::AdjustStatic); `counted`: the page is already among the
-  // host's pages with evidence.
-  void UpdateStaticShare(PageId page, bool counted, const RatePrior& prior);
-
-  // The page's rule, nullptr when none.
-  const PageRule* RuleFor(PageId page) const {
-    const uint8_t r = RuleOf(page);
-    return r > 0 ? &rules_[r - 1] : nullptr;
-  }
 
   SchedulerOptions options_;
   std::unique_ptr<Policy> policy_;
+  // The page table: a plain vector, by PageId, that every part reads (the
+  // estimator writes the estimate fields, the facade the rest); a class of
+  // its own would only forward push_back and size.
   std::vector<PageState> pages_;
-  std::vector<PageRule> rules_;
-  // By page: its rule (0: none). Empty until a page is given a rule, then
-  // one byte a page.
-  std::vector<uint8_t> page_rule_;
-  std::vector<PageParams> truth_;  // oracle and oracle_rate only
-  // SetTruthMixture's sets, by page (oracle only; empty: none set).
-  std::vector<std::vector<WeightedParams>> truth_mixtures_;
-  // The policy's value for `in`: over the page's truth mixture when it has
-  // one, else over its rate draws when they apply, else at Params().
-  double PolicyValue(const PolicyInput& in, PageId page, double tau) const;
-  bool HasMixture(PageId page) const {
-    return page < truth_mixtures_.size() && !truth_mixtures_[page].empty();
-  }
-  // SchedulerOptions::value_over_rate_uncertainty's draws for a fetched
-  // page; false when they do not apply (oracle or oracle_rate, other
-  // policies, option off).
-  bool RateDraws(PageId page, const PolicyInput& in,
-                 std::array<WeightedParams, 3>* draws) const;
-  // SchedulerOptions::rate_mixture's three draws for a fetched page
-  // (estimated mode); false when there are none.
-  bool MixtureDraws(PageId page, const PolicyInput& in,
-                    std::array<WeightedParams, 3>* draws) const;
-  // The average of the policy's value over `draws` at τ, each weighted by
-  // its weight × σⁿe^{−στ} for the signal policies.
-  double MixtureValue(PolicyInput in, std::span<const WeightedParams> draws,
-                      double tau) const;
-  // An upper bound of dValue(page, now)/dnow while the page's state stays
-  // as it is (+inf: none): Policy::MaxValueGrowth, over the draws when the
-  // value is averaged over them.
-  double ValueGrowth(PageId page) const;
-  // The last Select's work, in values: those evaluated, and the candidates
-  // passed over by lazy re-valuation at a fraction of one.
-  double SelectionWork() const;
-  // A bound on MixtureValue until the horizon (see IndexBound).
-  double MixtureBound(PolicyInput in, std::span<const WeightedParams> draws,
-                      double start, double end) const;
-  // Longevity: the true curves in oracle mode; estimated curves live in
-  // ProfileSet::fitted() (saved with the profiles).
-  std::vector<DivergenceModel> truth_models_;
-  DivergencePrior divergence_prior_;           // longevity, estimated mode
-  std::vector<ProfileSet> profiles_;           // longevity only
-  std::vector<RecentSignals> recent_signals_;  // signal policies only
-  std::vector<PageSignals> signals_;           // signal policies only
-  // By host: ObserveSignalCoverage's time (+inf: never reported); empty
-  // until a host reports.
-  std::vector<double> signal_coverage_;
-  // The part of τ (the time since the page's last fetch) its signal sources
-  // covered: τ_s = clamp(SignalCoverage(host) − last_fetch, 0, τ).
-  double CoveredTau(const PageState& s, double tau) const;
-  HostPool hosts_;
-  RateMixture rate_mixture_;              // rate_mixture only
-  std::vector<RateTerciles> rate_draws_;  // rate_mixture only, by page
-  // explore only, by page: the second fetch's interval (s) of a page
-  // fetched once, fixed at that fetch (so its deadline stays put); 0: none.
-  std::vector<float> explore_interval_;
-  Selector selector_;
-  // Lazy re-valuation (policies with a finite Policy::MaxValueGrowth): the
-  // value of each page Select valued since the horizon moved, when, and its
-  // growth bound, so that a later Select passes over a page whose value
-  // cannot have risen to the running best since (Selector::Select's
-  // value_bound). Erased by Reindex (any change to the page), cleared when
-  // the horizon moves (so it holds at most the pages valued in a horizon).
-  struct ValueMemo {
-    double time;
-    double value;
-    double growth;
-  };
-  bool memo_values_ = false;
-  std::unordered_map<PageId, ValueMemo> value_memo_;
+  RuleTable rules_;
   TokenBucket bucket_;
+  Estimator estimator_;
+  Valuer valuer_;
+  SelectionIndex index_;
   double threshold_ = 0;
   double marginal_sum_ = 0;
   uint64_t marginal_count_ = 0;
-  // Selection bounds hold until this time (see Reindex); -inf: none yet.
-  double horizon_ = -std::numeric_limits<double>::infinity();
-  // When the horizon was set: no value is asked for before it.
-  double horizon_start_ = -std::numeric_limits<double>::infinity();
-  // The horizon's length in units of sqrt(N) token intervals, and the
-  // values evaluated by selections since it was last refreshed (see
-  // AdvanceHorizon).
-  double horizon_scale_ = kMinHorizonScale;
-  double horizon_evaluations_ = 0;
-  uint64_t horizon_refreshes_ = 0;
-  // The staged next horizon [horizon_, next_horizon_] (Selector::stage()).
-  double next_horizon_ = -std::numeric_limits<double>::infinity();
-  uint64_t full_refreshes_ = 0;
-  uint64_t late_refreshes_ = 0;
-  uint64_t bound_evaluations_ = 0;
   uint64_t selections_ = 0;
   uint64_t overdue_selections_ = 0;
-  size_t sweep_cursor_ = 0;
-  bool restoring_ = false;  // BeginRestore .. FinishRestore: no Reindex
 };
 
 }  // namespace freshd::sched

@@ -16,6 +16,7 @@
 #include "sched/rate_shares.h"
 #include "sched/scheduler.h"
 #include "sched/special_functions.h"
+#include "sim/oracle_truth.h"
 #include "sim/page_process.h"
 #include "sim/population_posterior.h"
 #include "sim/random.h"
@@ -42,6 +43,9 @@ enum EventKind : uint8_t {
 
 // A node of the simulated cluster: a scheduler of its own hosts' pages.
 struct Shard {
+  // The truth its scheduler reads in oracle modes (SimOptions::oracle,
+  // oracle_rate): declared first, so it outlives the scheduler.
+  std::unique_ptr<OracleTruth> truth = std::make_unique<OracleTruth>();
   std::unique_ptr<sched::Scheduler> sched;
   std::vector<uint32_t> pages;  // local page id -> the web's page
   double share = 0;             // its budget, pages per second
@@ -105,7 +109,7 @@ class Run {
   // loss moves only the dead shards' hosts.
   uint32_t HostShard(uint32_t host) const;
   // Adds page p to shard `s` (a fresh page, or `from` a dead shard's
-  // scheduler with its state); the page's truth as SetTruth wants it.
+  // scheduler with its state); the page's truth to the shard's OracleTruth.
   Status Place(uint32_t p, uint32_t s, const sched::Scheduler* from,
                uint32_t from_local);
   // Budget events and the exchange (SimOptions::shards).
@@ -130,7 +134,7 @@ class Run {
   std::vector<Shard>& shards_;
   PopulationPosterior* posterior_;  // --oracle-posterior, else nullptr
   std::vector<uint32_t> page_shard_, local_;        // by page
-  std::vector<sched::PageParams> truth_;            // what SetTruth is told
+  std::vector<sched::PageParams> truth_;            // the oracle's, by page
   double total_rate_ = 0;                           // the cluster's, per second
   std::vector<std::pair<double, double>> spreads_;  // (t, spread) per exchange
   uint64_t exchange_stride_ = 1;
@@ -256,14 +260,18 @@ void Run::NoteInterval(uint32_t p, double from, double to, bool closed) {
 
 void Run::UpdatePosterior(uint32_t p) {
   const double mu = m_.pages[p].importance;
-  S(p).SetTruth(L(p), posterior_->Mean(p, mu), m_.TrueModel(p));
+  Shard& sh = shards_[page_shard_[p]];
+  sh.truth->Set(L(p), posterior_->Mean(p, mu), m_.TrueModel(p));
+  sh.sched->ModelChanged(L(p));
   if (o_.oracle_posterior_draws > 0) {
-    std::vector<sched::Scheduler::WeightedParams> mixture;
+    std::vector<sched::WeightedParams> mixture;
     for (const sched::PageParams& d :
          posterior_->Draws(p, mu, o_.oracle_posterior_draws)) {
       mixture.push_back({d, 1.0});
     }
-    S(p).SetTruthMixture(L(p), std::move(mixture));
+    if (sh.truth->SetMixture(L(p), std::move(mixture))) {
+      sh.sched->ModelChanged(L(p));
+    }
   }
 }
 
@@ -330,7 +338,8 @@ Status Run::Place(uint32_t p, uint32_t s, const sched::Scheduler* from,
   page_shard_[p] = s;
   local_[p] = *id;
   sh.pages.push_back(p);
-  sh.sched->SetTruth(*id, truth_[p], m_.TrueModel(p));
+  sh.truth->Set(*id, truth_[p], m_.TrueModel(p));
+  sh.sched->ModelChanged(*id);
   if (posterior_ != nullptr) UpdatePosterior(p);
   return Status::OK();
 }
@@ -977,7 +986,8 @@ Result<SimResult> RunSimulation(const WebModel& model,
         "sim: oracle rate slope and noise must be in [0, 10]");
   }
   so.rate /= options.shards;  // equal shares to begin with
-  auto scheduler = sched::Scheduler::Create(so);
+  std::vector<Shard> shards(static_cast<size_t>(options.shards));
+  auto scheduler = sched::Scheduler::Create(so, shards[0].truth.get());
   if (!scheduler.ok()) return scheduler.status();
   std::optional<PopulationPosterior> posterior;
   if (options.oracle_posterior_draws != 0 && !options.oracle_posterior) {
@@ -999,11 +1009,10 @@ Result<SimResult> RunSimulation(const WebModel& model,
     if (!created.ok()) return created.status();
     posterior = std::move(*created);
   }
-  std::vector<Shard> shards(static_cast<size_t>(options.shards));
   shards[0].sched = std::move(*scheduler);
   for (Shard& sh : shards) {
     if (!sh.sched) {
-      auto more = sched::Scheduler::Create(so);
+      auto more = sched::Scheduler::Create(so, sh.truth.get());
       if (!more.ok()) return more.status();
       sh.sched = std::move(*more);
     }

@@ -88,8 +88,9 @@ struct SimOptions {
   bool oracle_posterior = false;
   // With oracle_posterior: > 0 values each page over that many draws from
   // its posterior instead of at the mean, given the signals since its last
-  // fetch (sched::Scheduler::SetTruthMixture): how the same greedy policy
-  // decides under the same uncertainty. At most 256.
+  // fetch (sim::OracleTruth::SetMixture, read by the scheduler as a
+  // sched::ModelSource): how the same greedy policy decides under the same
+  // uncertainty. At most 256.
   int oracle_posterior_draws = 0;
   bool distorts_rates() const {
     return oracle && (oracle_rate_slope != 1 || oracle_rate_noise != 0);

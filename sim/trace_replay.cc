@@ -9,6 +9,7 @@
 
 #include "sched/math_constants.h"
 #include "sched/scheduler.h"
+#include "sim/oracle_truth.h"
 #include "sim/web_model.h"
 
 namespace freshd::sim {
@@ -53,8 +54,14 @@ struct ReplayPage {
 class Replay {
  public:
   Replay(const Trace& trace, const SimOptions& o, const TraceSignals& sig,
-         double t0, double end, sched::Scheduler& sched)
-      : t_(trace), o_(o), sig_(sig), t0_(t0), end_(end), sched_(sched) {
+         double t0, double end, sched::Scheduler& sched, OracleTruth& truth)
+      : t_(trace),
+        o_(o),
+        sig_(sig),
+        t0_(t0),
+        end_(end),
+        sched_(sched),
+        truth_(truth) {
     warm_ =
         o.warmup_days >= 0 ? std::min(o.warmup_days * kDay, end) : 0.1 * end;
   }
@@ -182,7 +189,8 @@ class Replay {
       m.churn_rate = delta;
       m.scroll_k = 1;
       m.scroll_rate = 0;
-      sched_.SetTruth(*id, sched::PageParams{delta, tp.importance}, m);
+      truth_.Set(*id, sched::PageParams{delta, tp.importance}, m);
+      sched_.ModelChanged(*id);
     }
     (void)now;
     return Status::OK();
@@ -260,6 +268,7 @@ class Replay {
   std::vector<Signal> signals_;
   double warm_ = 0;
   sched::Scheduler& sched_;
+  OracleTruth& truth_;
   std::vector<ReplayPage> pages_;
   std::vector<uint32_t> page_of_;  // scheduler id -> trace page
   double weight_ = 0;              // Σμ·(counted time in the window)
@@ -299,7 +308,8 @@ Result<TraceReplayResult> ReplayTrace(const Trace& trace,
     return Status::InvalidArgument("sim: days out of range");
   }
   out.days = days;
-  auto scheduler = sched::Scheduler::Create(SchedulerOptionsFor(o));
+  OracleTruth truth;  // --oracle: each page's mean rate in the run
+  auto scheduler = sched::Scheduler::Create(SchedulerOptionsFor(o), &truth);
   if (!scheduler.ok()) return scheduler.status();
   const TraceSignals& sig = options.signals;
   if (!(sig.recall >= 0 && sig.recall <= 1) ||
@@ -310,7 +320,7 @@ Result<TraceReplayResult> ReplayTrace(const Trace& trace,
         "sim: trace signals need recall in [0, 1], precision in [0.01, 1] "
         "and a delay in [0, 365] days");
   }
-  Replay replay(trace, o, sig, out.start, days * kDay, **scheduler);
+  Replay replay(trace, o, sig, out.start, days * kDay, **scheduler, truth);
   Result<SimResult> r = replay.Go();
   if (!r.ok()) return r.status();
   out.result = std::move(*r);

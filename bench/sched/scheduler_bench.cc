@@ -60,6 +60,7 @@
 #include "sched/divergence_model.h"
 #include "sched/page_state.h"
 #include "sched/scheduler.h"
+#include "sim/oracle_truth.h"
 #include "sim/simulator.h"
 #include "sim/web_model.h"
 
@@ -130,8 +131,8 @@ class Workload {
  public:
   Workload(const sim::WebModel& web,
            const std::vector<sched::PageParams>& truth, sched::Scheduler& s,
-           uint64_t seed)
-      : web_(web), truth_(truth), s_(s), rng_(seed) {
+           sim::OracleTruth& oracle, uint64_t seed)
+      : web_(web), truth_(truth), s_(s), oracle_(oracle), rng_(seed) {
     const size_t n = web.pages.size();
     dt_ = kDay / (0.25 * static_cast<double>(n));
     delay_ = 100 * dt_;
@@ -151,8 +152,8 @@ class Workload {
     gate_ = [this](sched::HostId h) { return Open(h); };
   }
 
-  // AddUrl (+ SetTruth) every page and replays 2 fetches per page (the
-  // first in [0, 5] days, the second 1-7 days later, with the signals in
+  // AddUrl (+ its truth, oracle mode) every page and replays 2 fetches per page
+  // (the first in [0, 5] days, the second 1-7 days later, with the signals in
   // between); the run starts at day 12. Returns false on a scheduler error.
   bool Populate() {
     const bool oracle = s_.options().oracle;
@@ -161,7 +162,10 @@ class Workload {
     for (uint32_t p = 0; p < web_.pages.size(); ++p) {
       auto id = s_.AddUrl(web_.pages[p].host, web_.pages[p].importance);
       if (!id.ok() || *id != p) return false;
-      if (oracle) s_.SetTruth(p, truth_[p], web_.TrueModel(p));
+      if (oracle) {
+        oracle_.Set(p, truth_[p], web_.TrueModel(p));
+        s_.ModelChanged(p);
+      }
       double t = first(rng_);
       s_.Observe({p, t, sched::FetchedObs{}});
       double tau = gap(rng_);
@@ -272,6 +276,7 @@ class Workload {
   const sim::WebModel& web_;
   const std::vector<sched::PageParams>& truth_;
   sched::Scheduler& s_;
+  sim::OracleTruth& oracle_;
   std::mt19937_64 rng_;
   std::uniform_real_distribution<double> uniform_{0, 1};
   std::discrete_distribution<uint32_t> signal_page_;
@@ -329,7 +334,8 @@ std::optional<SelectResult> BenchSelect(
   so.rate = 0.25 * static_cast<double>(n) / kDay;
   so.burst = 10;
   so.refresh_slice_pages = flags.refresh_slice;
-  auto created = sched::Scheduler::Create(so);
+  sim::OracleTruth oracle_truth;  // oracle mode: outlives the scheduler
+  auto created = sched::Scheduler::Create(so, &oracle_truth);
   if (!created.ok()) {
     std::fprintf(stderr, "%s\n", created.status().ToString().c_str());
     return std::nullopt;
@@ -337,7 +343,7 @@ std::optional<SelectResult> BenchSelect(
   SelectResult r;
   {
     std::unique_ptr<sched::Scheduler> s = std::move(created).value();
-    Workload w(web, truth, *s, 7);
+    Workload w(web, truth, *s, oracle_truth, 7);
     double t0 = CpuNow();
     if (!w.Populate()) return std::nullopt;
     r.setup_cpu = CpuNow() - t0;

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "sched/scheduler.h"
+#include "tests/sched/test_truth.h"
 
 namespace freshd::sched {
 namespace {
@@ -23,10 +24,22 @@ namespace {
 constexpr double kDay = 86400;
 constexpr uint32_t kHosts = 40;
 
-std::unique_ptr<Scheduler> Make(const SchedulerOptions& o) {
-  auto s = Scheduler::Create(o);
+// A scheduler and the truth it reads in oracle mode (declared first, so it
+// outlives the scheduler).
+struct Sched {
+  std::unique_ptr<TestTruth> truth = std::make_unique<TestTruth>();
+  std::unique_ptr<Scheduler> s;
+  Scheduler* operator->() const { return s.get(); }
+  Scheduler& operator*() const { return *s; }
+  Scheduler* get() const { return s.get(); }
+};
+
+Sched Make(const SchedulerOptions& o) {
+  Sched out;
+  auto s = Scheduler::Create(o, out.truth.get());
   EXPECT_TRUE(s.ok()) << o.policy;
-  return std::move(s).value();
+  out.s = std::move(s).value();
+  return out;
 }
 
 SchedulerOptions Options(const std::string& policy, bool oracle) {
@@ -43,8 +56,7 @@ SchedulerOptions Options(const std::string& policy, bool oracle) {
 }
 
 // Random fetch results and signals for `pages` pages over ~30 days.
-std::unique_ptr<Scheduler> Source(const SchedulerOptions& o, size_t pages,
-                                  uint32_t seed) {
+Sched Source(const SchedulerOptions& o, size_t pages, uint32_t seed) {
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> u(0, 1);
   auto s = Make(o);
@@ -52,10 +64,10 @@ std::unique_ptr<Scheduler> Source(const SchedulerOptions& o, size_t pages,
     const PageId id =
         s->AddUrl(static_cast<HostId>(i % kHosts), 0.05 + u(rng)).value();
     if (o.oracle) {
-      s->SetTruth(id,
-                  {(0.05 + 2 * u(rng)) / kDay, s->page(id).importance, u(rng),
-                   0.5 * u(rng) / kDay},
-                  {0.2, 0.5, 1 / kDay, 3, 0.5 / kDay});
+      s.truth->Set(*s, id,
+                   {(0.05 + 2 * u(rng)) / kDay, s->page(id).importance, u(rng),
+                    0.5 * u(rng) / kDay},
+                   {0.2, 0.5, 1 / kDay, 3, 0.5 / kDay});
     }
   }
   double now = 0;
@@ -79,7 +91,7 @@ std::unique_ptr<Scheduler> Source(const SchedulerOptions& o, size_t pages,
 
 // Restores src's pages [from, to) into dst (its truth too, oracle mode).
 void Restore(const Scheduler& src, const SchedulerOptions& o, size_t from,
-             size_t to, uint32_t seed, Scheduler* dst) {
+             size_t to, uint32_t seed, Scheduler* dst, TestTruth* truth) {
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> u(0, 1);
   for (size_t i = from; i < to; ++i) {
@@ -93,10 +105,10 @@ void Restore(const Scheduler& src, const SchedulerOptions& o, size_t from,
             .value();
     ASSERT_EQ(q, p);
     if (o.oracle) {
-      dst->SetTruth(q,
-                    {(0.05 + 2 * u(rng)) / kDay, src.page(p).importance, u(rng),
-                     0.5 * u(rng) / kDay},
-                    {0.2, 0.5, 1 / kDay, 3, 0.5 / kDay});
+      truth->Set(*dst, q,
+                 {(0.05 + 2 * u(rng)) / kDay, src.page(p).importance, u(rng),
+                  0.5 * u(rng) / kDay},
+                 {0.2, 0.5, 1 / kDay, 3, 0.5 / kDay});
     }
   }
 }
@@ -171,12 +183,12 @@ TEST(BulkRestoreTest, SelectsWhatAPageByPageRestoreSelects) {
       auto src = Source(o, kPages, 29);
       auto one = Make(o);  // page by page
       one->mutable_hosts() = src->hosts();
-      Restore(*src, o, 0, kPages, 7, one.get());
+      Restore(*src, o, 0, kPages, 7, one.get(), one.truth.get());
       auto bulk = Make(o);
       bulk->mutable_hosts() = src->hosts();
       bulk->BeginRestore();
       EXPECT_TRUE(bulk->restoring());
-      Restore(*src, o, 0, kPages, 7, bulk.get());
+      Restore(*src, o, 0, kPages, 7, bulk.get(), bulk.truth.get());
       const uint64_t bounds = bulk->bound_evaluations();
       EXPECT_EQ(bounds, 0u) << "no page is indexed while restoring";
       if (mode == 0) bulk->FinishRestore(kRestartAt);  // the daemon's way
@@ -204,15 +216,15 @@ TEST(BulkRestoreTest, BulkRestoreIntoASchedulerThatSelected) {
     auto src = Source(o, kPages, 31);
     auto one = Make(o);
     auto bulk = Make(o);
-    for (Scheduler* s : {one.get(), bulk.get()}) {
-      s->mutable_hosts() = src->hosts();
-      Restore(*src, o, 0, kPages / 2, 7, s);
+    for (Sched* s : {&one, &bulk}) {
+      (*s)->mutable_hosts() = src->hosts();
+      Restore(*src, o, 0, kPages / 2, 7, s->get(), s->truth.get());
     }
     EXPECT_GT(SameSelections(one.get(), bulk.get(), kRestartAt, 500, 3), 100);
     const double later = kRestartAt + 300;
-    Restore(*src, o, kPages / 2, kPages, 8, one.get());
+    Restore(*src, o, kPages / 2, kPages, 8, one.get(), one.truth.get());
     bulk->BeginRestore();
-    Restore(*src, o, kPages / 2, kPages, 8, bulk.get());
+    Restore(*src, o, kPages / 2, kPages, 8, bulk.get(), bulk.truth.get());
     bulk->FinishRestore(later);
     EXPECT_GT(SameSelections(one.get(), bulk.get(), later, 2000, 4), 400);
   }

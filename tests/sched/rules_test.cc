@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "sched/scheduler.h"
+#include "tests/sched/test_truth.h"
 
 namespace freshd::sched {
 namespace {
@@ -57,14 +58,15 @@ Trace Simulate(const Web& web, double rate, double days,
   o.burst = 1;
   o.min_interval = 60;
   o.max_interval = 0;  // no scheduler-wide floor: only the rules' deadlines
-  auto created = Scheduler::Create(o);
+  TestTruth truth;
+  auto created = Scheduler::Create(o, &truth);
   EXPECT_TRUE(created.ok());
   Scheduler& s = **created;
   const size_t n = web.rate.size();
   for (size_t i = 0; i < n; ++i) {
     auto id = s.AddUrl(static_cast<HostId>(i % 5), web.importance[i]);
     EXPECT_TRUE(id.ok());
-    s.SetTruth(*id, PageParams{web.rate[i], web.importance[i], 0, 0}, {});
+    truth.Set(s, *id, PageParams{web.rate[i], web.importance[i], 0, 0}, {});
   }
   if (!rules.empty()) {
     EXPECT_TRUE(s.SetRules(rules).ok());

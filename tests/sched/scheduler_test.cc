@@ -18,6 +18,8 @@
 #include <string>
 #include <vector>
 
+#include "tests/sched/test_truth.h"
+
 namespace freshd::sched {
 namespace {
 
@@ -30,8 +32,9 @@ FetchedObs Changed(bool changed) {
   return f;
 }
 
-std::unique_ptr<Scheduler> Make(SchedulerOptions o) {
-  auto s = Scheduler::Create(o);
+std::unique_ptr<Scheduler> Make(SchedulerOptions o,
+                                const ModelSource* truth = nullptr) {
+  auto s = Scheduler::Create(o, truth);
   EXPECT_TRUE(s.ok()) << o.policy;
   return std::move(s).value();
 }
@@ -46,7 +49,7 @@ bool SameKey(double a, double b) {
 // Returns the number of checked selections; counts the steps that had
 // overdue pages in *steps_with_overdue.
 // With `mixture` (oracle only), each page's model is a random weighted set
-// of draws (SetTruthMixture; some weights 0, some pages none).
+// of draws (TestTruth::SetMixture; some weights 0, some pages none).
 // With `slice` > 0, the budget is low enough that a horizon spans days of
 // events and the next one is staged `slice` pages a Select between them
 // (SchedulerOptions::refresh_slice_pages); *staged counts the horizons so
@@ -75,7 +78,8 @@ int RunExactness(const std::string& policy, bool oracle, uint32_t seed,
     o.refresh_slice_pages = slice;
     o.rate = 30 / kDay;  // a horizon of 2·241/slice + 16 tokens: days
   }
-  auto sched = Make(o);
+  TestTruth truth_source;
+  auto sched = Make(o, &truth_source);
   const size_t n = 240;
   for (size_t i = 0; i < n; ++i) {
     auto id = sched->AddUrl(static_cast<HostId>(i % kHosts), 0.05 + u(rng));
@@ -89,16 +93,16 @@ int RunExactness(const std::string& policy, bool oracle, uint32_t seed,
       m.churn_rate = (0.1 + u(rng)) / kDay;
       m.scroll_k = 1 + static_cast<int>(u(rng) * 6);
       m.scroll_rate = (0.1 + 2 * u(rng)) / kDay;
-      sched->SetTruth(*id, p, m);
+      truth_source.Set(*sched, *id, p, m);
       if (mixture && u(rng) < 0.8) {
-        std::vector<Scheduler::WeightedParams> draws;
+        std::vector<WeightedParams> draws;
         const int k = 1 + static_cast<int>(u(rng) * 4);
         for (int d = 0; d < k; ++d) {
           PageParams q{(0.05 + 2 * u(rng)) / kDay, p.mu, u(rng),
                        0.5 * u(rng) / kDay};
           draws.push_back({q, u(rng) < 0.2 ? 0.0 : u(rng)});
         }
-        sched->SetTruthMixture(*id, std::move(draws));
+        truth_source.SetMixture(*sched, *id, std::move(draws));
       }
     }
   }
@@ -355,12 +359,13 @@ TEST(SchedulerTest, PagesAddedWhileStagingAreIndexed) {
   o.max_interval = 0;
   o.new_page_value = 100 * kDay;
   o.refresh_slice_pages = 8;
-  auto s = Make(o);
+  TestTruth truth_source;
+  auto s = Make(o, &truth_source);
   auto add = [&] {
     PageId id =
         s->AddUrl(static_cast<HostId>(u(rng) * kHosts), u(rng) + 0.05).value();
-    s->SetTruth(id, PageParams{u(rng) / kDay, s->page(id).importance, 0, 0},
-                {});
+    truth_source.Set(
+        *s, id, PageParams{u(rng) / kDay, s->page(id).importance, 0, 0}, {});
   };
   for (int i = 0; i < 100; ++i) add();
   auto open = [](HostId) { return true; };
@@ -418,13 +423,15 @@ TEST(SchedulerTest, NoSelectComputesMoreThanASliceOfBounds) {
   for (const std::string policy : {"freshness", "ncis"}) {
     SCOPED_TRACE(policy);
     SchedulerOptions o = HorizonOptions(policy, n);
-    auto s = Make(o);
+    TestTruth truth_source;
+    auto s = Make(o, &truth_source);
     ASSERT_EQ(o.refresh_slice_pages, 1024u);
     std::vector<double> delta(n);
     for (size_t i = 0; i < n; ++i) {
       delta[i] = u(rng) / kDay;
       PageId id = s->AddUrl(static_cast<HostId>(i % 1000), u(rng)).value();
-      s->SetTruth(id, PageParams{delta[i], s->page(id).importance, 0, 0}, {});
+      truth_source.Set(*s, id,
+                       PageParams{delta[i], s->page(id).importance, 0, 0}, {});
       s->Observe({id, -u(rng) * 4 * kDay, FetchedObs{}});
     }
     auto open = [](HostId) { return true; };
@@ -467,13 +474,14 @@ TEST(SchedulerTest, TheHorizonScaleStartsWhereToldAndStepsFromTheFloor) {
     SchedulerOptions o = HorizonOptions("freshness", n);
     o.refresh_slice_pages = 16;
     o.initial_horizon_scale = initial;
-    auto s = Make(o);
+    TestTruth truth_source;
+    auto s = Make(o, &truth_source);
     EXPECT_EQ(s->horizon_scale(), initial);
     std::vector<double> delta(n);
     for (size_t i = 0; i < n; ++i) {
       delta[i] = u(rng) / kDay;
       PageId id = s->AddUrl(static_cast<HostId>(i % 100), 1).value();
-      s->SetTruth(id, PageParams{delta[i], 1, 0, 0}, {});
+      truth_source.Set(*s, id, PageParams{delta[i], 1, 0, 0}, {});
       s->Observe({id, -u(rng) * 4 * kDay, FetchedObs{}});
     }
     auto open = [](HostId) { return true; };
@@ -516,13 +524,15 @@ TEST(SchedulerTest, MixtureBoundHoldsOverLongHorizons) {
   o.rate = 100 / kDay;
   o.min_interval = 0;
   o.max_interval = 0;
-  auto s = Make(o);
+  TestTruth truth_source;
+  auto s = Make(o, &truth_source);
   const size_t n = 300;
   for (size_t i = 0; i < n; ++i) {
     PageId id = *s->AddUrl(0, 0.1 + u(rng));
-    s->SetTruth(id, {1 / kDay, s->page(id).importance, 0.5, 0.1 / kDay}, {});
+    truth_source.Set(*s, id,
+                     {1 / kDay, s->page(id).importance, 0.5, 0.1 / kDay}, {});
     s->Observe({id, 0, Changed(false)});
-    std::vector<Scheduler::WeightedParams> draws;
+    std::vector<WeightedParams> draws;
     for (int d = 0; d < 3; ++d) {  // fast unsignalled or slow well signalled
       const bool quiet = u(rng) < 0.5;
       draws.push_back({{(quiet ? 1 + 3 * u(rng) : 0.05 + 0.2 * u(rng)) / kDay,
@@ -530,7 +540,7 @@ TEST(SchedulerTest, MixtureBoundHoldsOverLongHorizons) {
                         (quiet ? 0.01 : 1.5) * u(rng) / kDay},
                        0.2 + u(rng)});
     }
-    s->SetTruthMixture(id, std::move(draws));
+    truth_source.SetMixture(*s, id, std::move(draws));
   }
   auto open = [](HostId) { return true; };
   double now = 0;
@@ -571,19 +581,20 @@ TEST(SchedulerTest, MixtureValueIsTheSignalWeightedAverage) {
     o.policy = name;
     o.oracle = true;
     o.rate = 1.0 / kDay;
-    auto s = Make(o);
+    TestTruth truth_source;
+    auto s = Make(o, &truth_source);
     PageId id = *s->AddUrl(0, 0.7);
     const PageParams truth{0.4 / kDay, 0.7, 0.5, 0.1 / kDay};
-    s->SetTruth(id, truth, {});
+    truth_source.Set(*s, id, truth, {});
     s->Observe({id, 0, Changed(false)});
     for (int i = 0; i < 3; ++i) s->Observe({id, kDay * (1 + i), SignalObs{}});
-    const std::vector<Scheduler::WeightedParams> draws = {
+    const std::vector<WeightedParams> draws = {
         {{0.1 / kDay, 0.7, 0.9, 0.05 / kDay}, 1.0},
         {{2.0 / kDay, 0.7, 0.2, 0.4 / kDay}, 3.0},
         {{0.5 / kDay, 0.7, 0.6, 0.2 / kDay}, 0.0}};
     const double now = 4.5 * kDay;
     const double before = s->Value(id, now);
-    s->SetTruthMixture(id, draws);
+    truth_source.SetMixture(*s, id, draws);
     auto policy = MakePolicy(name, {});
     ASSERT_TRUE(policy.ok());
     PolicyInput in;
@@ -602,11 +613,11 @@ TEST(SchedulerTest, MixtureValueIsTheSignalWeightedAverage) {
     }
     EXPECT_NEAR(s->Value(id, now), sum / total, 1e-12 * sum / total);
     EXPECT_NE(s->Value(id, now), before);
-    EXPECT_EQ(s->Params(id).delta, truth.delta);  // Params keeps SetTruth's
+    EXPECT_EQ(s->Params(id).delta, truth.delta);  // Params keeps the true ones
     // Removed by an empty set; rejected with a bad weight.
-    s->SetTruthMixture(id, {{draws[0].params, -1.0}});
+    truth_source.SetMixture(*s, id, {{draws[0].params, -1.0}});
     EXPECT_NEAR(s->Value(id, now), sum / total, 1e-12 * sum / total);
-    s->SetTruthMixture(id, {});
+    truth_source.SetMixture(*s, id, {});
     EXPECT_EQ(s->Value(id, now), before);
   }
 }
@@ -616,11 +627,12 @@ TEST(SchedulerTest, MixtureIsIgnoredWhenEstimating) {
   SchedulerOptions o;
   o.policy = "ncis";
   o.rate = 1.0 / kDay;
-  auto s = Make(o);
+  TestTruth truth_source;
+  auto s = Make(o, &truth_source);
   PageId id = *s->AddUrl(0, 1);
   s->Observe({id, 0, Changed(false)});
   const double before = s->Value(id, kDay);
-  s->SetTruthMixture(id, {{{5.0 / kDay, 1, 0.5, 0.1 / kDay}, 1.0}});
+  truth_source.SetMixture(*s, id, {{{5.0 / kDay, 1, 0.5, 0.1 / kDay}, 1.0}});
   EXPECT_EQ(s->Value(id, kDay), before);
 }
 
@@ -634,12 +646,13 @@ TEST(SchedulerTest, HorizonBalancesSelectionAndRefreshWork) {
   std::uniform_real_distribution<double> u(0, 1);
   const size_t n = 20000;
   SchedulerOptions o = HorizonOptions("freshness", n);
-  auto s = Make(o);
+  TestTruth truth_source;
+  auto s = Make(o, &truth_source);
   std::vector<PageParams> truth(n);
   for (size_t i = 0; i < n; ++i) {
     truth[i] = PageParams{u(rng) / kDay, u(rng), 0, 0};
     PageId id = s->AddUrl(static_cast<HostId>(i % 100), truth[i].mu).value();
-    s->SetTruth(id, truth[i], {});
+    truth_source.Set(*s, id, truth[i], {});
     s->Observe({id, -u(rng) * 4 * kDay, FetchedObs{}});
   }
   auto open = [](HostId) { return true; };
@@ -683,12 +696,13 @@ TEST(SchedulerTest, SetRateChangesThePaceNotTheChoices) {
   o.burst = 1;
   o.min_interval = 0;
   o.max_interval = 0;
-  auto a = Make(o), b = Make(o);
+  TestTruth truth_source;
+  auto a = Make(o, &truth_source), b = Make(o, &truth_source);
   for (size_t i = 0; i < 500; ++i) {
     PageParams p{u(rng) / kDay, u(rng), 0, 0};
     for (auto* s : {a.get(), b.get()}) {
       PageId id = s->AddUrl(static_cast<HostId>(i % kHosts), p.mu).value();
-      s->SetTruth(id, p, {});
+      truth_source.Set(*s, id, p, {});
       s->Observe({id, 0.0, FetchedObs{}});
     }
   }
@@ -737,14 +751,15 @@ TEST(SchedulerTest, RestoredPagesValueAsTheOriginals) {
       o.policy = policy;
       o.oracle = oracle;
       o.max_interval = 5 * kDay;
-      auto a = Make(o);
+      TestTruth truth_a;
+      auto a = Make(o, &truth_a);
       std::vector<PageParams> truth;
       const size_t n = 60;
       for (size_t i = 0; i < n; ++i) {
         PageId id = a->AddUrl(static_cast<HostId>(i % 3), 0.1 + u(rng)).value();
         truth.push_back({u(rng) / kDay, a->page(id).importance, u(rng),
                          0.3 * u(rng) / kDay});
-        a->SetTruth(id, truth.back(), {0.2, 0.5, 1 / kDay, 3, 0.5 / kDay});
+        truth_a.Set(*a, id, truth.back(), {0.2, 0.5, 1 / kDay, 3, 0.5 / kDay});
       }
       double now = 0;
       for (int k = 0; k < 600; ++k) {
@@ -761,7 +776,8 @@ TEST(SchedulerTest, RestoredPagesValueAsTheOriginals) {
         }
         a->Observe({p, now, std::move(f)});
       }
-      auto b = Make(o);
+      TestTruth truth_b;
+      auto b = Make(o, &truth_b);
       b->mutable_hosts() = a->hosts();
       for (PageId p = 0; p < n; ++p) {
         std::optional<ProfileSet> profiles;
@@ -770,7 +786,7 @@ TEST(SchedulerTest, RestoredPagesValueAsTheOriginals) {
             b->RestorePage(a->Snapshot(p), profiles, {}, a->RateMemoryOf(p))
                 .value();
         ASSERT_EQ(q, p);
-        b->SetTruth(q, truth[p], {0.2, 0.5, 1 / kDay, 3, 0.5 / kDay});
+        truth_b.Set(*b, q, truth[p], {0.2, 0.5, 1 / kDay, 3, 0.5 / kDay});
       }
       for (double later : {now, now + 0.5 * kDay, now + 9 * kDay}) {
         for (PageId p = 0; p < n; ++p) {
@@ -861,7 +877,8 @@ TEST(SchedulerTest, UnknownPageIdsAreIgnored) {
     SchedulerOptions o;
     o.oracle = oracle;
     o.policy = "longevity";
-    auto s = Make(o);
+    TestTruth truth_source;
+    auto s = Make(o, &truth_source);
     PageId id = s->AddUrl(0, 1).value();
     s->Observe({id, 0, FetchedObs{}});
     const PageState before = s->page(id);
@@ -871,7 +888,7 @@ TEST(SchedulerTest, UnknownPageIdsAreIgnored) {
       s->Observe({bad, 10, FailedObs{}});
       s->Observe({bad, 10, SignalObs{}});
       s->Observe({bad, 10, DiscoveredObs{5}});
-      s->SetTruth(bad, {1, 1, 0, 0}, {});
+      truth_source.Set(*s, bad, {1, 1, 0, 0}, {});
       EXPECT_TRUE(s->ProfileBaseTimes(bad).empty());
     }
     EXPECT_EQ(s->size(), 1u);
