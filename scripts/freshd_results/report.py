@@ -19,6 +19,8 @@ from .item_d import section_d
 from .item_e import section_e, section_estimate, section_floor
 from .item_posterior import section_posterior
 from .item_posterior import submit as submit_posterior
+from .item_real import section_real
+from .item_real import submit as submit_real
 from .item_rules import section_rules
 from .item_rules import submit as submit_rules
 from . import plots
@@ -66,10 +68,12 @@ def parse_args(argv):
     )
     p.add_argument(
         "--only",
-        choices=["posterior", "rules"],
+        choices=["posterior", "rules", "real"],
         help="render one companion section on its own (posterior: the rate "
         "posterior's pieces, default output docs/RESULTS-posterior.md; "
-        "rules: what operators' rules cost, docs/RESULTS-rules.md)",
+        "rules: what operators' rules cost, docs/RESULTS-rules.md; real: "
+        "the real change histories of tests/data/traces, "
+        "docs/RESULTS-real.md)",
     )
     p.add_argument(
         "--plots-from",
@@ -211,6 +215,9 @@ def write_only(study, args, commit, started):
     if args.only == "rules":
         section_rules(study, submit_rules(study))
         title = "operators' rules, what they cost"
+    elif args.only == "real":
+        section_real(study, submit_real(study))
+        title = "real change histories"
     else:
         section_posterior(study, submit_posterior(study))
         title = "the rate posterior, measured"
