@@ -98,7 +98,9 @@ def section_real(study, submitted):
         "true mean rate over the run (the stationary oracle). `+ sitemaps`: "
         "`%s`, each host's sitemap listing each change (recall 0.9, "
         "precision 0.8, read within a day). Default: `%s` with the "
-        "daemon's defaults (rate model `mixture`, exploration on)."
+        "daemon's defaults (rate model `mixture`, exploration on). `short "
+        "of best`: how far the default's freshness falls below the better of "
+        "uniform and the oracle, relative to it (negative: above both)."
         % (
             TRACE_DIR,
             TRACE_DIR,
