@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <iterator>
 #include <thread>
 
 #include "base/clock.h"
@@ -233,7 +234,63 @@ Status CrawlLoop::Init() {
     writer_->set_feed_hook(
         [this](const std::vector<store::FeedEvent>& e) { PublishChanges(e); });
   }
+  StatusViews::Options views;
+  views.policy = config_.sched.policy;
+  views.max_interval_s = config_.sched.max_interval_s;
+  views.progress_s = config_.log.progress_s;
+  views.store_path = config_.store.path;
+  views.warc_dir = config_.store.warc_dir;
+  views.started_unix = started_unix_;
+  views_ = std::make_unique<StatusViews>(std::move(views), sched_.get(),
+                                         book_.get(), &frontier_->rules(),
+                                         &recovery_, StatusSources());
   return Status::OK();
+}
+
+StatusViews::Sources CrawlLoop::StatusSources() {
+  StatusViews::Sources s;
+  s.fetches = [this](double now) {
+    return StatusViews::FetchCounts{
+        observer_->fetched_total(), observer_->robots_denied_total(),
+        observer_->FetchesInLastMinute(now), observer_->outcomes()};
+  };
+  s.signals = [this] {
+    return StatusViews::SignalCounts{intake_->signals_total(),
+                                     intake_->signals_stale_total(),
+                                     intake_->sitemaps_fetched()};
+  };
+  s.site_feeds = [this] { return intake_->SiteFeedsJson(); };
+  s.site_feed_metrics = [this](PrometheusText& out) {
+    intake_->AppendSiteFeedMetrics(out);
+  };
+  s.stages = [this] {
+    StatusViews::StageFigures f;
+    f.in_flight = dispatcher_->in_flight();
+    f.on_network = dispatcher_->on_network();
+    std::copy(std::begin(dispatcher_->limits().seconds()),
+              std::end(dispatcher_->limits().seconds()), f.limit_seconds);
+    f.parse_jobs = parse_->jobs();
+    f.parse_bytes = parse_->bytes();
+    f.committing = committer_->running();
+    f.commit_pending_bytes = committer_->pending_bytes();
+    f.commit_errors = committer_->store_errors();
+    f.writer = writer_->stats();
+    f.network_lag = net_->lag();
+    f.scheduler_lag = lag_probe_.stats();
+    return f;
+  };
+  s.host_gate = [this](sched::HostId h) {
+    return StatusViews::HostGate{dispatcher_->slots().next_allowed(h),
+                                 dispatcher_->slots().in_flight(h)};
+  };
+  s.rate_target = [this] { return config_.budget.rate; };
+  s.stopping = [this] { return stopping_; };
+  s.cluster = [this] { return ClusterJson(); };
+  s.cluster_metrics = [this](const nlohmann::json& status, std::string* out) {
+    AppendClusterMetrics(status, out);
+    AppendChangesMetrics(status, out);
+  };
+  return s;
 }
 
 Status CrawlLoop::LoadFetchState(fetch::CrawlerState* state) {
@@ -347,16 +404,12 @@ void CrawlLoop::Start() {
   if (router_) router_->Start();
   if (changes_) changes_->Start();
   dispatcher_->Start();
-  PublishSnapshot();
+  views_->PublishSnapshot();
   Housekeeping();
   TryDispatch();
 }
 
 // ---- dispatch ----
-
-uint64_t CrawlLoop::QueuedBytes() const {
-  return parse_->bytes() + committer_->pending_bytes();
-}
 
 void CrawlLoop::StartFetch(sched::PageId page) {
   const std::string url = book_->url(page);  // one read of the URL file
@@ -423,7 +476,7 @@ void CrawlLoop::Complete(sched::PageId page, fetch::FetchResult r,
                          Parsed parsed) {
   const double now = UnixNow();
   const double started_unix = dispatcher_->Finish(page, NetworkStage::Now());
-  NoteFetch(page, r, now);
+  views_->NoteFetch(page, r, now);
   if (spdlog::should_log(spdlog::level::debug)) {  // the URL is a read
     spdlog::debug("fetch {} -> {} {} {} bytes {:.0f} ms{}{}", book_->url(page),
                   fetch::OutcomeName(r.outcome), r.status, r.bytes,
@@ -455,9 +508,7 @@ void CrawlLoop::Housekeeping() {
       std::max(config_.store.sync_interval_s, kHousekeepingS)) {
     SaveFetchState({});
   }
-  AdvanceStatusPasses(now);
-  PublishSnapshot();
-  OperatorTick(now);
+  views_->Tick(now);  // sliced passes, snapshot, operator's tick
   if (cluster_) {
     cluster_->SetFigures(ClusterLambda(), RateShare());
     cluster_->SetSummary(ClusterSummary());

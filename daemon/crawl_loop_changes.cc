@@ -44,11 +44,7 @@ void CrawlLoop::PublishChanges(const std::vector<store::FeedEvent>& events) {
 }
 
 std::string CrawlLoop::ClusterSummary() const {
-  std::shared_ptr<const nlohmann::json> snapshot;
-  {
-    std::lock_guard<std::mutex> lock(snapshot_mu_);
-    snapshot = snapshot_;
-  }
+  std::shared_ptr<const nlohmann::json> snapshot = views_->snapshot();
   nlohmann::json rate = nullptr;
   if (snapshot && (*snapshot)["rate_actual"].is_number()) {
     rate = (*snapshot)["rate_actual"];
