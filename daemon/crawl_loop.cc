@@ -37,8 +37,7 @@ CrawlLoop::CrawlLoop(boost::asio::io_context& io, const Config& config)
 CrawlLoop::~CrawlLoop() {
   *alive_ = false;
   if (committer_) committer_->Stop();
-  if (router_) router_->Stop();
-  if (cluster_) cluster_->Stop();
+  if (cluster_) cluster_->StopMembership();
   if (parse_) parse_->Stop();  // queued parses dropped, no apply after
   if (net_) net_->Stop();      // no callback after this
   if (writer_) (void)writer_->Stop();
@@ -118,7 +117,9 @@ Status CrawlLoop::Init() {
                             cluster::WorkItem::Kind kind, double value) {
     return RouteAway(url, kind, value);
   };
-  hooks.owned = [this](sched::HostId h) { return !cluster_ || OwnsHost(h); };
+  hooks.owned = [this](sched::HostId h) {
+    return !cluster_ || cluster_->OwnsHost(h);
+  };
   hooks.commit = [this] { RequestCommit(); };
   hooks.dispatch = [this] { TryDispatch(); };
   intake_ = std::make_unique<SignalIntake>(io_, std::move(intake), book_.get(),
@@ -213,7 +214,9 @@ Status CrawlLoop::Init() {
     return committer_->pending_bytes() + writer_->stats().queued_bytes;
   };
   stages.fetching = [this] { return net_->pending(); };
-  if (cluster_) stages.owned = [this](sched::HostId h) { return OwnsHost(h); };
+  if (cluster_) {
+    stages.owned = [this](sched::HostId h) { return cluster_->OwnsHost(h); };
+  }
   stages.fetch = [this](sched::PageId page, double) { StartFetch(page); };
   dispatcher_ = std::make_unique<Dispatcher>(io_, sched_.get(), dispatch,
                                              std::move(stages), started_unix_);
@@ -223,16 +226,17 @@ Status CrawlLoop::Init() {
       committer_.get(),
       [this](const std::string& url, cluster::WorkItem::Kind kind,
              double value) { return RouteAway(url, kind, value); });
-  if (router_) {  // each page's record to the page stream, once committed
+  if (cluster_) {  // each page's record to the page stream, once committed
     writer_->set_committed_hook(
         [this](const std::vector<CommittedPage>& pages) {
-          PublishPages(pages);
+          cluster_->PublishPages(pages);  // writer thread
         });
   }
-  if (Status c = InitChangePublisher(); !c.ok()) return c;
-  if (changes_) {  // each change event to the change stream, once committed
-    writer_->set_feed_hook(
-        [this](const std::vector<store::FeedEvent>& e) { PublishChanges(e); });
+  if (cluster_ && cluster_->publishes_changes()) {
+    // Each change event to the change stream, once committed.
+    writer_->set_feed_hook([this](const std::vector<store::FeedEvent>& e) {
+      cluster_->PublishChanges(e);  // writer thread
+    });
   }
   StatusViews::Options views;
   views.policy = config_.sched.policy;
@@ -285,12 +289,62 @@ StatusViews::Sources CrawlLoop::StatusSources() {
   };
   s.rate_target = [this] { return config_.budget.rate; };
   s.stopping = [this] { return stopping_; };
-  s.cluster = [this] { return ClusterJson(); };
-  s.cluster_metrics = [this](const nlohmann::json& status, std::string* out) {
-    AppendClusterMetrics(status, out);
-    AppendChangesMetrics(status, out);
+  s.cluster = [this] {
+    return cluster_ ? cluster_->ClusterJson() : nlohmann::json();
   };
+  s.cluster_metrics = &ClusterAdapter::AppendMetrics;
   return s;
+}
+
+Status CrawlLoop::InitCluster() {
+  if (config_.cluster.nats_url.empty()) return Status::OK();
+  ClusterAdapter::Options o;
+  o.cluster = config_.cluster;
+  o.changes = config_.feed.enabled;
+  o.max_seeds = config_.crawler.max_urls;
+  o.max_per_host = static_cast<uint32_t>(
+      std::min<uint64_t>(config_.crawler.max_urls_per_host, UINT32_MAX));
+  ClusterAdapter::Hooks h;
+  h.add_url = [this](const std::string& url, double importance, bool seed) {
+    return AddUrl(url, importance, seed);
+  };
+  h.sitemap_signal = [this](sched::PageId page, double lastmod, double now) {
+    intake_->ConsiderDatedSignal(page, lastmod, now,
+                                 sched::SignalSource::kSitemapLastmod);
+  };
+  h.pushed_signal = [this](sched::PageId page, double now, double changed_at) {
+    intake_->SignalPage(page, now, sched::SignalSource::kPushedHint,
+                        changed_at);
+  };
+  h.commit = [this](std::function<void(Status)> committed) {
+    RequestCommit(std::move(committed));
+  };
+  h.dispatch = [this] { TryDispatch(); };
+  h.set_rate = [this](double rate) { sched_->SetRate(rate, UnixNow()); };
+  h.budget = [this] { return config_.budget.rate; };
+  h.pages_fetched = [this] { return observer_->fetched_total(); };
+  h.fetch_rate = [this] {
+    std::shared_ptr<const nlohmann::json> snapshot = views_->snapshot();
+    return snapshot && (*snapshot)["rate_actual"].is_number()
+               ? (*snapshot)["rate_actual"]
+               : nlohmann::json();
+  };
+  auto adapter =
+      ClusterAdapter::Create(io_, std::move(o), book_.get(), frontier_.get(),
+                             sched_.get(), store_.get(), std::move(h));
+  if (!adapter.ok()) return adapter.status();
+  cluster_ = std::move(adapter).value();
+  return Status::OK();
+}
+
+void CrawlLoop::WhenCommitted(std::function<void(Status)> committed) {
+  std::shared_ptr<RouteJoin> join = std::move(route_join_);
+  route_join_ = nullptr;
+  if (!join) return RequestCommit(std::move(committed));
+  RequestCommit([join, committed = std::move(committed)](Status s) {
+    join->Then(
+        [s, committed](Status routed) { committed(s.ok() ? routed : s); });
+  });
 }
 
 Status CrawlLoop::LoadFetchState(fetch::CrawlerState* state) {
@@ -364,9 +418,7 @@ Status CrawlLoop::AddSeed(std::string_view url, double weight) {
   // Clustered: a seed of another node's shard goes to its owner (every
   // node may be given every seed: duplicates are harmless).
   if (cluster_) {
-    if (cluster_seeds_.size() < config_.crawler.max_urls) {
-      cluster_seeds_.emplace_back(normalized.value(), weight);
-    }
+    cluster_->KeepSeed(normalized.value(), weight);
     if (RouteAway(normalized.value(), cluster::WorkItem::Kind::kSeed, weight)) {
       return Status::OK();
     }
@@ -401,8 +453,6 @@ void CrawlLoop::Start() {
   writer_->Start();
   net_->Start();
   if (cluster_) cluster_->Start();
-  if (router_) router_->Start();
-  if (changes_) changes_->Start();
   dispatcher_->Start();
   views_->PublishSnapshot();
   Housekeeping();
@@ -508,11 +558,8 @@ void CrawlLoop::Housekeeping() {
       std::max(config_.store.sync_interval_s, kHousekeepingS)) {
     SaveFetchState({});
   }
-  views_->Tick(now);  // sliced passes, snapshot, operator's tick
-  if (cluster_) {
-    cluster_->SetFigures(ClusterLambda(), RateShare());
-    cluster_->SetSummary(ClusterSummary());
-  }
+  views_->Tick(now);               // sliced passes, snapshot, operator's tick
+  if (cluster_) cluster_->Tick();  // λ, share, summary to the heartbeat
   housekeeping_.expires_after(
       std::chrono::milliseconds(static_cast<int>(kHousekeepingS * 1000)));
   housekeeping_.async_wait(
@@ -529,7 +576,7 @@ nlohmann::json CrawlLoop::Signal(const std::vector<std::string>& urls,
   const double now = UnixNow();
   uint64_t signals = 0, stale = 0, added = 0, ignored = 0, routed = 0;
   std::shared_ptr<RouteJoin> join;
-  if (router_) join = std::make_shared<RouteJoin>();
+  if (cluster_) join = std::make_shared<RouteJoin>();
   for (const auto& raw : urls) {
     auto normalized = parse::NormalizeUrl(raw);
     if (!normalized.ok()) {
@@ -565,7 +612,7 @@ nlohmann::json CrawlLoop::Signal(const std::vector<std::string>& urls,
                         {"stale", stale},
                         {"added", added},
                         {"ignored", ignored}};
-  if (router_) out["routed"] = routed;  // to the owners of their hosts
+  if (cluster_) out["routed"] = routed;  // to the owners of their hosts
   return out;
 }
 
@@ -579,6 +626,7 @@ void CrawlLoop::SetRate(double pages_per_second) {
 
 void CrawlLoop::Stop(double grace_s, std::function<void(Status)> done) {
   stopping_ = true;
+  if (cluster_) cluster_->BeginStop();
   if (!work_) work_.emplace(io_.get_executor());
   dispatcher_->Stop();
   intake_->Stop();
@@ -610,9 +658,7 @@ void CrawlLoop::Stop(double grace_s, std::function<void(Status)> done) {
         }
         // Nothing of ours is in flight: leave the cluster, so the others
         // take our shards (after their handoff delay).
-        if (router_) router_->Stop();
-        if (changes_) changes_->Stop();
-        if (cluster_) cluster_->Stop();
+        if (cluster_) cluster_->StopAll();
         auto callback = done;
         *finish = nullptr;  // breaks the self-reference
         work_.reset();

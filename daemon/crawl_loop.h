@@ -19,7 +19,9 @@
 //   * StatusViews (status_views.h): counters and read-only views (/status,
 //     /metrics, /page, the status page), the sliced summary passes, the
 //     operator's history; scheduler's (its snapshot: any thread);
-//   * the cluster node (crawl_loop_cluster.cc, crawl_loop_changes.cc).
+//   * ClusterAdapter (cluster_adapter.h): node, work router, change
+//     publisher, budget share and λ; scheduler's (its callbacks posted
+//     there; page and change publishing on the writer's thread).
 // The scheduler's thread is the io_context handed to Create, which the
 // caller runs. A page's path: Dispatcher → StartFetch → network →
 // OnNetworkDone → ParseQueue → Complete → PageObserver (observe, mark,
@@ -30,7 +32,7 @@
 // On start the scheduler is rebuilt from the store (daemon/recovery.h).
 // Time: the scheduler and the store get Unix seconds; the fetcher its own
 // steady clock.
-// Cluster ([cluster] nats_url set; daemon/crawl_loop_cluster.cc): only pages
+// Cluster ([cluster] nats_url set; daemon/cluster_adapter.h): only pages
 // of hosts in shards this node owns are selected, robots.txt (and so
 // sitemaps) refreshed only for them, and the scheduler runs at its share of
 // [budget] rate (rate / live nodes); the cluster node's thread posts each
@@ -41,8 +43,9 @@
 // nats_url none of it runs.
 // Thread-safety: every method runs on the scheduler's thread (the status
 // endpoint reaches it by posting there: daemon/status_service.h), except
-// status_snapshot(), which is safe from any thread, OnNetworkDone (network
-// thread: it only posts) and PublishPages/PublishChanges (writer thread).
+// status_snapshot(), which is safe from any thread, and OnNetworkDone
+// (network thread: it only posts); the writer's hooks run the cluster
+// adapter's publishers on the writer thread.
 
 #ifndef FRESHD_DAEMON_CRAWL_LOOP_H_
 #define FRESHD_DAEMON_CRAWL_LOOP_H_
@@ -64,12 +67,10 @@
 #include <vector>
 
 #include "base/status.h"
-#include "cluster/change_publisher.h"
-#include "cluster/cluster_node.h"
 #include "cluster/work_router.h"
 #include "conf/config.h"
 #include "conf/rules.h"
-#include "daemon/cost_bounded_cache.h"
+#include "daemon/cluster_adapter.h"
 #include "daemon/dispatcher.h"
 #include "daemon/fetch_metrics.h"
 #include "daemon/frontier.h"
@@ -95,22 +96,6 @@
 #include "store/warc_writer.h"
 
 namespace freshd::daemon {
-
-// Clustered: the λ this node publishes is the mean of this many marginal
-// selections (or more, between heartbeats); fewer is too noisy to steer
-// the budget by.
-inline constexpr uint64_t kLambdaWindow = 10;
-
-// Waits for the routed items of one POST /signal to be stored: each
-// Arrive()s once (on the scheduler's thread); Then() runs `done` with the
-// first error, or OK, once all have. Scheduler's thread only.
-struct RouteJoin {
-  size_t pending = 0;
-  Status status;
-  std::vector<std::function<void(Status)>> waiters;
-  void Arrive(Status s);
-  void Then(std::function<void(Status)> done);
-};
 
 class CrawlLoop {
  public:
@@ -249,55 +234,19 @@ class CrawlLoop {
   // the WARC and feed items waiting, as one writer job.
   void RequestCommit(std::function<void(Status)> committed = nullptr);
 
-  // Cluster (crawl_loop_cluster.cc). Creates the node when [cluster]
-  // nats_url is set (InvalidArgument for an unusable node name).
+  // Cluster (ClusterAdapter; null without [cluster] nats_url): creates
+  // it, with the hooks it calls back on this thread.
   Status InitCluster();
-  // The node's view changed (posted from its thread).
-  void OnClusterView(cluster::ClusterView view);
-  // Clustered and `url`'s host in a shard this node does not own: publishes
-  // it to the owner through the work stream (link and sitemap entries only
-  // when in scope) and returns true; false: this node handles it. A `join`
-  // learns when the item is stored (how POST /signal waits for it).
+  // Clustered and `url`'s host in a shard this node does not own: routed
+  // to the owner (ClusterAdapter::RouteAway); false: handled here.
   bool RouteAway(const std::string& url, cluster::WorkItem::Kind kind,
-                 double value, std::shared_ptr<RouteJoin> join = {});
-  // Writer thread: publishes the page records `batch` committed.
-  void PublishPages(const std::vector<CommittedPage>& pages);
-  // The page stream's records of `shard` being acquired (posted from the
-  // router's thread): pages this node does not know join its book with
-  // their state; with `done`, the shard's seeds too.
-  void OnReplay(const std::vector<uint32_t>& shards,
-                const std::vector<cluster::PageState>& pages, bool done);
-  // Work the router delivered for this node's shards (posted from its
-  // thread): applied as if discovered here, acked after the commit.
-  void OnWork(std::vector<cluster::DeliveredWork> batch);
-  // True without a cluster; else whether `host`'s shard is owned now.
-  bool OwnsHost(sched::HostId host);
+                 double value, std::shared_ptr<RouteJoin> join = {}) {
+    return cluster_ && cluster_->RouteAway(url, kind, value, std::move(join));
+  }
   // The budget this node crawls at: [budget] rate, or its share of it.
-  double RateShare() const;
-  // Clustered: this node's share from the live members' published (λ,
-  // share) by sched::NextRateShares; a step when the members change or
-  // this node's λ is new (once per λ window: stepping again on the same λ
-  // would compound the same correction).
-  void StepShare();
-  // The λ this node publishes (sched::LambdaMeter over the scheduler's
-  // marginal values, windows of kLambdaWindow selections).
-  double ClusterLambda();
-  // /status "cluster" (null without a cluster) and its /metrics gauges.
-  nlohmann::json ClusterJson() const;
-  void AppendClusterMetrics(const nlohmann::json& status,
-                            std::string* out) const;
-  // The cluster's change stream (crawl_loop_changes.cc): the publisher,
-  // created with the node when the feed is on; the writer's feed hook
-  // (writer thread) hands it each committed event; /status
-  // "cluster"."changes" (null without it) and its /metrics.
-  Status InitChangePublisher();
-  // What this node announces in its heartbeats beside λ and its rate share
-  // (`freshd cluster status` prints it): a JSON object.
-  std::string ClusterSummary() const;
-  void PublishChanges(const std::vector<store::FeedEvent>& events);
-  nlohmann::json ChangesJson() const;
-  void AppendChangesMetrics(const nlohmann::json& status,
-                            std::string* out) const;
+  double RateShare() const {
+    return cluster_ ? cluster_->RateShare() : config_.budget.rate;
+  }
 
   // The status views' readers of the parts (StatusViews::Sources).
   StatusViews::Sources StatusSources();
@@ -340,34 +289,11 @@ class CrawlLoop {
   // Counters and read-only views (/status, /metrics, /page, the status
   // page), reading the parts above.
   std::unique_ptr<StatusViews> views_;
-  // The cluster node (null without [cluster] nats_url), stopped first; its
-  // latest view and each host's shard, on the scheduler's thread.
-  std::unique_ptr<cluster::ClusterNode> cluster_;
-  // The work stream (null without a cluster), stopped with the node; the
-  // routed POST /signal hints the next WhenCommitted also waits for.
-  std::unique_ptr<cluster::WorkRouter> router_;
+  // The cluster's parts (null without [cluster] nats_url): membership
+  // stopped first, the change stream's publisher after the writer.
+  std::unique_ptr<ClusterAdapter> cluster_;
+  // The routed POST /signal hints the next WhenCommitted also waits for.
   std::shared_ptr<RouteJoin> route_join_;
-  // The change stream's publisher (null without a cluster or a feed),
-  // stopped after the writer, so the last events are published.
-  std::unique_ptr<cluster::ChangePublisher> changes_;
-  // Every seed given (bounded by [crawler] max_urls): added when its shard
-  // is acquired.
-  std::vector<std::pair<std::string, double>> cluster_seeds_;
-  uint64_t routed_total_ = 0;         // items published for other shards
-  uint64_t work_applied_total_ = 0;   // delivered items applied here
-  uint64_t pages_adopted_total_ = 0;  // pages rebuilt from the page stream
-  std::optional<cluster::ClusterView> cluster_view_;
-  // This node's share as a fraction of [budget] rate (so a budget change
-  // scales it); < 0: none yet, an equal split. The λ window and the
-  // members it last stepped with.
-  double share_fraction_ = -1;
-  uint64_t share_stepped_window_ = 0;
-  std::vector<std::string> share_members_;
-  sched::LambdaMeter lambda_meter_{kLambdaWindow};
-  std::vector<int32_t> host_shard_;  // by host id; -1: not computed yet
-  // By shard: its pages were replayed since it was last acquired (its
-  // hosts are fetched only then).
-  std::vector<bool> replayed_;
 };
 
 }  // namespace freshd::daemon
