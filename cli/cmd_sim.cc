@@ -30,6 +30,7 @@ struct SimArgs {
   std::string start;
   std::vector<double> trace_signals;  // recall, precision, delay days
   uint64_t seed = 1;
+  bool seed_given = false;  // with --trace: shuffle the refresh phases
   sim::SimOptions options;
   std::vector<std::string> rate_changes;
   std::vector<std::string> rules;
@@ -127,6 +128,7 @@ int RunTrace(SimArgs& a) {
     }
     options.start = start;
   }
+  if (a.seed_given) options.seed = a.seed;
   if (a.trace_signals.size() == 3) {
     options.signals = {a.trace_signals[0], a.trace_signals[1],
                        a.trace_signals[2]};
@@ -180,7 +182,10 @@ void AddSimCommand(CLI::App& app, int* exit_code) {
                   "simulated days (required with --web; with --trace "
                   "default the file's span)")
       ->check(CLI::Range(1e-3, 1e6));
-  sub->add_option("--seed", a->seed, "web and event seed");
+  CLI::Option* seed = sub->add_option(
+      "--seed", a->seed,
+      "web and event seed; with --trace: the refresh phases (pages existing "
+      "at t0 added in an order shuffled by it; default: URL order)");
   CLI::Option* oracle =
       sub->add_flag("--oracle", o.oracle, "value functions see the true model");
   sub->add_flag("--oracle-rate", o.oracle_rate,
@@ -256,7 +261,7 @@ void AddSimCommand(CLI::App& app, int* exit_code) {
   sub->add_option("--shard-loss", a->shard_losses,
                   "DAY:K the K shards with the most pages die at DAY, their "
                   "hosts going to the others (repeatable)");
-  sub->callback([exit_code, a] {
+  sub->callback([exit_code, a, seed] {
     for (const std::string& s : a->rules) {
       sim::SimRule rule;
       if (std::string e = ParseRule(s, &rule); !e.empty()) {
@@ -281,6 +286,7 @@ void AddSimCommand(CLI::App& app, int* exit_code) {
       return;
     }
     if (!a->trace.empty()) {
+      a->seed_given = seed->count() > 0;
       *exit_code = RunTrace(*a);
       return;
     }

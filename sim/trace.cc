@@ -1,5 +1,7 @@
 #include "sim/trace.h"
 
+#include <zlib.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -292,16 +294,29 @@ Result<Trace> ParseTrace(std::istream& in, std::string_view name,
     p.host = host_index.at(std::string(parse::UrlAuthority(url)));
     p.importance = b.importance > 0 ? b.importance : 1;
     std::sort(b.creates.begin(), b.creates.end());
-    if (!b.creates.empty()) p.created = b.creates.front();
+    std::sort(b.deletes.begin(), b.deletes.end());
+    std::sort(b.changes.begin(), b.changes.end());
+    // The lifetime is one interval: from the first create, unless a delete
+    // comes before it (the page existed from the start; that create
+    // re-creates it), to the last delete, unless a create comes after it
+    // (re-created: the page counts to the end). A create that does not start
+    // the lifetime counts as a change.
+    size_t recreations_from = 0;
+    if (!b.creates.empty() &&
+        (b.deletes.empty() || b.creates.front() <= b.deletes.front())) {
+      p.created = b.creates.front();
+      recreations_from = 1;
+    }
     if (!b.deletes.empty()) {
-      p.deleted = *std::max_element(b.deletes.begin(), b.deletes.end());
-      if (p.deleted <= p.created) {
-        return Status::InvalidArgument(std::string(name) + ": " + url +
-                                       ": deleted at or before it is created");
+      if (b.creates.empty() || b.deletes.back() >= b.creates.back()) {
+        p.deleted = b.deletes.back();
       }
     }
-    // Re-creations count as changes.
-    for (size_t i = 1; i < b.creates.size(); ++i) {
+    if (p.deleted <= p.created) {  // created and deleted at one time
+      ++trace.empty_lifetimes;
+      continue;
+    }
+    for (size_t i = recreations_from; i < b.creates.size(); ++i) {
       b.changes.push_back(b.creates[i]);
     }
     std::vector<double>().swap(b.creates);
@@ -331,11 +346,50 @@ Result<Trace> ParseTraceText(std::string_view text, std::string_view name,
   return ParseTrace(in, name, limits);
 }
 
+namespace {
+
+// An input stream buffer over zlib's gzFile, which reads gzip members and
+// plain files alike (gzdirect): one reader for both forms of a trace.
+class GzReadBuffer : public std::streambuf {
+ public:
+  explicit GzReadBuffer(gzFile file) : file_(file) {}
+  ~GzReadBuffer() override { gzclose(file_); }
+  GzReadBuffer(const GzReadBuffer&) = delete;
+  GzReadBuffer& operator=(const GzReadBuffer&) = delete;
+  bool failed() const { return failed_; }
+
+ protected:
+  int_type underflow() override {
+    if (gptr() < egptr()) return traits_type::to_int_type(*gptr());
+    const int n = gzread(file_, buffer_, sizeof(buffer_));
+    if (n <= 0) {
+      int code = Z_OK;
+      gzerror(file_, &code);
+      // Z_BUF_ERROR: a gzip file cut short.
+      failed_ = n < 0 || code != Z_OK;
+      return traits_type::eof();
+    }
+    setg(buffer_, buffer_, buffer_ + n);
+    return traits_type::to_int_type(*gptr());
+  }
+
+ private:
+  gzFile file_;
+  bool failed_ = false;
+  char buffer_[64 * 1024];
+};
+
+}  // namespace
+
 Result<Trace> LoadTrace(const std::string& path, const TraceLimits& limits) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::NotFound(path + ": cannot open");
+  gzFile file = gzopen(path.c_str(), "rb");
+  if (file == nullptr) return Status::NotFound(path + ": cannot open");
+  GzReadBuffer buffer(file);
+  std::istream in(&buffer);
   Result<Trace> t = ParseTrace(in, path, limits);
-  if (t.ok() && in.bad()) return Status::IOError(path + ": read error");
+  if (buffer.failed()) {
+    return Status::IOError(path + ": read error (or a damaged gzip file)");
+  }
   return t;
 }
 

@@ -18,11 +18,14 @@
 // different values for one page are an error. Blank lines are skipped.
 //
 // A page's lifetime is one interval: from its first `create` (or from the
-// start when it has none) to its last `delete` (or the end when it has
-// none); a `delete` at or before its first `create` is an error. Changes
-// outside the lifetime are dropped (a `create` after the first, e.g. a page
-// deleted and created again, counts as a change and the page counts
-// throughout). Every size is bounded (TraceLimits); a malformed or
+// start when it has none, or when a `delete` comes before it) to its last
+// `delete` (or the end when it has none, or when a `create` comes after it:
+// deleted and created again, the page counts throughout); a page deleted
+// at the time it is created never existed and is left out (counted). Changes
+// outside the lifetime are dropped; a `create` that does not start the lifetime
+// (a re-creation) counts as a change. LoadTrace reads plain or gzip-compressed
+// files (tests/data/traces keeps them compressed). Every size is bounded
+// (TraceLimits); a malformed or
 // oversized row is InvalidArgument "NAME:LINE: what" (LINE the 1-based line
 // the record starts on), never an exception or a crash.
 //
@@ -69,6 +72,8 @@ struct Trace {
   double last_time = std::numeric_limits<double>::quiet_NaN();
   uint64_t changes = 0;  // Σ pages[i].changes.size()
   uint64_t rows = 0;     // data records read (blank lines not counted)
+  // Pages created and deleted at one time (never existed): left out.
+  uint64_t empty_lifetimes = 0;
 };
 
 // Reads a trace from `in`; `name` stands in for the file in messages.

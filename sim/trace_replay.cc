@@ -53,8 +53,15 @@ struct ReplayPage {
 class Replay {
  public:
   Replay(const Trace& trace, const SimOptions& o, const TraceSignals& sig,
-         double t0, double end, sched::Scheduler& sched)
-      : t_(trace), o_(o), sig_(sig), t0_(t0), end_(end), sched_(sched) {
+         std::optional<uint64_t> seed, double t0, double end,
+         sched::Scheduler& sched)
+      : t_(trace),
+        o_(o),
+        sig_(sig),
+        seed_(seed),
+        t0_(t0),
+        end_(end),
+        sched_(sched) {
     warm_ =
         o.warmup_days >= 0 ? std::min(o.warmup_days * kDay, end) : 0.1 * end;
   }
@@ -64,7 +71,15 @@ class Replay {
     const size_t n = t_.pages.size();
     pages_.resize(n);
     std::vector<uint32_t> later;  // created after t0, by creation time
-    for (uint32_t p = 0; p < n; ++p) {
+    std::vector<uint32_t> order(n);
+    for (uint32_t p = 0; p < n; ++p) order[p] = p;
+    if (seed_) {  // Fisher-Yates, portable: the same order everywhere
+      for (uint32_t i = n; i > 1; --i) {
+        const auto j = static_cast<uint32_t>(Uniform01(*seed_, i, 7) * i);
+        std::swap(order[i - 1], order[std::min(j, i - 1)]);
+      }
+    }
+    for (const uint32_t p : order) {
       const TracePage& tp = t_.pages[p];
       ReplayPage& s = pages_[p];
       s.created = std::max(0.0, tp.created - t0_);
@@ -256,6 +271,7 @@ class Replay {
   const Trace& t_;
   const SimOptions& o_;
   const TraceSignals& sig_;
+  const std::optional<uint64_t> seed_;
   const double t0_, end_;
   std::vector<Signal> signals_;
   double warm_ = 0;
@@ -310,7 +326,8 @@ Result<TraceReplayResult> ReplayTrace(const Trace& trace,
         "sim: trace signals need recall in [0, 1], precision in [0.01, 1] "
         "and a delay in [0, 365] days");
   }
-  Replay replay(trace, o, sig, out.start, days * kDay, **scheduler);
+  Replay replay(trace, o, sig, options.seed, out.start, days * kDay,
+                **scheduler);
   Result<SimResult> r = replay.Go();
   if (!r.ok()) return r.status();
   out.result = std::move(*r);
@@ -346,7 +363,7 @@ std::string TraceReplayToJson(const Trace& trace,
   j["oracle_rate"] = false;
   if (o.rate_model != "gamma") j["rate_model"] = o.rate_model;
   if (o.explore) j["explore"] = true;
-  j["seed"] = nullptr;
+  j["seed"] = options.seed ? json(*options.seed) : json(nullptr);
   j["rate_per_day"] = o.rate_per_day;
   j["days"] = out.days;
   j["measured_days"] = r.measured_days;

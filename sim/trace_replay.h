@@ -21,7 +21,9 @@
 #ifndef FRESHD_SIM_TRACE_REPLAY_H_
 #define FRESHD_SIM_TRACE_REPLAY_H_
 
+#include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 
 #include "base/status.h"
@@ -48,6 +50,13 @@ struct TraceReplayOptions {
   SimOptions sim;  // policy, oracle, rate, days (<= 0: span), warm-up, ...
   double start = std::numeric_limits<double>::quiet_NaN();  // t0; NaN: first
   TraceSignals signals;
+  // The refresh phases: the pages existing at t0 all start fetched at t0,
+  // so which of them a policy refetches first among equals follows the
+  // order they were added in: URL order (nullopt), or an order shuffled by
+  // this seed. Low budgets' figures depend on those phases (one refresh a
+  // year: before or after a mass change decides a page's year), so policies
+  // are compared over several seeds (docs/real-histories.md).
+  std::optional<uint64_t> seed;
 };
 
 struct TraceReplayResult {

@@ -201,5 +201,43 @@ TEST(TraceReplayTest, RefusesWhatOnlyAGeneratedWebHas) {
   EXPECT_FALSE(ReplayTrace(Trace{}, Uniform(1, 1)).ok());
 }
 
+TEST(TraceReplayTest, SeedShufflesTheRefreshPhasesDeterministically) {
+  // Two pages fetched at t0, a fetch a day: uniform refetches them in the
+  // order they were added. /a changes at day 0.5, /b at day 1.5. URL order
+  // (/a at day 1, /b at day 2) keeps each stale half a day; the other order
+  // (/b at day 1, /a at day 2) leaves /a stale for 1.5 days.
+  const std::string trace = "url,time\nhttp://a.example/a," + At(0.5) +
+                            "\nhttp://a.example/b," + At(1.5) +
+                            "\nhttp://a.example/a," + At(0) +
+                            "\nhttp://a.example/b," + At(0) + "\n";
+  Trace t = MustParse(trace);
+  auto freshness = [&](std::optional<uint64_t> seed) {
+    TraceReplayOptions o = Uniform(1, 2.5);
+    o.seed = seed;
+    auto r = ReplayTrace(t, o);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() ? r->result.total.fresh : -1.0;
+  };
+  const double url_order = freshness(std::nullopt);
+  bool other_order_seen = false, url_order_seen = false;
+  for (uint64_t seed = 1; seed <= 16; ++seed) {
+    const double f = freshness(seed);
+    EXPECT_EQ(f, freshness(seed)) << "seed " << seed;  // deterministic
+    if (f == url_order) {
+      url_order_seen = true;
+    } else {
+      other_order_seen = true;
+      EXPECT_LT(f, url_order) << "seed " << seed;
+    }
+  }
+  EXPECT_TRUE(other_order_seen);  // 16 seeds: each order with p = 1/2
+  EXPECT_TRUE(url_order_seen);
+  TraceReplayOptions o = Uniform(1, 2.5);
+  o.seed = 7;
+  auto r = ReplayTrace(t, o);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(nlohmann::json::parse(TraceReplayToJson(t, o, *r))["seed"], 7);
+}
+
 }  // namespace
 }  // namespace freshd::sim

@@ -3,8 +3,13 @@
 #include "sim/trace.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
+#include <zlib.h>
 
 #include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <string>
 
 namespace freshd::sim {
@@ -113,10 +118,15 @@ TEST(TraceTest, EventsAndLifetimes) {
   EXPECT_NE(Error("url,time,event\nhttp://a.example/,5,modify\n")
                 .find("t.csv:2: event"),
             std::string::npos);
-  EXPECT_NE(Error("url,time,event\nhttp://a.example/,5,create\n"
-                  "http://a.example/,5,delete\n")
-                .find("deleted at or before"),
-            std::string::npos);
+  // Created and deleted at one time (a file added and removed in one
+  // commit): the page never existed and is left out, counted.
+  t = Parse(
+      "url,time,event\nhttp://a.example/,5,create\n"
+      "http://a.example/,5,change\nhttp://a.example/,5,delete\n"
+      "http://a.example/x,7,change\n");
+  ASSERT_EQ(t.pages.size(), 1u);
+  EXPECT_EQ(t.urls[0], "http://a.example/x");
+  EXPECT_EQ(t.empty_lifetimes, 1u);
 }
 
 TEST(TraceTest, RecreationCountsAsAChange) {
@@ -262,6 +272,89 @@ TEST(TraceTest, MeanRateIsChangesOverLifetimeWithinTheWindow) {
   EXPECT_DOUBLE_EQ(TraceMeanRate(p, 0, 1000), 2.0 / 200);
   EXPECT_DOUBLE_EQ(TraceMeanRate(p, 160, 1000), 1.0 / 140);
   EXPECT_EQ(TraceMeanRate(p, 400, 1000), 0);
+}
+
+TEST(TraceTest, DeletedThenCreatedAgainCountsThroughout) {
+  // A page that exists from the start, is deleted and comes back (a file
+  // removed and restored, as tldr's history has): it counts throughout, and
+  // its return is a change.
+  Trace t = Parse(
+      "url,time,event\n"
+      "http://a.example/p,10,change\n"
+      "http://a.example/p,20,delete\n"
+      "http://a.example/p,30,create\n"
+      "http://a.example/p,40,change\n");
+  ASSERT_EQ(t.pages.size(), 1u);
+  EXPECT_EQ(t.pages[0].created, -INFINITY);
+  EXPECT_EQ(t.pages[0].deleted, INFINITY);
+  EXPECT_EQ(t.pages[0].changes, (std::vector<double>{10, 30, 40}));
+  // Deleted, restored, deleted for good: ends at the last delete.
+  t = Parse(
+      "url,time,event\n"
+      "http://a.example/q,20,delete\n"
+      "http://a.example/q,30,create\n"
+      "http://a.example/q,50,delete\n");
+  EXPECT_EQ(t.pages[0].created, -INFINITY);
+  EXPECT_EQ(t.pages[0].deleted, 50);
+  EXPECT_EQ(t.pages[0].changes, (std::vector<double>{30}));
+}
+
+std::string TempPath(const std::string& name) {
+  return (std::filesystem::temp_directory_path() /
+          (name + "." + std::to_string(::getpid())))
+      .string();
+}
+
+TEST(TraceTest, LoadTraceReadsPlainAndGzipFiles) {
+  const std::string text =
+      "url,time\nhttp://a.example/p,100\nhttp://a.example/p,200\n";
+  const std::string plain = TempPath("trace.csv");
+  const std::string packed = TempPath("trace.csv.gz");
+  {
+    std::ofstream out(plain, std::ios::binary);
+    out << text;
+  }
+  gzFile gz = gzopen(packed.c_str(), "wb");
+  ASSERT_NE(gz, nullptr);
+  ASSERT_EQ(gzwrite(gz, text.data(), static_cast<unsigned>(text.size())),
+            static_cast<int>(text.size()));
+  ASSERT_EQ(gzclose(gz), Z_OK);
+  for (const std::string& path : {plain, packed}) {
+    Result<Trace> t = LoadTrace(path);
+    ASSERT_TRUE(t.ok()) << path << ": " << t.status().ToString();
+    ASSERT_EQ(t->pages.size(), 1u);
+    EXPECT_EQ(t->pages[0].changes, (std::vector<double>{100, 200}));
+  }
+  // A gzip file cut short is an error, not a shorter trace.
+  std::string bytes;
+  {
+    std::ifstream in(packed, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  {
+    std::ofstream out(packed, std::ios::binary | std::ios::trunc);
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size() - 12));
+  }
+  EXPECT_FALSE(LoadTrace(packed).ok());
+  std::filesystem::remove(plain);
+  std::filesystem::remove(packed);
+}
+
+TEST(TraceTest, EveryCommittedRealTraceLoads) {
+  // The traces tests/data/traces keeps (its README: origin and licence),
+  // read as freshd sim --trace reads them.
+  const std::filesystem::path dir =
+      std::filesystem::path(FRESHD_TEST_DATA_DIR) / "traces";
+  int loaded = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    if (entry.path().extension() != ".gz") continue;
+    Result<Trace> t = LoadTrace(entry.path().string());
+    ASSERT_TRUE(t.ok()) << t.status().ToString();
+    EXPECT_GT(t->pages.size(), 100u) << entry.path();
+    EXPECT_GT(t->changes, 100u) << entry.path();
+    ++loaded;
+  }
+  EXPECT_GE(loaded, 5);
 }
 
 TEST(TraceTest, LoadTraceReportsAMissingFile) {
