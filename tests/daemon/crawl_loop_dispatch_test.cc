@@ -7,6 +7,16 @@
 namespace freshd::daemon {
 namespace {
 
+// Engine: a many-page web for the throughput tests (static pages).
+constexpr char kBigWeb[] = R"(
+hosts = 4
+pages_per_host = 150
+[[class]]
+name = "page"
+share = 1.0
+static_words = 40
+)";
+
 class EngineTest : public CrawlLoopTest {
  protected:
   void SetUp() override {

@@ -335,15 +335,5 @@ TEST_F(CrawlLoopTest, StatusServiceAnswersWhileTheSchedulerIsBusy) {
   EXPECT_EQ(signal.substr(0, 4), "200 ") << signal;
 }
 
-// Engine: a many-page web for the throughput tests (static pages).
-constexpr char kBigWeb[] = R"(
-hosts = 4
-pages_per_host = 150
-[[class]]
-name = "page"
-share = 1.0
-static_words = 40
-)";
-
 }  // namespace
 }  // namespace freshd::daemon
