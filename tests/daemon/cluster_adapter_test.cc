@@ -78,9 +78,9 @@ class ClusterAdapterTest : public ::testing::Test {
     h.budget = [] { return 12.0; };
     h.pages_fetched = [] { return uint64_t{3}; };
     h.fetch_rate = [] { return nlohmann::json(0.5); };
-    auto a = ClusterAdapter::Create(io_, std::move(o), book_.get(),
-                                    frontier_.get(), sched_.get(), store_.get(),
-                                    std::move(h));
+    auto a =
+        ClusterAdapter::Create(io_, std::move(o), book_.get(), frontier_.get(),
+                               sched_.get(), store_.get(), std::move(h));
     EXPECT_TRUE(a.ok()) << a.status().ToString();
     return a.ok() ? std::move(a).value() : nullptr;
   }
