@@ -348,29 +348,7 @@ void CrawlLoop::WhenCommitted(std::function<void(Status)> committed) {
 }
 
 Status CrawlLoop::LoadFetchState(fetch::CrawlerState* state) {
-  Status s = store_->ForEachHost(
-      [&](const store::HostRecord& h) {
-        if (h.fetch_state.empty()) return true;
-        auto decoded = DecodeHostFetchState(h.fetch_state);
-        if (!decoded.ok()) {  // reported; the host starts afresh
-          ++recovery_.corrupt;
-          if (recovery_.corrupt_records.size() < 1000) {
-            recovery_.corrupt_records.push_back(
-                {"host " + h.host + " fetch_state",
-                 decoded.status().message()});
-          }
-          return true;
-        }
-        if (auto id = book_->hosts().Find(h.host)) {
-          book_->RestoreHostFetchState(*id, h.fetch_state);
-        }
-        if (decoded.value().gate) {
-          state->hosts.push_back(*decoded.value().gate);
-        }
-        for (auto& r : decoded.value().robots) state->robots.push_back(r);
-        return true;
-      },
-      nullptr, /*skip_corrupt=*/true);
+  Status s = book_->RestoreFetchState(*store_, &recovery_, state);
   if (!s.ok()) return s;
   // Stored in Unix seconds; the crawler runs on its steady clock.
   double delta = NetworkStage::Now() - UnixNow();
@@ -393,11 +371,7 @@ void CrawlLoop::SaveFetchState(std::function<void()> then) {
       const double delta = now - NetworkStage::Now();
       fetch::ShiftTimes(&state.robots, delta);
       fetch::ShiftTimes(&state.hosts, delta);
-      for (auto& [name, host_state] : GroupByHost(state)) {
-        std::optional<sched::HostId> id = book_->hosts().Find(name);
-        if (!id) continue;  // a host with no pages (e.g. only redirected to)
-        book_->SetHostFetchState(*id, EncodeHostFetchState(host_state));
-      }
+      book_->RecordFetchState(state);
       last_fetch_state_save_ = now;
       RequestCommit();
       auto waiters = std::move(fetch_state_waiters_);

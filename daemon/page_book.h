@@ -41,6 +41,10 @@
 #include "sched/scheduler.h"
 #include "store/page_store.h"
 
+namespace freshd::fetch {
+struct CrawlerState;
+}  // namespace freshd::fetch
+
 namespace freshd::daemon {
 
 class PageBook {
@@ -120,6 +124,17 @@ class PageBook {
   // The host's fetch state (daemon/fetch_state.h encoding); marks the host
   // if it changed.
   void SetHostFetchState(sched::HostId host, std::string encoded);
+  // The fetch state saved: the fetcher's export (times already in Unix
+  // seconds) host by host into the host table, in daemon/fetch_state.h's
+  // encoding; a host with no pages (e.g. only redirected to) is skipped;
+  // each host whose state changed is marked.
+  void RecordFetchState(const fetch::CrawlerState& state);
+  // The fetch state stored with every host, at start: each that decodes
+  // goes back into the host table (not marked) and its gate and robots.txt
+  // copies into `state` (Unix seconds, as stored); one that does not decode
+  // is reported in `report` (its host starts afresh). Errors: the store's.
+  Status RestoreFetchState(const store::PageStore& store,
+                           RecoveryReport* report, fetch::CrawlerState* state);
 
   // ---- reads ----
 
