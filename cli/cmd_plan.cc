@@ -73,7 +73,7 @@ int RunPlan(PlanArgs& a) {
   }
   std::printf("\nfreshness by budget (fetches per page per day):\n%-16s",
               "policy");
-  for (double g : a.options.grid) std::printf(" %9.4g", g);
+  for (double g : plan->grid) std::printf(" %9.4g", g);
   std::printf("\n");
   for (const sim::PolicyPlan& p : plan->policies) {
     std::printf("%-16s", p.policy.c_str());
@@ -114,9 +114,22 @@ void AddPlanCommand(CLI::App& app, int* exit_code) {
                   "excluded from the freshness (default 10% of the days)");
   sub->add_flag("--oracle", o.replay.sim.oracle,
                 "value pages at their true mean rates (the stationary oracle)");
-  sub->add_option("--bisections", o.bisections,
-                  "halvings of the budget bracket (precision)")
+  sub->add_option("--max-probes,--bisections", o.max_probes,
+                  "replays narrowing the budget bracket, at most")
       ->check(CLI::Range(0, 30));
+  sub->add_option("--precision", o.precision,
+                  "stop narrowing once the bracket is within this ratio "
+                  "(0.01: 1%)")
+      ->check(CLI::Range(1e-6, 10.0));
+  sub->add_option("--max-budget", o.max_budget,
+                  "above the grid, try budgets up to this many fetches per "
+                  "page per day before calling the target unreachable")
+      ->check(CLI::Range(0.0, 1e6));
+  sub->add_option("--threads", o.threads, "replays run in parallel")
+      ->check(CLI::Range(1, 64));
+  sub->add_flag("--full-grid", o.full_grid,
+                "replay every grid budget (default: stop one past the first "
+                "at which every policy reaches the target)");
   sub->add_flag("--json", a->json, "print JSON instead of a table");
   sub->add_option("--svg", a->svg, "also write an SVG plot to this file");
   sub->callback([exit_code, a] { *exit_code = RunPlan(*a); });

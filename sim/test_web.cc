@@ -3,11 +3,8 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <ctime>
 #include <functional>
 #include <nlohmann/json.hpp>
-
-#include "base/iso8601.h"
 
 namespace freshd::sim {
 namespace {
@@ -24,54 +21,12 @@ std::optional<uint64_t> ParseNumber(std::string_view s) {
   return v;
 }
 
-std::string FormatTime(double unix_seconds, const char* format) {
-  std::time_t t = static_cast<std::time_t>(std::floor(unix_seconds));
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[64];
-  size_t n = std::strftime(buf, sizeof buf, format, &tm);
-  return std::string(buf, n);
-}
-
 std::string ETagOf(const Version& v) {
   return "\"v" + std::to_string(v.churn) + "-" + std::to_string(v.scroll) +
          "\"";
 }
 
-// RFC 9110 If-None-Match: "*" or a list of (possibly weak) entity tags.
-bool EtagMatches(std::string_view header, const std::string& etag) {
-  if (header == "*") return true;
-  size_t pos = 0;
-  while (pos < header.size()) {
-    size_t comma = header.find(',', pos);
-    if (comma == std::string_view::npos) comma = header.size();
-    std::string_view item = header.substr(pos, comma - pos);
-    while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
-    while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
-    if (item.substr(0, 2) == "W/") item.remove_prefix(2);
-    if (item == etag) return true;
-    pos = comma + 1;
-  }
-  return false;
-}
-
-WebResponse Text(int status, std::string body) {
-  WebResponse r;
-  r.status = status;
-  r.headers.emplace_back("Content-Type", "text/plain; charset=utf-8");
-  r.body = std::move(body);
-  return r;
-}
-
 }  // namespace
-
-std::string HttpDate(double unix_seconds) {
-  return FormatTime(unix_seconds, "%a, %d %b %Y %H:%M:%S GMT");
-}
-
-std::string IsoDate(double unix_seconds) {
-  return FormatIso8601Utc(static_cast<int64_t>(std::floor(unix_seconds)));
-}
 
 TestWeb::TestWeb(WebModel model, TestWebOptions options)
     : model_(std::move(model)), options_(std::move(options)) {
@@ -139,7 +94,8 @@ WebResponse TestWeb::Respond(std::string_view host_header,
   if (path == "/truth") return Truth(query, now);
   std::optional<uint32_t> host = HostId(host_header);
   if (!host)
-    return Text(404, "unknown host (expected h<N>." + options_.domain + ")\n");
+    return TextResponse(
+        404, "unknown host (expected h<N>." + options_.domain + ")\n");
   if (path == "/") return Index(*host);
   if (path == "/robots.txt") return Robots(host_header);
   if (path == "/sitemap.xml") return Sitemap(*host, host_header, now);
@@ -153,7 +109,7 @@ WebResponse TestWeb::Respond(std::string_view host_header,
       return Page(*host, static_cast<uint32_t>(*page), if_none_match, now);
     }
   }
-  return Text(404, "not found\n");
+  return TextResponse(404, "not found\n");
 }
 
 WebResponse TestWeb::Index(uint32_t host) const {
@@ -259,8 +215,8 @@ WebResponse TestWeb::Feed(uint32_t host, std::string_view host_header,
 }
 
 WebResponse TestWeb::Robots(std::string_view host_header) const {
-  return Text(200, "User-agent: *\nAllow: /\nSitemap: http://" +
-                       std::string(host_header) + "/sitemap.xml\n");
+  return TextResponse(200, "User-agent: *\nAllow: /\nSitemap: http://" +
+                               std::string(host_header) + "/sitemap.xml\n");
 }
 
 WebResponse TestWeb::Sitemap(uint32_t host, std::string_view host_header,
@@ -291,8 +247,8 @@ WebResponse TestWeb::Truth(std::string_view query, double now) const {
   std::optional<uint64_t> page;
   if (query.substr(0, 5) == "page=") page = ParseNumber(query.substr(5));
   if (!page || *page >= model_.pages.size()) {
-    return Text(400, "usage: /truth?page=N (0 <= N < " +
-                         std::to_string(model_.pages.size()) + ")\n");
+    return TextResponse(400, "usage: /truth?page=N (0 <= N < " +
+                                 std::to_string(model_.pages.size()) + ")\n");
   }
   uint32_t p = static_cast<uint32_t>(*page);
   PageTimeline tl = PageAt(p, now);

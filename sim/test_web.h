@@ -32,6 +32,7 @@
 
 #include "sim/page_process.h"
 #include "sim/web_model.h"
+#include "sim/web_responder.h"
 
 namespace freshd::sim {
 
@@ -43,12 +44,6 @@ struct TestWebOptions {
   uint32_t feed_entries = 20;  // pages in a feed, 1..1000
 };
 
-struct WebResponse {
-  int status = 200;
-  std::vector<std::pair<std::string, std::string>> headers;
-  std::string body;
-};
-
 // A page's state at one virtual time (seconds from 0).
 struct PageTimeline {
   Version version;
@@ -56,14 +51,15 @@ struct PageTimeline {
   double last_signal = -1;  // virtual time of the latest signal, -1: none
 };
 
-class TestWeb {
+class TestWeb : public WebResponder {
  public:
   TestWeb(WebModel model, TestWebOptions options);
 
   // Answers a GET. `host_header` as sent (port allowed); `if_none_match`
   // empty when absent; `unix_now` the wall clock.
   WebResponse Respond(std::string_view host_header, std::string_view target,
-                      std::string_view if_none_match, double unix_now) const;
+                      std::string_view if_none_match,
+                      double unix_now) const override;
 
   double VirtualTime(double unix_now) const;
   double UnixTime(double virtual_time) const;
@@ -91,10 +87,6 @@ class TestWeb {
   WebModel model_;
   TestWebOptions options_;
 };
-
-// "Sat, 21 Nov 2026 19:40:00 GMT" and "2026-11-21T19:40:00Z".
-std::string HttpDate(double unix_seconds);
-std::string IsoDate(double unix_seconds);
 
 }  // namespace freshd::sim
 

@@ -25,7 +25,7 @@ constexpr uint32_t kMaxHeaderBytes = 8192;
 constexpr auto kIdleTimeout = std::chrono::seconds(30);
 
 struct Shared {
-  std::shared_ptr<const TestWeb> web;
+  std::shared_ptr<const WebResponder> web;
   std::shared_ptr<std::atomic<uint64_t>> requests;
   std::atomic<int> open{0};
   std::mutex log_mu;
@@ -185,7 +185,7 @@ class TestWebServer::Impl {
 };
 
 Result<std::unique_ptr<TestWebServer>> TestWebServer::Start(
-    std::shared_ptr<const TestWeb> web, const std::string& address,
+    std::shared_ptr<const WebResponder> web, const std::string& address,
     uint16_t port, int threads, const std::string& access_log) {
   auto shared = std::make_shared<Shared>();
   shared->web = std::move(web);

@@ -48,7 +48,7 @@ TEST(TracePlanTest, FindsABudgetThatReachesTheTarget) {
   ASSERT_EQ(plan->policies.size(), 1u);
   const PolicyPlan& p = plan->policies[0];
   EXPECT_EQ(plan->pages, 20u);
-  ASSERT_EQ(p.grid_freshness.size(), o.grid.size());
+  ASSERT_EQ(p.grid_freshness.size(), plan->grid.size());
   ASSERT_GT(p.pages_per_day, 0);
   EXPECT_DOUBLE_EQ(p.rate_per_second, p.pages_per_day / 86400);
   EXPECT_GE(p.freshness_at_budget, o.target);
@@ -63,6 +63,14 @@ TEST(TracePlanTest, FindsABudgetThatReachesTheTarget) {
   auto half = ReplayTrace(t, r);
   ASSERT_TRUE(half.ok());
   EXPECT_LT(half->result.total.fresh, o.target);
+  // Within the precision: a probe just below the budget missed the target.
+  bool bracketed = false;
+  for (const auto& [budget, fresh] : p.probes) {
+    bracketed = bracketed || (budget < p.pages_per_day &&
+                              budget * (1 + o.precision) >= p.pages_per_day &&
+                              fresh < o.target);
+  }
+  EXPECT_TRUE(bracketed);
   // The grid is in R/n: the most generous budget buys the most freshness.
   EXPECT_GT(p.grid_freshness.back(), p.grid_freshness.front());
   EXPECT_EQ(plan->grid_pages_per_day.front(), o.grid.front() * 20);
@@ -81,6 +89,7 @@ TEST(TracePlanTest, FindsABudgetThatReachesTheTarget) {
 TEST(TracePlanTest, AnUnreachableTargetIsSaidSo) {
   PlanOptions o = Options();
   o.grid = {1.0 / 365, 1.0 / 30};  // at most one fetch a month a page
+  o.max_budget = 0;                // and nothing above the grid
   o.target = 0.99;
   Result<Plan> plan = PlanBudgets(Staggered(), o);
   ASSERT_TRUE(plan.ok());
@@ -88,6 +97,51 @@ TEST(TracePlanTest, AnUnreachableTargetIsSaidSo) {
   const nlohmann::json j = nlohmann::json::parse(PlanToJson(o, *plan));
   EXPECT_FALSE(j["policies"][0]["reached"].get<bool>());
   EXPECT_TRUE(j["policies"][0]["pages_per_day"].is_null());
+}
+
+// Above the grid, the budget doubles until the target is reached.
+TEST(TracePlanTest, ATargetAboveTheGridIsFoundByDoubling) {
+  PlanOptions o = Options();
+  o.grid = {1.0 / 365, 1.0 / 30};
+  o.target = 0.9;
+  Result<Plan> plan = PlanBudgets(Staggered(), o);
+  ASSERT_TRUE(plan.ok());
+  const PolicyPlan& p = plan->policies[0];
+  EXPECT_LT(p.grid_freshness.back(), o.target);
+  ASSERT_GT(p.pages_per_day, plan->grid_pages_per_day.back());
+  EXPECT_LE(p.pages_per_day, o.max_budget * 20);
+  EXPECT_GE(p.freshness_at_budget, o.target);
+}
+
+// The grid stops one budget past the first where every policy reaches the
+// target (unless full_grid), and threads change nothing but the time.
+TEST(TracePlanTest, GridStopsPastTheTargetAndThreadsChangeNothing) {
+  const Trace t = Staggered();
+  PlanOptions o = Options();
+  o.policies = {"uniform", "freshness", "ncis"};
+  o.grid = {1.0 / 30, 1.0 / 7, 0.5, 1, 2, 4};
+  o.target = 0.7;
+  o.threads = 1;
+  Result<Plan> one = PlanBudgets(t, o);
+  ASSERT_TRUE(one.ok());
+  ASSERT_GE(one->grid.size(), 2u);
+  ASSERT_LT(one->grid.size(), o.grid.size()) << "all reached only at the top";
+  const size_t reached = one->grid.size() - 2;
+  for (const PolicyPlan& p : one->policies) {
+    EXPECT_GE(p.grid_freshness[reached], o.target) << p.policy;
+    EXPECT_EQ(p.grid_freshness.size(), one->grid.size());
+  }
+  o.threads = 3;
+  Result<Plan> three = PlanBudgets(t, o);
+  ASSERT_TRUE(three.ok());
+  EXPECT_EQ(PlanToJson(o, *one), PlanToJson(o, *three));
+  EXPECT_EQ(three->replays, one->replays);
+
+  o.full_grid = true;
+  Result<Plan> full = PlanBudgets(t, o);
+  ASSERT_TRUE(full.ok());
+  EXPECT_EQ(full->grid, o.grid);
+  EXPECT_EQ(full->policies[0].pages_per_day, one->policies[0].pages_per_day);
 }
 
 TEST(TracePlanTest, RefusesBadOptions) {
@@ -103,6 +157,12 @@ TEST(TracePlanTest, RefusesBadOptions) {
   EXPECT_FALSE(PlanBudgets(t, o).ok());
   o = Options();
   o.policies = {"no-such-policy"};
+  EXPECT_FALSE(PlanBudgets(t, o).ok());
+  o = Options();
+  o.threads = 0;
+  EXPECT_FALSE(PlanBudgets(t, o).ok());
+  o = Options();
+  o.precision = 0;
   EXPECT_FALSE(PlanBudgets(t, o).ok());
 }
 
