@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <iterator>
 #include <thread>
 
 #include "base/clock.h"
@@ -36,8 +37,7 @@ CrawlLoop::CrawlLoop(boost::asio::io_context& io, const Config& config)
 CrawlLoop::~CrawlLoop() {
   *alive_ = false;
   if (committer_) committer_->Stop();
-  if (router_) router_->Stop();
-  if (cluster_) cluster_->Stop();
+  if (cluster_) cluster_->StopMembership();
   if (parse_) parse_->Stop();  // queued parses dropped, no apply after
   if (net_) net_->Stop();      // no callback after this
   if (writer_) (void)writer_->Stop();
@@ -117,7 +117,9 @@ Status CrawlLoop::Init() {
                             cluster::WorkItem::Kind kind, double value) {
     return RouteAway(url, kind, value);
   };
-  hooks.owned = [this](sched::HostId h) { return !cluster_ || OwnsHost(h); };
+  hooks.owned = [this](sched::HostId h) {
+    return !cluster_ || cluster_->OwnsHost(h);
+  };
   hooks.commit = [this] { RequestCommit(); };
   hooks.dispatch = [this] { TryDispatch(); };
   intake_ = std::make_unique<SignalIntake>(io_, std::move(intake), book_.get(),
@@ -212,7 +214,9 @@ Status CrawlLoop::Init() {
     return committer_->pending_bytes() + writer_->stats().queued_bytes;
   };
   stages.fetching = [this] { return net_->pending(); };
-  if (cluster_) stages.owned = [this](sched::HostId h) { return OwnsHost(h); };
+  if (cluster_) {
+    stages.owned = [this](sched::HostId h) { return cluster_->OwnsHost(h); };
+  }
   stages.fetch = [this](sched::PageId page, double) { StartFetch(page); };
   dispatcher_ = std::make_unique<Dispatcher>(io_, sched_.get(), dispatch,
                                              std::move(stages), started_unix_);
@@ -222,44 +226,129 @@ Status CrawlLoop::Init() {
       committer_.get(),
       [this](const std::string& url, cluster::WorkItem::Kind kind,
              double value) { return RouteAway(url, kind, value); });
-  if (router_) {  // each page's record to the page stream, once committed
+  if (cluster_) {  // each page's record to the page stream, once committed
     writer_->set_committed_hook(
         [this](const std::vector<CommittedPage>& pages) {
-          PublishPages(pages);
+          cluster_->PublishPages(pages);  // writer thread
         });
   }
-  if (Status c = InitChangePublisher(); !c.ok()) return c;
-  if (changes_) {  // each change event to the change stream, once committed
-    writer_->set_feed_hook(
-        [this](const std::vector<store::FeedEvent>& e) { PublishChanges(e); });
+  if (cluster_ && cluster_->publishes_changes()) {
+    // Each change event to the change stream, once committed.
+    writer_->set_feed_hook([this](const std::vector<store::FeedEvent>& e) {
+      cluster_->PublishChanges(e);  // writer thread
+    });
   }
+  StatusViews::Options views;
+  views.policy = config_.sched.policy;
+  views.max_interval_s = config_.sched.max_interval_s;
+  views.progress_s = config_.log.progress_s;
+  views.store_path = config_.store.path;
+  views.warc_dir = config_.store.warc_dir;
+  views.started_unix = started_unix_;
+  views_ = std::make_unique<StatusViews>(std::move(views), sched_.get(),
+                                         book_.get(), &frontier_->rules(),
+                                         &recovery_, StatusSources());
   return Status::OK();
 }
 
+StatusViews::Sources CrawlLoop::StatusSources() {
+  StatusViews::Sources s;
+  s.fetches = [this](double now) {
+    return StatusViews::FetchCounts{
+        observer_->fetched_total(), observer_->robots_denied_total(),
+        observer_->FetchesInLastMinute(now), observer_->outcomes()};
+  };
+  s.signals = [this] {
+    return StatusViews::SignalCounts{intake_->signals_total(),
+                                     intake_->signals_stale_total(),
+                                     intake_->sitemaps_fetched()};
+  };
+  s.site_feeds = [this] { return intake_->SiteFeedsJson(); };
+  s.site_feed_metrics = [this](PrometheusText& out) {
+    intake_->AppendSiteFeedMetrics(out);
+  };
+  s.stages = [this] {
+    StatusViews::StageFigures f;
+    f.in_flight = dispatcher_->in_flight();
+    f.on_network = dispatcher_->on_network();
+    std::copy(std::begin(dispatcher_->limits().seconds()),
+              std::end(dispatcher_->limits().seconds()), f.limit_seconds);
+    f.parse_jobs = parse_->jobs();
+    f.parse_bytes = parse_->bytes();
+    f.committing = committer_->running();
+    f.commit_pending_bytes = committer_->pending_bytes();
+    f.commit_errors = committer_->store_errors();
+    f.writer = writer_->stats();
+    f.network_lag = net_->lag();
+    f.scheduler_lag = lag_probe_.stats();
+    return f;
+  };
+  s.host_gate = [this](sched::HostId h) {
+    return StatusViews::HostGate{dispatcher_->slots().next_allowed(h),
+                                 dispatcher_->slots().in_flight(h)};
+  };
+  s.rate_target = [this] { return config_.budget.rate; };
+  s.stopping = [this] { return stopping_; };
+  s.cluster = [this] {
+    return cluster_ ? cluster_->ClusterJson() : nlohmann::json();
+  };
+  s.cluster_metrics = &ClusterAdapter::AppendMetrics;
+  return s;
+}
+
+Status CrawlLoop::InitCluster() {
+  if (config_.cluster.nats_url.empty()) return Status::OK();
+  ClusterAdapter::Options o;
+  o.cluster = config_.cluster;
+  o.changes = config_.feed.enabled;
+  o.max_seeds = config_.crawler.max_urls;
+  o.max_per_host = static_cast<uint32_t>(
+      std::min<uint64_t>(config_.crawler.max_urls_per_host, UINT32_MAX));
+  ClusterAdapter::Hooks h;
+  h.add_url = [this](const std::string& url, double importance, bool seed) {
+    return AddUrl(url, importance, seed);
+  };
+  h.sitemap_signal = [this](sched::PageId page, double lastmod, double now) {
+    intake_->ConsiderDatedSignal(page, lastmod, now,
+                                 sched::SignalSource::kSitemapLastmod);
+  };
+  h.pushed_signal = [this](sched::PageId page, double now, double changed_at) {
+    intake_->SignalPage(page, now, sched::SignalSource::kPushedHint,
+                        changed_at);
+  };
+  h.commit = [this](std::function<void(Status)> committed) {
+    RequestCommit(std::move(committed));
+  };
+  h.dispatch = [this] { TryDispatch(); };
+  h.set_rate = [this](double rate) { sched_->SetRate(rate, UnixNow()); };
+  h.budget = [this] { return config_.budget.rate; };
+  h.pages_fetched = [this] { return observer_->fetched_total(); };
+  h.fetch_rate = [this] {
+    std::shared_ptr<const nlohmann::json> snapshot = views_->snapshot();
+    return snapshot && (*snapshot)["rate_actual"].is_number()
+               ? (*snapshot)["rate_actual"]
+               : nlohmann::json();
+  };
+  auto adapter =
+      ClusterAdapter::Create(io_, std::move(o), book_.get(), frontier_.get(),
+                             sched_.get(), store_.get(), std::move(h));
+  if (!adapter.ok()) return adapter.status();
+  cluster_ = std::move(adapter).value();
+  return Status::OK();
+}
+
+void CrawlLoop::WhenCommitted(std::function<void(Status)> committed) {
+  std::shared_ptr<RouteJoin> join = std::move(route_join_);
+  route_join_ = nullptr;
+  if (!join) return RequestCommit(std::move(committed));
+  RequestCommit([join, committed = std::move(committed)](Status s) {
+    join->Then(
+        [s, committed](Status routed) { committed(s.ok() ? routed : s); });
+  });
+}
+
 Status CrawlLoop::LoadFetchState(fetch::CrawlerState* state) {
-  Status s = store_->ForEachHost(
-      [&](const store::HostRecord& h) {
-        if (h.fetch_state.empty()) return true;
-        auto decoded = DecodeHostFetchState(h.fetch_state);
-        if (!decoded.ok()) {  // reported; the host starts afresh
-          ++recovery_.corrupt;
-          if (recovery_.corrupt_records.size() < 1000) {
-            recovery_.corrupt_records.push_back(
-                {"host " + h.host + " fetch_state",
-                 decoded.status().message()});
-          }
-          return true;
-        }
-        if (auto id = book_->hosts().Find(h.host)) {
-          book_->RestoreHostFetchState(*id, h.fetch_state);
-        }
-        if (decoded.value().gate) {
-          state->hosts.push_back(*decoded.value().gate);
-        }
-        for (auto& r : decoded.value().robots) state->robots.push_back(r);
-        return true;
-      },
-      nullptr, /*skip_corrupt=*/true);
+  Status s = book_->RestoreFetchState(*store_, &recovery_, state);
   if (!s.ok()) return s;
   // Stored in Unix seconds; the crawler runs on its steady clock.
   double delta = NetworkStage::Now() - UnixNow();
@@ -282,11 +371,7 @@ void CrawlLoop::SaveFetchState(std::function<void()> then) {
       const double delta = now - NetworkStage::Now();
       fetch::ShiftTimes(&state.robots, delta);
       fetch::ShiftTimes(&state.hosts, delta);
-      for (auto& [name, host_state] : GroupByHost(state)) {
-        std::optional<sched::HostId> id = book_->hosts().Find(name);
-        if (!id) continue;  // a host with no pages (e.g. only redirected to)
-        book_->SetHostFetchState(*id, EncodeHostFetchState(host_state));
-      }
+      book_->RecordFetchState(state);
       last_fetch_state_save_ = now;
       RequestCommit();
       auto waiters = std::move(fetch_state_waiters_);
@@ -307,9 +392,7 @@ Status CrawlLoop::AddSeed(std::string_view url, double weight) {
   // Clustered: a seed of another node's shard goes to its owner (every
   // node may be given every seed: duplicates are harmless).
   if (cluster_) {
-    if (cluster_seeds_.size() < config_.crawler.max_urls) {
-      cluster_seeds_.emplace_back(normalized.value(), weight);
-    }
+    cluster_->KeepSeed(normalized.value(), weight);
     if (RouteAway(normalized.value(), cluster::WorkItem::Kind::kSeed, weight)) {
       return Status::OK();
     }
@@ -344,19 +427,13 @@ void CrawlLoop::Start() {
   writer_->Start();
   net_->Start();
   if (cluster_) cluster_->Start();
-  if (router_) router_->Start();
-  if (changes_) changes_->Start();
   dispatcher_->Start();
-  PublishSnapshot();
+  views_->PublishSnapshot();
   Housekeeping();
   TryDispatch();
 }
 
 // ---- dispatch ----
-
-uint64_t CrawlLoop::QueuedBytes() const {
-  return parse_->bytes() + committer_->pending_bytes();
-}
 
 void CrawlLoop::StartFetch(sched::PageId page) {
   const std::string url = book_->url(page);  // one read of the URL file
@@ -423,7 +500,7 @@ void CrawlLoop::Complete(sched::PageId page, fetch::FetchResult r,
                          Parsed parsed) {
   const double now = UnixNow();
   const double started_unix = dispatcher_->Finish(page, NetworkStage::Now());
-  NoteFetch(page, r, now);
+  views_->NoteFetch(page, r, now);
   if (spdlog::should_log(spdlog::level::debug)) {  // the URL is a read
     spdlog::debug("fetch {} -> {} {} {} bytes {:.0f} ms{}{}", book_->url(page),
                   fetch::OutcomeName(r.outcome), r.status, r.bytes,
@@ -455,13 +532,8 @@ void CrawlLoop::Housekeeping() {
       std::max(config_.store.sync_interval_s, kHousekeepingS)) {
     SaveFetchState({});
   }
-  AdvanceStatusPasses(now);
-  PublishSnapshot();
-  OperatorTick(now);
-  if (cluster_) {
-    cluster_->SetFigures(ClusterLambda(), RateShare());
-    cluster_->SetSummary(ClusterSummary());
-  }
+  views_->Tick(now);               // sliced passes, snapshot, operator's tick
+  if (cluster_) cluster_->Tick();  // λ, share, summary to the heartbeat
   housekeeping_.expires_after(
       std::chrono::milliseconds(static_cast<int>(kHousekeepingS * 1000)));
   housekeeping_.async_wait(
@@ -478,7 +550,7 @@ nlohmann::json CrawlLoop::Signal(const std::vector<std::string>& urls,
   const double now = UnixNow();
   uint64_t signals = 0, stale = 0, added = 0, ignored = 0, routed = 0;
   std::shared_ptr<RouteJoin> join;
-  if (router_) join = std::make_shared<RouteJoin>();
+  if (cluster_) join = std::make_shared<RouteJoin>();
   for (const auto& raw : urls) {
     auto normalized = parse::NormalizeUrl(raw);
     if (!normalized.ok()) {
@@ -514,7 +586,7 @@ nlohmann::json CrawlLoop::Signal(const std::vector<std::string>& urls,
                         {"stale", stale},
                         {"added", added},
                         {"ignored", ignored}};
-  if (router_) out["routed"] = routed;  // to the owners of their hosts
+  if (cluster_) out["routed"] = routed;  // to the owners of their hosts
   return out;
 }
 
@@ -528,6 +600,7 @@ void CrawlLoop::SetRate(double pages_per_second) {
 
 void CrawlLoop::Stop(double grace_s, std::function<void(Status)> done) {
   stopping_ = true;
+  if (cluster_) cluster_->BeginStop();
   if (!work_) work_.emplace(io_.get_executor());
   dispatcher_->Stop();
   intake_->Stop();
@@ -559,9 +632,7 @@ void CrawlLoop::Stop(double grace_s, std::function<void(Status)> done) {
         }
         // Nothing of ours is in flight: leave the cluster, so the others
         // take our shards (after their handoff delay).
-        if (router_) router_->Stop();
-        if (changes_) changes_->Stop();
-        if (cluster_) cluster_->Stop();
+        if (cluster_) cluster_->StopAll();
         auto callback = done;
         *finish = nullptr;  // breaks the self-reference
         work_.reset();

@@ -16,8 +16,12 @@
 //   * NetworkStage: libcurl multi + Asio; the network thread;
 //   * StoreWriter: LevelDB and WARC, group commits; the writer thread;
 //   * PageBook + Scheduler: every page's state; the scheduler's thread;
-//   * the status views (crawl_loop_status.cc, crawl_loop_operator.cc) and
-//     the cluster node (crawl_loop_cluster.cc, crawl_loop_changes.cc).
+//   * StatusViews (status_views.h): counters and read-only views (/status,
+//     /metrics, /page, the status page), the sliced summary passes, the
+//     operator's history; scheduler's (its snapshot: any thread);
+//   * ClusterAdapter (cluster_adapter.h): node, work router, change
+//     publisher, budget share and λ; scheduler's (its callbacks posted
+//     there; page and change publishing on the writer's thread).
 // The scheduler's thread is the io_context handed to Create, which the
 // caller runs. A page's path: Dispatcher → StartFetch → network →
 // OnNetworkDone → ParseQueue → Complete → PageObserver (observe, mark,
@@ -28,7 +32,7 @@
 // On start the scheduler is rebuilt from the store (daemon/recovery.h).
 // Time: the scheduler and the store get Unix seconds; the fetcher its own
 // steady clock.
-// Cluster ([cluster] nats_url set; daemon/crawl_loop_cluster.cc): only pages
+// Cluster ([cluster] nats_url set; daemon/cluster_adapter.h): only pages
 // of hosts in shards this node owns are selected, robots.txt (and so
 // sitemaps) refreshed only for them, and the scheduler runs at its share of
 // [budget] rate (rate / live nodes); the cluster node's thread posts each
@@ -39,8 +43,9 @@
 // nats_url none of it runs.
 // Thread-safety: every method runs on the scheduler's thread (the status
 // endpoint reaches it by posting there: daemon/status_service.h), except
-// status_snapshot(), which is safe from any thread, OnNetworkDone (network
-// thread: it only posts) and PublishPages/PublishChanges (writer thread).
+// status_snapshot(), which is safe from any thread, and OnNetworkDone
+// (network thread: it only posts); the writer's hooks run the cluster
+// adapter's publishers on the writer thread.
 
 #ifndef FRESHD_DAEMON_CRAWL_LOOP_H_
 #define FRESHD_DAEMON_CRAWL_LOOP_H_
@@ -62,12 +67,10 @@
 #include <vector>
 
 #include "base/status.h"
-#include "cluster/change_publisher.h"
-#include "cluster/cluster_node.h"
 #include "cluster/work_router.h"
 #include "conf/config.h"
 #include "conf/rules.h"
-#include "daemon/cost_bounded_cache.h"
+#include "daemon/cluster_adapter.h"
 #include "daemon/dispatcher.h"
 #include "daemon/fetch_metrics.h"
 #include "daemon/frontier.h"
@@ -80,6 +83,7 @@
 #include "daemon/recovery.h"
 #include "daemon/signal_intake.h"
 #include "daemon/status_history.h"
+#include "daemon/status_views.h"
 #include "daemon/store_writer.h"
 #include "daemon/url_scope.h"
 #include "parse/feed.h"
@@ -92,36 +96,6 @@
 #include "store/warc_writer.h"
 
 namespace freshd::daemon {
-
-// Clustered: the λ this node publishes is the mean of this many marginal
-// selections (or more, between heartbeats); fewer is too noisy to steer
-// the budget by.
-inline constexpr uint64_t kLambdaWindow = 10;
-// CopySummary's cache (daemon/cost_bounded_cache.h).
-inline constexpr double kSummaryMinCostS = 1e-3;
-inline constexpr double kSummaryCostFactor = 100;
-// Beyond this many pages the status figures and the overview's pages due
-// next come from passes over the pages spread over housekeeping turns
-// (AdvanceStatusPasses), each turn at most kStatusSliceCpuS of the thread's
-// CPU: one pass took ~170 ms at 10M pages (issue 29: no step over 20 ms).
-inline constexpr size_t kStatusSlicedPages = size_t{1} << 16;
-inline constexpr double kStatusSliceCpuS = 2.5e-3;
-// The overview's pass runs only while the overview was asked for within
-// this many seconds (a page's value costs microseconds: 10M of them are
-// seconds of CPU).
-inline constexpr double kDueWantedS = 60;
-inline constexpr size_t kDueNext = 20;  // the overview's pages due next
-
-// Waits for the routed items of one POST /signal to be stored: each
-// Arrive()s once (on the scheduler's thread); Then() runs `done` with the
-// first error, or OK, once all have. Scheduler's thread only.
-struct RouteJoin {
-  size_t pending = 0;
-  Status status;
-  std::vector<std::function<void(Status)>> waiters;
-  void Arrive(Status s);
-  void Then(std::function<void(Status)> done);
-};
 
 class CrawlLoop {
  public:
@@ -155,21 +129,21 @@ class CrawlLoop {
   // rules in force are then kept. Call on the scheduler's thread.
   Status SetRules(const std::vector<RuleConfig>& rules);
 
-  // The status endpoint's views (docs/DESIGN.md contract).
-  nlohmann::json StatusJson() const;
-  std::string MetricsText() const;
-  // NotFound for a URL the crawler does not know.
-  Result<nlohmann::json> PageJson(std::string_view url) const;
-  // The status page's views (daemon/status_page.h; crawl_loop_operator.cc).
-  // GET /hosts: hosts sorted by `sort` ("pages", "fetches", "errors",
-  // "bytes": descending; "host": by name), `limit` (≤ kMaxHostsPage) from
-  // `offset`, with the total.
+  // The status endpoint's views (docs/DESIGN.md contract; StatusViews,
+  // daemon/status_views.h). NotFound for a URL the crawler does not know.
+  nlohmann::json StatusJson() const { return views_->StatusJson(); }
+  std::string MetricsText() const { return views_->MetricsText(); }
+  Result<nlohmann::json> PageJson(std::string_view url) const {
+    return views_->PageJson(url);
+  }
+  // The status page's views (daemon/status_page.h): GET /hosts (`limit` ≤
+  // kMaxHostsPage), /history, /overview.
   nlohmann::json HostsJson(size_t offset, size_t limit,
-                           std::string_view sort) const;
-  // GET /history: the plots' points (daemon/status_history.h).
-  nlohmann::json HistoryJson() const;
-  // GET /overview: errors by class, the pages due next, the recent fetches.
-  nlohmann::json OverviewJson() const;
+                           std::string_view sort) const {
+    return views_->HostsJson(offset, limit, sort);
+  }
+  nlohmann::json HistoryJson() const { return views_->HistoryJson(); }
+  nlohmann::json OverviewJson() const { return views_->OverviewJson(); }
   // POST /signal: a change hint per known URL, claiming the change time
   // `changed_at` (UTC seconds; −∞: none); unknown in-scope URLs are added as
   // new pages. Returns {"signals": n, "stale": n, "added": n, "ignored": n},
@@ -188,7 +162,9 @@ class CrawlLoop {
 
   // The last StatusJson computed (at most about a second old while the loop
   // runs); any thread. Null before the first.
-  std::shared_ptr<const nlohmann::json> status_snapshot() const;
+  std::shared_ptr<const nlohmann::json> status_snapshot() const {
+    return views_->snapshot();
+  }
 
   const RecoveryReport& recovery() const { return recovery_; }
   // What of the fetcher's saved state (robots.txt copies, per-host gate
@@ -258,84 +234,22 @@ class CrawlLoop {
   // the WARC and feed items waiting, as one writer job.
   void RequestCommit(std::function<void(Status)> committed = nullptr);
 
-  // Cluster (crawl_loop_cluster.cc). Creates the node when [cluster]
-  // nats_url is set (InvalidArgument for an unusable node name).
+  // Cluster (ClusterAdapter; null without [cluster] nats_url): creates
+  // it, with the hooks it calls back on this thread.
   Status InitCluster();
-  // The node's view changed (posted from its thread).
-  void OnClusterView(cluster::ClusterView view);
-  // Clustered and `url`'s host in a shard this node does not own: publishes
-  // it to the owner through the work stream (link and sitemap entries only
-  // when in scope) and returns true; false: this node handles it. A `join`
-  // learns when the item is stored (how POST /signal waits for it).
+  // Clustered and `url`'s host in a shard this node does not own: routed
+  // to the owner (ClusterAdapter::RouteAway); false: handled here.
   bool RouteAway(const std::string& url, cluster::WorkItem::Kind kind,
-                 double value, std::shared_ptr<RouteJoin> join = {});
-  // Writer thread: publishes the page records `batch` committed.
-  void PublishPages(const std::vector<CommittedPage>& pages);
-  // The page stream's records of `shard` being acquired (posted from the
-  // router's thread): pages this node does not know join its book with
-  // their state; with `done`, the shard's seeds too.
-  void OnReplay(const std::vector<uint32_t>& shards,
-                const std::vector<cluster::PageState>& pages, bool done);
-  // Work the router delivered for this node's shards (posted from its
-  // thread): applied as if discovered here, acked after the commit.
-  void OnWork(std::vector<cluster::DeliveredWork> batch);
-  // True without a cluster; else whether `host`'s shard is owned now.
-  bool OwnsHost(sched::HostId host);
+                 double value, std::shared_ptr<RouteJoin> join = {}) {
+    return cluster_ && cluster_->RouteAway(url, kind, value, std::move(join));
+  }
   // The budget this node crawls at: [budget] rate, or its share of it.
-  double RateShare() const;
-  // Clustered: this node's share from the live members' published (λ,
-  // share) by sched::NextRateShares; a step when the members change or
-  // this node's λ is new (once per λ window: stepping again on the same λ
-  // would compound the same correction).
-  void StepShare();
-  // The λ this node publishes (sched::LambdaMeter over the scheduler's
-  // marginal values, windows of kLambdaWindow selections).
-  double ClusterLambda();
-  // /status "cluster" (null without a cluster) and its /metrics gauges.
-  nlohmann::json ClusterJson() const;
-  void AppendClusterMetrics(const nlohmann::json& status,
-                            std::string* out) const;
-  // The cluster's change stream (crawl_loop_changes.cc): the publisher,
-  // created with the node when the feed is on; the writer's feed hook
-  // (writer thread) hands it each committed event; /status
-  // "cluster"."changes" (null without it) and its /metrics.
-  Status InitChangePublisher();
-  // What this node announces in its heartbeats beside λ and its rate share
-  // (`freshd cluster status` prints it): a JSON object.
-  std::string ClusterSummary() const;
-  void PublishChanges(const std::vector<store::FeedEvent>& events);
-  nlohmann::json ChangesJson() const;
-  void AppendChangesMetrics(const nlohmann::json& status,
-                            std::string* out) const;
+  double RateShare() const {
+    return cluster_ ? cluster_->RateShare() : config_.budget.rate;
+  }
 
-  // /page "rule": the page's rule, null when none.
-  nlohmann::json RuleJson(sched::PageId page) const;
-  // /status "rules": [{"name", "pages"}] by [[rule]] ([] without rules).
-  nlohmann::json RulesStatusJson() const;
-  // /status "summary_pass": whether the figures above come from a pass in
-  // slices (large frontiers), whether one has completed and the pages the
-  // reported figures cover.
-  nlohmann::json SummaryPassJson() const;
-
-  uint64_t QueuedBytes() const;
-  const sched::Scheduler::Summary& CopySummary(double now) const;
-  // Advances the sliced passes (kStatusSlicedPages) by a turn's worth.
-  void AdvanceStatusPasses(double now);
-  // Adds the values at `now` of pages [begin, end) not in flight to `top`,
-  // keeping at least the kDueNext highest (unsorted).
-  void AddDueValues(sched::PageId begin, sched::PageId end, double now,
-                    std::vector<std::pair<double, sched::PageId>>* top) const;
-  void PublishSnapshot() const;
-  // Housekeeping for the operator (crawl_loop_operator.cc): a history point
-  // every kHistoryStepS, the progress line every [log] progress, systemd's
-  // STATUS=, the store's and WARC directory's disk use.
-  void OperatorTick(double now);
-  // A fetch's completion as the operator sees it: metrics, and the log's
-  // first error of each class per host.
-  void NoteFetch(sched::PageId page, const fetch::FetchResult& r, double now);
-  // The families beyond the status JSON's: fetch metrics, hosts in
-  // back-off, disk use, process_*, build info.
-  void AppendOperatorMetrics(PrometheusText& out) const;
+  // The status views' readers of the parts (StatusViews::Sources).
+  StatusViews::Sources StatusSources();
 
   boost::asio::io_context& io_;
   Config config_;
@@ -358,39 +272,10 @@ class CrawlLoop {
   FetchStateCounts fetch_state_restored_;
   std::function<void()> parse_hook_;  // tests only; called on the pool
 
-  // Counters for /status and /metrics.
   double started_unix_ = 0;
   double last_fetch_state_save_ = 0;  // Unix seconds
   bool saving_fetch_state_ = false;
   std::vector<std::function<void()>> fetch_state_waiters_;
-  FetchMetrics fetch_metrics_;
-  StatusHistory history_;
-  double last_progress_ = 0;  // Unix seconds of the last progress line
-  struct DiskUse {
-    double bytes = 0;
-    double files = 0;
-  };
-  DiskUse store_disk_, warc_disk_;  // rescanned with each history point
-  // The pages due next: (value, page), highest first (OverviewJson).
-  mutable CostBoundedCache<std::vector<std::pair<double, sched::PageId>>>
-      due_cache_{kSummaryMinCostS, kSummaryCostFactor};
-  mutable CostBoundedCache<sched::Scheduler::Summary> summary_cache_{
-      kSummaryMinCostS, kSummaryCostFactor};  // steady clock; thread CPU cost
-  // Beyond kStatusSlicedPages: the summary of the last complete pass (the
-  // running pass's until one completes), and the pass under way.
-  sched::Scheduler::Summary sliced_summary_;
-  size_t sliced_summary_pages_ = 0;  // pages sliced_summary_ covers
-  sched::Scheduler::SummaryPass summary_pass_;
-  bool summary_pass_done_ = false;
-  // The overview's pass: its result, the pass under way (the next page and
-  // the best values so far) and until when (steady clock) it is wanted.
-  std::vector<std::pair<double, sched::PageId>> sliced_due_;
-  std::vector<std::pair<double, sched::PageId>> due_pass_top_;
-  sched::PageId due_pass_next_ = 0;
-  bool due_pass_done_ = false;
-  mutable double due_wanted_until_ = 0;
-  mutable std::mutex snapshot_mu_;
-  mutable std::shared_ptr<const nlohmann::json> snapshot_;  // by snapshot_mu_
   bool started_ = false;
   bool stopping_ = false;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
@@ -401,34 +286,14 @@ class CrawlLoop {
   std::unique_ptr<PageObserver> observer_;  // the observe step; outcomes
   std::unique_ptr<NetworkStage> net_;
   std::unique_ptr<ParseQueue> parse_;  // pages, sitemaps, feeds
-  // The cluster node (null without [cluster] nats_url), stopped first; its
-  // latest view and each host's shard, on the scheduler's thread.
-  std::unique_ptr<cluster::ClusterNode> cluster_;
-  // The work stream (null without a cluster), stopped with the node; the
-  // routed POST /signal hints the next WhenCommitted also waits for.
-  std::unique_ptr<cluster::WorkRouter> router_;
+  // Counters and read-only views (/status, /metrics, /page, the status
+  // page), reading the parts above.
+  std::unique_ptr<StatusViews> views_;
+  // The cluster's parts (null without [cluster] nats_url): membership
+  // stopped first, the change stream's publisher after the writer.
+  std::unique_ptr<ClusterAdapter> cluster_;
+  // The routed POST /signal hints the next WhenCommitted also waits for.
   std::shared_ptr<RouteJoin> route_join_;
-  // The change stream's publisher (null without a cluster or a feed),
-  // stopped after the writer, so the last events are published.
-  std::unique_ptr<cluster::ChangePublisher> changes_;
-  // Every seed given (bounded by [crawler] max_urls): added when its shard
-  // is acquired.
-  std::vector<std::pair<std::string, double>> cluster_seeds_;
-  uint64_t routed_total_ = 0;         // items published for other shards
-  uint64_t work_applied_total_ = 0;   // delivered items applied here
-  uint64_t pages_adopted_total_ = 0;  // pages rebuilt from the page stream
-  std::optional<cluster::ClusterView> cluster_view_;
-  // This node's share as a fraction of [budget] rate (so a budget change
-  // scales it); < 0: none yet, an equal split. The λ window and the
-  // members it last stepped with.
-  double share_fraction_ = -1;
-  uint64_t share_stepped_window_ = 0;
-  std::vector<std::string> share_members_;
-  sched::LambdaMeter lambda_meter_{kLambdaWindow};
-  std::vector<int32_t> host_shard_;  // by host id; -1: not computed yet
-  // By shard: its pages were replayed since it was last acquired (its
-  // hosts are fetched only then).
-  std::vector<bool> replayed_;
 };
 
 }  // namespace freshd::daemon

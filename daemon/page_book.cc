@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "base/sketch.h"
+#include "daemon/fetch_state.h"
 #include "daemon/page_codec.h"
 #include "parse/http_date.h"
 #include "parse/url.h"
@@ -232,6 +233,42 @@ void PageBook::Observe(const sched::Observation& obs) {
 
 void PageBook::SetHostFetchState(sched::HostId host, std::string encoded) {
   if (hosts_.SetFetchState(host, std::move(encoded))) MarkHost(host);
+}
+
+void PageBook::RecordFetchState(const fetch::CrawlerState& state) {
+  for (auto& [name, host_state] : GroupByHost(state)) {
+    std::optional<sched::HostId> id = hosts_.Find(name);
+    if (!id) continue;  // a host with no pages (e.g. only redirected to)
+    SetHostFetchState(*id, EncodeHostFetchState(host_state));
+  }
+}
+
+Status PageBook::RestoreFetchState(const store::PageStore& store,
+                                   RecoveryReport* report,
+                                   fetch::CrawlerState* state) {
+  return store.ForEachHost(
+      [&](const store::HostRecord& h) {
+        if (h.fetch_state.empty()) return true;
+        auto decoded = DecodeHostFetchState(h.fetch_state);
+        if (!decoded.ok()) {  // reported; the host starts afresh
+          ++report->corrupt;
+          if (report->corrupt_records.size() < 1000) {
+            report->corrupt_records.push_back(
+                {"host " + h.host + " fetch_state",
+                 decoded.status().message()});
+          }
+          return true;
+        }
+        if (auto id = hosts_.Find(h.host)) {
+          RestoreHostFetchState(*id, h.fetch_state);
+        }
+        if (decoded.value().gate) {
+          state->hosts.push_back(*decoded.value().gate);
+        }
+        for (auto& r : decoded.value().robots) state->robots.push_back(r);
+        return true;
+      },
+      nullptr, /*skip_corrupt=*/true);
 }
 
 void PageBook::MarkForRewrite(sched::PageId begin, sched::PageId end) {

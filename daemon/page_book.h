@@ -2,7 +2,7 @@
 // (docs/DESIGN.md "page book"): URL <-> page id, the fetch-side fields
 // (PageMeta: validators, content hash, last outcome, newest lastmod
 // considered), the host table (names, page counts, fetch state:
-// daemon/host_table.h) and — through the Scheduler it is given — the
+// daemon/host_book.h) and — through the Scheduler it is given — the
 // scheduler state. Every write goes through one entry point per event
 // (AddPage, Adopt, Restore, RecordFetch, ConsiderDatedSignal, Observe,
 // SetHostFetchState); each marks what it changed, and TakeBatch then writes
@@ -31,7 +31,7 @@
 #include <vector>
 
 #include "base/status.h"
-#include "daemon/host_table.h"
+#include "daemon/host_book.h"
 #include "daemon/page_meta.h"
 #include "daemon/recovery.h"
 #include "daemon/store_writer.h"
@@ -40,6 +40,10 @@
 #include "parse/html_fingerprint.h"
 #include "sched/scheduler.h"
 #include "store/page_store.h"
+
+namespace freshd::fetch {
+struct CrawlerState;
+}  // namespace freshd::fetch
 
 namespace freshd::daemon {
 
@@ -81,7 +85,7 @@ class PageBook {
     (void)hosts_.SetFetchState(host, std::move(encoded));
   }
 
-  // The id of host `name`, interning it (HostTable::Intern).
+  // The id of host `name`, interning it (HostBook::Intern).
   Result<sched::HostId> InternHost(std::string_view name) {
     return hosts_.Intern(name);
   }
@@ -120,6 +124,17 @@ class PageBook {
   // The host's fetch state (daemon/fetch_state.h encoding); marks the host
   // if it changed.
   void SetHostFetchState(sched::HostId host, std::string encoded);
+  // The fetch state saved: the fetcher's export (times already in Unix
+  // seconds) host by host into the host table, in daemon/fetch_state.h's
+  // encoding; a host with no pages (e.g. only redirected to) is skipped;
+  // each host whose state changed is marked.
+  void RecordFetchState(const fetch::CrawlerState& state);
+  // The fetch state stored with every host, at start: each that decodes
+  // goes back into the host table (not marked) and its gate and robots.txt
+  // copies into `state` (Unix seconds, as stored); one that does not decode
+  // is reported in `report` (its host starts afresh). Errors: the store's.
+  Status RestoreFetchState(const store::PageStore& store,
+                           RecoveryReport* report, fetch::CrawlerState* state);
 
   // ---- reads ----
 
@@ -151,7 +166,7 @@ class PageBook {
   // The page's last fetch time (Unix seconds; 0: never): the scheduler's.
   double last_fetch_time(sched::PageId page) const;
 
-  const HostTable& hosts() const { return hosts_; }
+  const HostBook& hosts() const { return hosts_; }
   uint32_t host_pages(sched::HostId host) const { return hosts_.pages(host); }
 
   // Marks pages [begin, end) — and, with begin 0, every host and the
@@ -181,7 +196,7 @@ class PageBook {
   sched::Scheduler* const sched_;
   UrlIndex urls_;
   std::vector<PageMeta> metas_;  // by page id
-  HostTable hosts_;
+  HostBook hosts_;
   std::vector<sched::PageId> dirty_pages_;
   std::vector<bool> page_dirty_;  // by page id
   std::vector<sched::HostId> dirty_hosts_;

@@ -58,7 +58,7 @@ void AddReadError(std::string_view kind, const store::ScanStats& stats,
 
 // `spread`: the saved host-rate spread, to restore once every host is.
 Status RestoreHosts(const store::PageStore& store, sched::Scheduler* scheduler,
-                    HostTable* hosts, CorruptLog& log, RecoveryReport* report,
+                    HostBook* hosts, CorruptLog& log, RecoveryReport* report,
                     bool skip_corrupt,
                     std::optional<sched::HostSpreadState>* spread) {
   Status failure;
@@ -109,7 +109,7 @@ Status RestoreHosts(const store::PageStore& store, sched::Scheduler* scheduler,
 }
 
 Status RestorePages(const store::PageStore& store, sched::Scheduler* scheduler,
-                    HostTable* hosts, const RestoredUrlFn& on_url,
+                    HostBook* hosts, const RestoredUrlFn& on_url,
                     CorruptLog& log, RecoveryReport* report, bool skip_corrupt,
                     RecoveryProgress* progress) {
   Status failure;
@@ -174,9 +174,9 @@ Status PersistPage(const sched::Scheduler& scheduler, sched::PageId page,
   return batch->PutPage(record);
 }
 
-Status PersistHostOnly(const sched::Scheduler& scheduler,
-                       const HostTable& hosts, sched::HostId host,
-                       store::HostRecord base, store::StoreBatch* batch) {
+Status PersistHostOnly(const sched::Scheduler& scheduler, const HostBook& hosts,
+                       sched::HostId host, store::HostRecord base,
+                       store::StoreBatch* batch) {
   if (host >= hosts.size()) {
     return Status::InvalidArgument("persist: unknown host id");
   }
@@ -197,7 +197,7 @@ Status PersistGlobals(const sched::Scheduler& scheduler,
   return batch->PutHost(global);
 }
 
-Status PersistHost(const sched::Scheduler& scheduler, const HostTable& hosts,
+Status PersistHost(const sched::Scheduler& scheduler, const HostBook& hosts,
                    sched::HostId host, store::HostRecord base,
                    store::StoreBatch* batch) {
   if (Status s =
@@ -210,7 +210,7 @@ Status PersistHost(const sched::Scheduler& scheduler, const HostTable& hosts,
 
 Result<RecoveryReport> RebuildScheduler(const store::PageStore& store,
                                         sched::Scheduler* scheduler,
-                                        HostTable* hosts,
+                                        HostBook* hosts,
                                         const RestoredUrlFn& on_url,
                                         const RecoveryOptions& options) {
   RecoveryReport report;
@@ -261,7 +261,7 @@ Result<RecoveryReport> RebuildScheduler(const store::PageStore& store,
 
 Result<RecoveryReport> RebuildScheduler(const store::PageStore& store,
                                         sched::Scheduler* scheduler,
-                                        HostTable* hosts,
+                                        HostBook* hosts,
                                         std::vector<std::string>* urls,
                                         const RecoveryOptions& options) {
   return RebuildScheduler(

@@ -8,7 +8,7 @@
 // named kGlobalStatsHost holds SavedGlobals (the global pooled statistics,
 // the scheduler's implied threshold and the cached host-rate spread). Host ids
 // and page ids are process-local: the rebuild re-interns host names
-// (HostTable) and assigns page ids densely in store order (by url_key),
+// (HostBook) and assigns page ids densely in store order (by url_key),
 // returning the id -> URL map.
 // Corrupt records are skipped and reported with their key, never dropped
 // silently (see RecoveryOptions). Not thread-safe: the scheduler's thread.
@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "base/status.h"
-#include "daemon/host_table.h"
+#include "daemon/host_book.h"
 #include "daemon/page_meta.h"
 #include "sched/scheduler.h"
 #include "store/page_store.h"
@@ -46,14 +46,14 @@ Status PersistPage(const sched::Scheduler& scheduler, sched::PageId page,
 // if the pool has no statistics for it) and the global record (SavedGlobals),
 // since every host observation also moves the global statistics.
 // InvalidArgument (nothing added) for an id the table does not know.
-Status PersistHost(const sched::Scheduler& scheduler, const HostTable& hosts,
+Status PersistHost(const sched::Scheduler& scheduler, const HostBook& hosts,
                    sched::HostId host, store::HostRecord base,
                    store::StoreBatch* batch);
 // The two halves of PersistHost, for a caller that writes many hosts and the
 // global record once per batch (the page book's group commit).
-Status PersistHostOnly(const sched::Scheduler& scheduler,
-                       const HostTable& hosts, sched::HostId host,
-                       store::HostRecord base, store::StoreBatch* batch);
+Status PersistHostOnly(const sched::Scheduler& scheduler, const HostBook& hosts,
+                       sched::HostId host, store::HostRecord base,
+                       store::StoreBatch* batch);
 Status PersistGlobals(const sched::Scheduler& scheduler,
                       store::StoreBatch* batch);
 
@@ -145,14 +145,14 @@ using RestoredUrlFn =
 // after an error.
 Result<RecoveryReport> RebuildScheduler(const store::PageStore& store,
                                         sched::Scheduler* scheduler,
-                                        HostTable* hosts,
+                                        HostBook* hosts,
                                         const RestoredUrlFn& on_url,
                                         const RecoveryOptions& options = {});
 // The same with (*urls)[id] = its URL.
 // REQUIRES: scheduler->size() == urls->size() (normally both empty).
 Result<RecoveryReport> RebuildScheduler(const store::PageStore& store,
                                         sched::Scheduler* scheduler,
-                                        HostTable* hosts,
+                                        HostBook* hosts,
                                         std::vector<std::string>* urls,
                                         const RecoveryOptions& options = {});
 

@@ -1,7 +1,7 @@
 // HostTable: the store's host records (key 'H' + "host:port"; value
 // store/records.h HostRecord: the scheduler's pooled estimates and the
 // fetcher's state), read side. Written through StoreBatch::PutHost /
-// DeleteHost. (daemon/host_table.h is the daemon's in-memory host table.)
+// DeleteHost. (daemon/host_book.h is the daemon's in-memory host table.)
 // Thread-safety: the store's rule, store/store_core.h.
 
 #ifndef FRESHD_STORE_HOST_TABLE_H_

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "base/sketch.h"
-#include "daemon/host_table.h"
+#include "daemon/host_book.h"
 #include "daemon/recovery.h"
 #include "parse/url.h"
 #include "sched/scheduler.h"
@@ -64,7 +64,7 @@ class CrawlDriver {
 
   bool ok() const { return scheduler_ != nullptr; }
   sched::Scheduler& scheduler() { return *scheduler_; }
-  HostTable& hosts() { return hosts_; }
+  HostBook& hosts() { return hosts_; }
   std::vector<std::string>& urls() { return urls_; }
   double now() const { return now_; }
   void set_now(double t) { now_ = t; }
@@ -190,7 +190,7 @@ class CrawlDriver {
 
   std::mt19937_64 rng_;
   std::unique_ptr<sched::Scheduler> scheduler_;
-  HostTable hosts_;
+  HostBook hosts_;
   std::vector<std::string> urls_;
   std::map<std::string, PageTruth> truth_;
   double now_ = 1.7e9;

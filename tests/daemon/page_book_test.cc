@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "daemon/page_codec.h"
+#include "fetch/crawler.h"
 #include "parse/html_fingerprint.h"
 #include "parse/url.h"
 #include "sched/scheduler.h"
@@ -351,6 +352,79 @@ TEST(PageBookRestartTest, ABookComesBackFromARealStore) {
   auto b_record = store.value()->GetHost("b.test:8080");
   ASSERT_TRUE(b_record.ok());
   EXPECT_EQ(b_record.value().fetch_state, "fetch-state-of-b");
+}
+
+// The fetch state through the book: the fetcher's export is recorded per
+// host with pages (marked, written with the host's record); at start a
+// stored state goes back into the host table and the fetcher's import, and
+// one that does not decode is reported, its host starting afresh.
+TEST(PageBookRestartTest, TheFetchStateIsRecordedAndRestoredPerHost) {
+  store::TempDir dir;
+  fetch::GateHostSnapshot gate;
+  gate.host = "a.test";
+  gate.next_allowed = kT0 + 5;
+  gate.consecutive_errors = 2;
+  fetch::RobotsSnapshot robots;
+  robots.origin = "http://a.test";
+  robots.status = 200;
+  robots.fetched_at = kT0;
+  robots.expires = kT0 + 60;
+  fetch::CrawlerState exported;
+  exported.hosts.push_back(gate);
+  exported.robots.push_back(robots);
+  fetch::GateHostSnapshot stranger = gate;
+  stranger.host = "nopages.test";  // no page of it: skipped
+  exported.hosts.push_back(stranger);
+  {
+    auto sched = NewScheduler();
+    ASSERT_NE(sched, nullptr);
+    PageBook book(sched.get(), dir.path());
+    const sched::HostId a = book.InternHost("a.test").value();
+    const sched::HostId b = book.InternHost("b.test").value();
+    ASSERT_TRUE(book.Add("http://a.test/", a, 1.0, 100).ok());
+    ASSERT_TRUE(book.Add("http://b.test/", b, 1.0, 100).ok());
+    store::StoreBatch added;
+    book.TakeBatch(&added);
+    book.RecordFetchState(exported);
+    EXPECT_TRUE(book.marked());
+    EXPECT_FALSE(book.hosts().fetch_state(a).empty());
+    EXPECT_TRUE(book.hosts().fetch_state(b).empty());
+    EXPECT_FALSE(book.hosts().Find("nopages.test").has_value());
+    book.SetHostFetchState(b, "not a fetch state");  // stored damaged
+    auto store = store::PageStore::Open(Config(dir.Sub("db")));
+    ASSERT_TRUE(store.ok()) << store.status().ToString();
+    store::StoreBatch batch;
+    book.TakeBatch(&batch);
+    ASSERT_TRUE(store.value()->Commit(added, kT0).ok());
+    ASSERT_TRUE(store.value()->Commit(batch, kT0 + 1).ok());
+    // Recorded again unchanged: nothing to write.
+    book.RecordFetchState(exported);
+    EXPECT_FALSE(book.marked());
+  }
+  auto store = store::PageStore::Open(Config(dir.Sub("db")));
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  auto sched = NewScheduler();
+  ASSERT_NE(sched, nullptr);
+  PageBook book(sched.get(), dir.path());
+  auto report =
+      book.Restore(*store.value(), [](sched::PageId, std::string_view) {}, {});
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  RecoveryReport recovery = std::move(report).value();
+  fetch::CrawlerState imported;
+  ASSERT_TRUE(
+      book.RestoreFetchState(*store.value(), &recovery, &imported).ok());
+  ASSERT_EQ(imported.hosts.size(), 1u);
+  EXPECT_EQ(imported.hosts[0].host, "a.test");
+  EXPECT_EQ(imported.hosts[0].next_allowed, kT0 + 5);
+  EXPECT_EQ(imported.hosts[0].consecutive_errors, 2);
+  ASSERT_EQ(imported.robots.size(), 1u);
+  EXPECT_EQ(imported.robots[0].origin, "http://a.test");
+  EXPECT_EQ(recovery.corrupt, 1u);
+  ASSERT_EQ(recovery.corrupt_records.size(), 1u);
+  EXPECT_EQ(recovery.corrupt_records[0].key, "host b.test fetch_state");
+  const sched::HostId a = book.hosts().Find("a.test").value();
+  EXPECT_FALSE(book.hosts().fetch_state(a).empty());
+  EXPECT_FALSE(book.marked());  // restoring writes nothing back
 }
 
 }  // namespace

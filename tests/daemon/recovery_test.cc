@@ -101,7 +101,7 @@ TEST_P(RecoveryRoundTripTest, RebuiltSchedulerMatchesTheOriginal) {
   auto restored = sched::Scheduler::Create(options);
   ASSERT_TRUE(restored.ok());
   sched::Scheduler& b = **restored;
-  HostTable hosts;
+  HostBook hosts;
   std::vector<std::string> urls;
   auto report = RebuildScheduler(**store, &b, &hosts, &urls);
   ASSERT_TRUE(report.ok()) << report.status().ToString();
@@ -261,7 +261,7 @@ TEST(RecoveryTest, CorruptStateIsReportedWithItsKeyAndTheUrlKept) {
   ASSERT_TRUE((*store)->Commit(batch, d.now()).ok());
 
   auto fresh = sched::Scheduler::Create(DriverOptions("ncis"));
-  HostTable hosts;
+  HostBook hosts;
   std::vector<std::string> urls;
   auto report = RebuildScheduler(**store, fresh->get(), &hosts, &urls);
   ASSERT_TRUE(report.ok()) << report.status().ToString();
@@ -281,7 +281,7 @@ TEST(RecoveryTest, CorruptStateIsReportedWithItsKeyAndTheUrlKept) {
   EXPECT_FALSE((*fresh)->page(ids.at(d.urls()[3])).fetched());
 
   auto strict = sched::Scheduler::Create(DriverOptions("ncis"));
-  HostTable hosts2;
+  HostBook hosts2;
   std::vector<std::string> urls2;
   RecoveryOptions abort_options;
   abort_options.abort_on_corrupt = true;
@@ -317,7 +317,7 @@ TEST(RecoveryTest, StoreLevelCorruptionIsCounted) {
   auto store = store::PageStore::Open(Config(dir.Sub("db"), 1e9));
   ASSERT_TRUE(store.ok()) << store.status().ToString();
   auto fresh = sched::Scheduler::Create(DriverOptions("ncis"));
-  HostTable hosts;
+  HostBook hosts;
   std::vector<std::string> urls;
   auto report = RebuildScheduler(**store, fresh->get(), &hosts, &urls);
   ASSERT_TRUE(report.ok()) << report.status().ToString();
@@ -327,7 +327,7 @@ TEST(RecoveryTest, StoreLevelCorruptionIsCounted) {
   EXPECT_EQ(report->corrupt_records[0].key, "store page");
 }
 
-TEST(RecoveryTest, PersistRejectsUnknownIdsAndHostTableIsBounded) {
+TEST(RecoveryTest, PersistRejectsUnknownIds) {
   CrawlDriver d(DriverOptions("ncis"), kSeed);
   ASSERT_TRUE(d.AddPages("x", 2, 1, nullptr).ok());
   store::StoreBatch batch;
@@ -336,16 +336,6 @@ TEST(RecoveryTest, PersistRejectsUnknownIdsAndHostTableIsBounded) {
   EXPECT_TRUE(batch.empty());
   ASSERT_TRUE(PersistHost(d.scheduler(), d.hosts(), 0, {}, &batch).ok());
   EXPECT_EQ(batch.operations(), 2u);  // the host and the global record
-
-  HostTable table(2);
-  EXPECT_EQ(*table.Intern("a:1"), 0u);
-  EXPECT_EQ(*table.Intern("b:1"), 1u);
-  EXPECT_EQ(*table.Intern("a:1"), 0u);
-  EXPECT_EQ(table.Intern("c:1").status().code(),
-            Status::Code::kResourceExhausted);
-  EXPECT_EQ(table.Intern("").status().code(), Status::Code::kInvalidArgument);
-  EXPECT_EQ(table.Name(1), "b:1");
-  EXPECT_FALSE(table.Find("c:1").has_value());
 }
 
 // ---- SIGKILL: a writer re-executed from this binary ----
@@ -522,7 +512,7 @@ TEST(RecoveryCrashTest, SigkillAtRandomPointsThenRebuild) {
     ASSERT_TRUE(scan.ok()) << scan.ToString();
 
     auto fresh = sched::Scheduler::Create(DriverOptions("longevity"));
-    HostTable hosts;
+    HostBook hosts;
     std::vector<std::string> urls;
     auto report = RebuildScheduler(**store, fresh->get(), &hosts, &urls);
     ASSERT_TRUE(report.ok()) << report.status().ToString();

@@ -93,5 +93,23 @@ TEST_F(SeedsStreamTest, ErrorsCarryTheLineAndStopTheRead) {
             Status::Code::kIOError);
 }
 
+TEST(SeedsTest, ParsesUrlsWeightsAndCommentsWithLineNumbers) {
+  auto seeds = ParseSeeds("# seeds\nhttp://a.test/\n\n  http://b.test/x  2.5\n",
+                          "s.txt");
+  ASSERT_TRUE(seeds.ok());
+  ASSERT_EQ(seeds.value().size(), 2u);
+  EXPECT_EQ(seeds.value()[1].url, "http://b.test/x");
+  EXPECT_EQ(seeds.value()[1].weight, 2.5);
+  EXPECT_EQ(seeds.value()[1].line, 4u);
+  EXPECT_EQ(ParseSeeds("http://a/ 0\n", "s.txt").status().message(),
+            "s.txt:1: weight must be a positive number, got \"0\"");
+  EXPECT_EQ(ParseSeeds("\nhttp://a/ 1 2\n", "s.txt").status().message(),
+            "s.txt:2: expected \"URL [weight]\", got more");
+  EXPECT_FALSE(ParseSeeds("http://a/ nan\n", "s").ok());
+  EXPECT_FALSE(ParseSeeds(std::string(20000, 'x'), "s").ok());
+  EXPECT_EQ(ReadSeedsFile("/nonexistent/seeds").status().code(),
+            Status::Code::kIOError);
+}
+
 }  // namespace
 }  // namespace freshd::daemon

@@ -1,20 +1,15 @@
-// CrawlLoop as one node of a cluster (crawl_loop.h; cluster/README.md):
-// the node's creation, ownership of hosts, the budget share, and the
-// "cluster" views of /status and /metrics. Nothing here runs without
-// [cluster] nats_url.
+#include "daemon/cluster_adapter.h"
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <boost/asio/post.hpp>
 #include <cstdio>
 
 #include "base/clock.h"
 #include "cluster/shard_map.h"
-#include "daemon/crawl_loop.h"
+#include "daemon/change_feed.h"
 #include "parse/url.h"
-#include "sched/rate_shares.h"
-#include "sched/state_codec.h"
-#include "spdlog/spdlog.h"
 #include "store/records.h"
 
 namespace freshd::daemon {
@@ -35,16 +30,73 @@ std::string HostNodeName() {
   return name.substr(0, 64);
 }
 
+// The change stream's families (/status "cluster"."changes").
+void AppendChangesMetrics(const nlohmann::json& status, std::string* out) {
+  const nlohmann::json& c = status["cluster"];
+  if (!c.is_object() || !c["changes"].is_object()) return;
+  const nlohmann::json& ch = c["changes"];
+  static constexpr const char* kMetrics[][4] = {
+      {"freshd_cluster_changes_queued", "gauge", "queued",
+       "Change events waiting to be published to the change stream."},
+      {"freshd_cluster_changes_published_total", "counter", "published",
+       "Change events stored in the change stream."},
+      {"freshd_cluster_changes_dropped_total", "counter", "dropped",
+       "Change events dropped from the full publish queue (oldest first)."},
+      {"freshd_cluster_changes_skipped_total", "counter", "skipped",
+       "Change events not published again: the stream had them."},
+      {"freshd_cluster_changes_backfilled_total", "counter", "backfilled",
+       "Change events published from the local feed (not queued)."},
+      {"freshd_cluster_changes_lost_total", "counter", "lost",
+       "Change events gone from the local feed before they were published."},
+      {"freshd_cluster_changes_reordered_total", "counter", "reordered",
+       "Change events stored after a later one (refused, then stored)."},
+  };
+  for (const auto& m : kMetrics) {
+    char line[400];
+    std::snprintf(line, sizeof line, "# HELP %s %s\n# TYPE %s %s\n%s %.17g\n",
+                  m[0], m[3], m[0], m[1], m[0], ch[m[2]].get<double>());
+    *out += line;
+  }
+}
+
 }  // namespace
 
-Status CrawlLoop::InitCluster() {
-  if (config_.cluster.nats_url.empty()) return Status::OK();
+ClusterAdapter::ClusterAdapter(boost::asio::io_context& io, Options options,
+                               PageBook* book, Frontier* frontier,
+                               const sched::Scheduler* sched,
+                               store::PageStore* store, Hooks hooks)
+    : io_(io),
+      options_(std::move(options)),
+      book_(book),
+      frontier_(frontier),
+      sched_(sched),
+      store_(store),
+      hooks_(std::move(hooks)) {}
+
+ClusterAdapter::~ClusterAdapter() {
+  *alive_ = false;
+  StopMembership();
+}
+
+Result<std::unique_ptr<ClusterAdapter>> ClusterAdapter::Create(
+    boost::asio::io_context& io, Options options, PageBook* book,
+    Frontier* frontier, const sched::Scheduler* sched, store::PageStore* store,
+    Hooks hooks) {
+  std::unique_ptr<ClusterAdapter> adapter(new ClusterAdapter(
+      io, std::move(options), book, frontier, sched, store, std::move(hooks)));
+  if (Status s = adapter->Init(); !s.ok()) return s;
+  if (Status s = adapter->InitChangePublisher(); !s.ok()) return s;
+  return adapter;
+}
+
+Status ClusterAdapter::Init() {
   cluster::ClusterNodeOptions o;
-  o.nats_url = config_.cluster.nats_url;
-  o.node = config_.cluster.node.empty() ? HostNodeName() : config_.cluster.node;
-  o.shards = static_cast<uint32_t>(config_.cluster.shards);
-  o.heartbeat_s = config_.cluster.heartbeat_s;
-  o.ttl_s = config_.cluster.ttl_s;
+  const ClusterConfig& c = options_.cluster;
+  o.nats_url = c.nats_url;
+  o.node = c.node.empty() ? HostNodeName() : c.node;
+  o.shards = shards();
+  o.heartbeat_s = c.heartbeat_s;
+  o.ttl_s = c.ttl_s;
   auto node = cluster::ClusterNode::Create(
       o, [this, alive = alive_](const cluster::ClusterView& view) {
         // On the node's thread: hand the view to the scheduler's thread.
@@ -53,7 +105,7 @@ Status CrawlLoop::InitCluster() {
         });
       });
   if (!node.ok()) return node.status();
-  cluster_ = std::move(node).value();
+  node_ = std::move(node).value();
   cluster::WorkRouterOptions w;
   w.nats_url = o.nats_url;
   w.node = o.node;
@@ -78,20 +130,45 @@ Status CrawlLoop::InitCluster() {
   return Status::OK();
 }
 
-void CrawlLoop::PublishPages(const std::vector<CommittedPage>& pages) {
+void ClusterAdapter::Start() {
+  node_->Start();
+  router_->Start();
+  if (changes_) changes_->Start();
+}
+
+void ClusterAdapter::StopMembership() {
+  if (router_) router_->Stop();
+  if (node_) node_->Stop();
+}
+
+void ClusterAdapter::StopAll() {
+  if (router_) router_->Stop();
+  if (changes_) changes_->Stop();
+  if (node_) node_->Stop();
+}
+
+void ClusterAdapter::KeepSeed(const std::string& url, double weight) {
+  if (seeds_.size() < options_.max_seeds) seeds_.emplace_back(url, weight);
+}
+
+void ClusterAdapter::Tick() {
+  node_->SetFigures(Lambda(), RateShare());
+  node_->SetSummary(Summary());
+}
+
+void ClusterAdapter::PublishPages(const std::vector<CommittedPage>& pages) {
   // On the writer thread, after the LevelDB commit.
-  const auto shards = static_cast<uint32_t>(config_.cluster.shards);
+  const uint32_t shards = this->shards();
   for (const CommittedPage& p : pages) {
     router_->PublishPage(cluster::ShardOf(parse::UrlAuthority(p.url), shards),
                          p.url_key, p.url, p.value);
   }
 }
 
-void CrawlLoop::OnReplay(const std::vector<uint32_t>& shards,
-                         const std::vector<cluster::PageState>& pages,
-                         bool done) {
-  const auto max_per_host = static_cast<uint32_t>(
-      std::min<uint64_t>(config_.crawler.max_urls_per_host, UINT32_MAX));
+void ClusterAdapter::OnReplay(const std::vector<uint32_t>& shards,
+                              const std::vector<cluster::PageState>& pages,
+                              bool done) {
+  const uint32_t max_per_host = options_.max_per_host;
   size_t adopted = 0;
   for (const cluster::PageState& p : pages) {
     if (book_->Find(p.url)) continue;  // ours already: the local copy wins
@@ -111,18 +188,18 @@ void CrawlLoop::OnReplay(const std::vector<uint32_t>& shards,
     // The shards' seeds join too (every node keeps every seed it was
     // given; the shards' previous owner may be gone), and their hosts are
     // fetched from now on.
-    const auto n = static_cast<uint32_t>(config_.cluster.shards);
+    const uint32_t n = this->shards();
     if (replayed_.size() != n) replayed_.assign(n, false);
     for (uint32_t s : shards) replayed_[s] = true;
-    for (const auto& [url, weight] : cluster_seeds_) {
+    for (const auto& [url, weight] : seeds_) {
       if (replayed_[cluster::ShardOf(parse::UrlAuthority(url), n)] &&
           !book_->Find(url)) {
-        AddUrl(url, weight, true);
+        hooks_.add_url(url, weight, true);
       }
     }
   }
-  if (adopted > 0 || done) RequestCommit();
-  TryDispatch();
+  if (adopted > 0 || done) hooks_.commit(nullptr);
+  hooks_.dispatch();
 }
 
 void RouteJoin::Arrive(Status s) {
@@ -138,22 +215,12 @@ void RouteJoin::Then(std::function<void(Status)> done) {
   waiters.push_back(std::move(done));
 }
 
-void CrawlLoop::WhenCommitted(std::function<void(Status)> committed) {
-  std::shared_ptr<RouteJoin> join = std::move(route_join_);
-  route_join_ = nullptr;
-  if (!join) return RequestCommit(std::move(committed));
-  RequestCommit([join, committed = std::move(committed)](Status s) {
-    join->Then(
-        [s, committed](Status routed) { committed(s.ok() ? routed : s); });
-  });
-}
-
-bool CrawlLoop::RouteAway(const std::string& url, cluster::WorkItem::Kind kind,
-                          double value, std::shared_ptr<RouteJoin> join) {
+bool ClusterAdapter::RouteAway(const std::string& url,
+                               cluster::WorkItem::Kind kind, double value,
+                               std::shared_ptr<RouteJoin> join) {
   if (!router_) return false;
-  const uint32_t shard = cluster::ShardOf(
-      parse::UrlAuthority(url), static_cast<uint32_t>(config_.cluster.shards));
-  if (cluster_view_ && (*cluster_view_->owned)[shard]) return false;
+  const uint32_t shard = cluster::ShardOf(parse::UrlAuthority(url), shards());
+  if (view_ && (*view_->owned)[shard]) return false;
   if ((kind == cluster::WorkItem::Kind::kLink ||
        kind == cluster::WorkItem::Kind::kSitemap) &&
       !frontier_->InScope(url)) {
@@ -173,13 +240,13 @@ bool CrawlLoop::RouteAway(const std::string& url, cluster::WorkItem::Kind kind,
   return true;
 }
 
-void CrawlLoop::OnWork(std::vector<cluster::DeliveredWork> batch) {
+void ClusterAdapter::OnWork(std::vector<cluster::DeliveredWork> batch) {
   const double now = UnixNow();
   std::vector<uint64_t> applied, not_ours;
   for (cluster::DeliveredWork& d : batch) {
     // Ownership may have moved since the router took it: back to the stream
     // at once, for the shard's new owner.
-    if (stopping_ || !cluster_view_ || !(*cluster_view_->owned)[d.shard]) {
+    if (stopping_ || !view_ || !(*view_->owned)[d.shard]) {
       not_ours.push_back(d.token);
       continue;
     }
@@ -187,27 +254,25 @@ void CrawlLoop::OnWork(std::vector<cluster::DeliveredWork> batch) {
     const std::string& url = d.item.url;
     switch (d.item.kind) {
       case cluster::WorkItem::Kind::kLink:
-        AddUrl(url, d.item.value, false);
+        hooks_.add_url(url, d.item.value, false);
         break;
       case cluster::WorkItem::Kind::kSeed:
         frontier_->AddScope(url);
-        AddUrl(url, d.item.value, true);
+        hooks_.add_url(url, d.item.value, true);
         break;
       case cluster::WorkItem::Kind::kSitemap: {
         const bool known = book_->Find(url).has_value();
-        std::optional<sched::PageId> page = AddUrl(url, 1.0, false);
+        std::optional<sched::PageId> page = hooks_.add_url(url, 1.0, false);
         if (page && known && d.item.value > 0) {
-          intake_->ConsiderDatedSignal(*page, d.item.value, now,
-                                       sched::SignalSource::kSitemapLastmod);
+          hooks_.sitemap_signal(*page, d.item.value, now);
         }
         break;
       }
       case cluster::WorkItem::Kind::kSignal:
         if (auto page = book_->Find(url)) {
-          intake_->SignalPage(*page, now, sched::SignalSource::kPushedHint,
-                              d.item.value);
+          hooks_.pushed_signal(*page, now, d.item.value);
         } else {
-          AddUrl(url, 1.0, false);
+          hooks_.add_url(url, 1.0, false);
         }
         break;
     }
@@ -216,7 +281,7 @@ void CrawlLoop::OnWork(std::vector<cluster::DeliveredWork> batch) {
   if (!not_ours.empty()) router_->Nak(std::move(not_ours));
   if (applied.empty()) return;
   // Acked once durable here: a crash before the commit gets them again.
-  RequestCommit(
+  hooks_.commit(
       [this, applied = std::move(applied), alive = alive_](Status s) mutable {
         if (!*alive || !router_) return;
         if (s.ok()) {
@@ -225,30 +290,30 @@ void CrawlLoop::OnWork(std::vector<cluster::DeliveredWork> batch) {
           router_->Nak(std::move(applied));
         }
       });
-  TryDispatch();
+  hooks_.dispatch();
 }
 
-void CrawlLoop::OnClusterView(cluster::ClusterView view) {
-  const size_t nodes_before = cluster_view_ ? cluster_view_->members.size() : 0;
-  cluster_view_ = std::move(view);
+void ClusterAdapter::OnClusterView(cluster::ClusterView view) {
+  const size_t nodes_before = view_ ? view_->members.size() : 0;
+  view_ = std::move(view);
   // A shard released is replayed again when next acquired.
   for (size_t s = 0; s < replayed_.size(); ++s) {
-    if (!(*cluster_view_->owned)[s]) replayed_[s] = false;
+    if (!(*view_->owned)[s]) replayed_[s] = false;
   }
   // After the view: work the router delivers for a shard finds it owned.
-  if (router_) router_->SetOwned(cluster_view_->owned);
+  if (router_) router_->SetOwned(view_->owned);
   const double before = RateShare();
   StepShare();
-  if (cluster_view_->members.size() != nodes_before || RateShare() != before) {
-    sched_->SetRate(RateShare(), UnixNow());
+  if (view_->members.size() != nodes_before || RateShare() != before) {
+    hooks_.set_rate(RateShare());
   }
-  cluster_->SetFigures(ClusterLambda(), RateShare());
-  TryDispatch();
+  node_->SetFigures(Lambda(), RateShare());
+  hooks_.dispatch();
 }
 
-void CrawlLoop::StepShare() {
-  const std::vector<cluster::MemberInfo>& members = cluster_view_->members;
-  const std::string& self = cluster_->options().node;
+void ClusterAdapter::StepShare() {
+  const std::vector<cluster::MemberInfo>& members = view_->members;
+  const std::string& self = node_->options().node;
   std::vector<std::string> names;
   std::vector<sched::ShareMember> in;
   size_t me = members.size();
@@ -267,57 +332,54 @@ void CrawlLoop::StepShare() {
       window == share_stepped_window_) {
     return;
   }
-  const double rate = config_.budget.rate;
+  const double rate = hooks_.budget();
   const std::vector<double> next = sched::NextRateShares(in, rate);
   share_fraction_ = rate > 0 ? next[me] / rate : -1;
   share_stepped_window_ = window;
   share_members_ = std::move(names);
 }
 
-double CrawlLoop::ClusterLambda() {
+double ClusterAdapter::Lambda() {
   return lambda_meter_.Update(sched_->size(), sched_->marginal_sum(),
                               sched_->marginal_count());
 }
 
-bool CrawlLoop::OwnsHost(sched::HostId host) {
-  if (!cluster_) return true;
-  if (!cluster_view_) return false;
+bool ClusterAdapter::OwnsHost(sched::HostId host) {
+  if (!view_) return false;
   if (host_shard_.size() <= host) {
     host_shard_.resize(std::max<size_t>(host + 1, book_->hosts().size()), -1);
   }
   if (host_shard_[host] < 0) {
     host_shard_[host] = static_cast<int32_t>(
-        cluster::ShardOf(book_->hosts().Name(host),
-                         static_cast<uint32_t>(config_.cluster.shards)));
+        cluster::ShardOf(book_->hosts().Name(host), shards()));
   }
   // Owned, and its pages rebuilt from the page stream.
   const auto s = static_cast<size_t>(host_shard_[host]);
-  return (*cluster_view_->owned)[s] && s < replayed_.size() && replayed_[s];
+  return (*view_->owned)[s] && s < replayed_.size() && replayed_[s];
 }
 
-double CrawlLoop::RateShare() const {
-  if (!cluster_) return config_.budget.rate;
-  if (share_fraction_ >= 0) return share_fraction_ * config_.budget.rate;
+double ClusterAdapter::RateShare() const {
+  const double rate = hooks_.budget();
+  if (share_fraction_ >= 0) return share_fraction_ * rate;
   // Before the first step, equal shares; before the first view, the whole
   // rate (nothing is owned yet).
-  const size_t nodes = cluster_view_ ? cluster_view_->members.size() : 0;
-  return config_.budget.rate / static_cast<double>(std::max<size_t>(1, nodes));
+  const size_t nodes = view_ ? view_->members.size() : 0;
+  return rate / static_cast<double>(std::max<size_t>(1, nodes));
 }
 
-nlohmann::json CrawlLoop::ClusterJson() const {
-  if (!cluster_) return nullptr;
+nlohmann::json ClusterAdapter::ClusterJson() const {
   nlohmann::json members = nlohmann::json::array();
   size_t owned = 0, pending = 0;
   std::string ranges;
   bool connected = false;
   std::string problem = "not connected yet";
-  if (cluster_view_) {
-    for (const auto& m : cluster_view_->members) members.push_back(m.node);
-    owned = cluster_view_->shards_owned;
-    ranges = cluster::FormatShardRanges(*cluster_view_->owned);
-    pending = cluster_view_->shards_pending;
-    connected = cluster_view_->connected;
-    problem = cluster_view_->problem;
+  if (view_) {
+    for (const auto& m : view_->members) members.push_back(m.node);
+    owned = view_->shards_owned;
+    ranges = cluster::FormatShardRanges(*view_->owned);
+    pending = view_->shards_pending;
+    connected = view_->connected;
+    problem = view_->problem;
   }
   const double lambda = lambda_meter_.lambda();
   nlohmann::json work = nullptr;
@@ -342,10 +404,10 @@ nlohmann::json CrawlLoop::ClusterJson() const {
             {"connected", w.connected}};
   }
   return {
-      {"node", cluster_->options().node},
+      {"node", node_->options().node},
       {"nodes", members.size()},
       {"members", members},
-      {"shards", config_.cluster.shards},
+      {"shards", options_.cluster.shards},
       {"shards_owned", owned},
       {"shards_pending", pending},
       {"owned", ranges},  // the shards owned, e.g. "0-3,7,9-12"
@@ -360,13 +422,13 @@ nlohmann::json CrawlLoop::ClusterJson() const {
       // shards routed, queued while NATS is away (at most
       // kPublishQueueItems, then the oldest dropped), and received.
       {"work", work},
-      // The change stream (crawl_loop_changes.cc).
+      // The change stream (PublishChanges).
       {"changes", ChangesJson()},
   };
 }
 
-void CrawlLoop::AppendClusterMetrics(const nlohmann::json& status,
-                                     std::string* out) const {
+void ClusterAdapter::AppendMetrics(const nlohmann::json& status,
+                                   std::string* out) {
   const nlohmann::json& c = status["cluster"];
   if (!c.is_object()) return;
   auto gauge = [&](const char* name, const char* help, double value) {
@@ -426,6 +488,62 @@ void CrawlLoop::AppendClusterMetrics(const nlohmann::json& status,
       "# HELP freshd_cluster_info This node's name.\n"
       "# TYPE freshd_cluster_info gauge\nfreshd_cluster_info{node=\"" +
       c["node"].get<std::string>() + "\"} 1\n";
+  AppendChangesMetrics(status, out);
+}
+
+Status ClusterAdapter::InitChangePublisher() {
+  if (!options_.changes) return Status::OK();
+  cluster::ChangePublisherOptions o;
+  o.nats_url = options_.cluster.nats_url;
+  o.node = node_->options().node;
+  o.max_age_s = options_.cluster.changes_max_age_s;
+  o.max_bytes = options_.cluster.changes_max_bytes;
+  o.local_newest = store_->feed_bounds().newest;
+  // Events not queued (dropped while NATS was away, or committed before a
+  // crash) are read back from the local feed; PageStore is thread-safe.
+  o.backfill = [store = store_, node = o.node](
+                   uint64_t after, uint64_t before, size_t limit,
+                   std::vector<cluster::ChangeEvent>* out) {
+    return store->ForEachFeedEvent(
+        after, limit, [&](const store::FeedEvent& e) {
+          if (e.seq >= before) return false;
+          out->push_back({e.seq, ClusterEventJson(node, e)});
+          return true;
+        });
+  };
+  auto publisher = cluster::ChangePublisher::Create(o);
+  if (!publisher.ok()) return publisher.status();
+  changes_ = std::move(publisher).value();
+  return Status::OK();
+}
+
+void ClusterAdapter::PublishChanges(
+    const std::vector<store::FeedEvent>& events) {
+  // On the writer thread, after the LevelDB commit, in seq order.
+  for (const store::FeedEvent& e : events) {
+    changes_->Publish(e.seq, ClusterEventJson(changes_->options().node, e));
+  }
+}
+
+std::string ClusterAdapter::Summary() const {
+  nlohmann::json rate = hooks_.fetch_rate ? hooks_.fetch_rate() : nullptr;
+  return nlohmann::json{
+      {"pages_known", book_->size()},
+      {"pages_fetched", hooks_.pages_fetched()},
+      {"fetch_rate", rate},  // pages per second over the last minute
+      {"changes", store_->feed_bounds().newest},  // its feed's newest seq
+      {"shards_owned", view_ ? view_->shards_owned : 0}}
+      .dump();
+}
+
+nlohmann::json ClusterAdapter::ChangesJson() const {
+  if (!changes_) return nullptr;
+  const cluster::ChangePublisherStats c = changes_->stats();
+  return {{"queued", c.queued},     {"published", c.published},
+          {"dropped", c.dropped},   {"skipped", c.skipped},
+          {"bad", c.bad},           {"backfilled", c.backfilled},
+          {"lost", c.lost},         {"reordered", c.reordered},
+          {"last_seq", c.last_seq}, {"connected", c.connected}};
 }
 
 }  // namespace freshd::daemon

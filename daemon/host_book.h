@@ -1,4 +1,4 @@
-// HostTable: the daemon's map between a host's authority string ("host:port",
+// HostBook: the daemon's map between a host's authority string ("host:port",
 // parse::UrlAuthority of a normalized URL) and the dense sched::HostId the
 // scheduler and its HostPool index by. Ids are assigned 0, 1, 2, … in the
 // order names are first interned; they are process-local (never stored): a
@@ -28,8 +28,8 @@
 //   cache: derived from URLs, rebuilt on start, never stored.
 // Not thread-safe: owned by the scheduler's thread.
 
-#ifndef FRESHD_DAEMON_HOST_TABLE_H_
-#define FRESHD_DAEMON_HOST_TABLE_H_
+#ifndef FRESHD_DAEMON_HOST_BOOK_H_
+#define FRESHD_DAEMON_HOST_BOOK_H_
 
 #include <cstddef>
 #include <optional>
@@ -43,12 +43,12 @@
 
 namespace freshd::daemon {
 
-class HostTable {
+class HostBook {
  public:
   // Longest accepted name (an authority is at most 253 + 1 + 5 bytes).
   static constexpr size_t kMaxNameBytes = 1024;
 
-  explicit HostTable(size_t max_hosts = size_t{1} << 22);
+  explicit HostBook(size_t max_hosts = size_t{1} << 22);
 
   // The id of `name`, assigning the next one if it is new. InvalidArgument
   // for an empty or over-long name; ResourceExhausted when max_hosts names
@@ -97,4 +97,4 @@ class HostTable {
 
 }  // namespace freshd::daemon
 
-#endif  // FRESHD_DAEMON_HOST_TABLE_H_
+#endif  // FRESHD_DAEMON_HOST_BOOK_H_
