@@ -19,15 +19,6 @@ namespace {
 
 constexpr double kDay = 86400;
 
-// CPU time of the calling thread: a pass's cost, whatever else the machine
-// runs (wall time would count preemption, and cache a one-page summary).
-double ThreadCpuNow() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) +
-         1e-9 * static_cast<double>(ts.tv_nsec);
-}
-
 // Directory entries a disk-use scan looks at, at most (a WARC directory
 // kept for years must not hold the scheduler's thread).
 constexpr size_t kMaxScanEntries = 100000;
@@ -114,15 +105,21 @@ void StatusViews::AdvancePasses(double now) {
   constexpr size_t kSlicePages = 4096;  // pages between clock reads
   const size_t pages = sched_->size();
   if (pages <= kStatusSlicedPages) return;
-  const double cpu0 = ThreadCpuNow();
-  auto spent = [&] { return ThreadCpuNow() - cpu0 >= kStatusSliceCpuS; };
+  // While the overview wants the due pass, the two passes share the turn's
+  // CPU, each at least one slice: a summary that spends a whole turn must
+  // not starve the due pass (it restarts as soon as it completes).
+  const bool due_wanted = SteadyNow() < due_wanted_until_;
+  const double budget =
+      due_wanted ? options_.slice_cpu_s / 2 : options_.slice_cpu_s;
   // Runs `step` (one slice; true once its pass is complete) until the pass
-  // completes or this turn's CPU is spent; true if the pass completed.
+  // completes or its share of this turn's CPU is spent; true if the pass
+  // completed.
   auto advance = [&](auto&& step) {
+    const double cpu0 = ThreadCpuNow();
     bool done;
     do {
       done = step();
-    } while (!done && !spent());
+    } while (!done && ThreadCpuNow() - cpu0 < budget);
     return done;
   };
   bool done = advance(
@@ -135,7 +132,7 @@ void StatusViews::AdvancePasses(double now) {
     summary_pass_done_ = true;
     summary_pass_ = {};
   }
-  if (SteadyNow() >= due_wanted_until_ || spent()) return;
+  if (!due_wanted) return;
   done = advance([&] {
     const auto end = static_cast<sched::PageId>(
         std::min<size_t>(pages, size_t{due_pass_next_} + kSlicePages));

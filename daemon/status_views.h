@@ -125,6 +125,9 @@ class StatusViews {
     std::string store_path;     // disk use scanned with each history point
     std::string warc_dir;
     double started_unix = 0;  // uptime_s, rate_actual's window
+    // A turn's CPU for the sliced passes; every turn does at least one
+    // slice of each pass it advances (0: exactly one).
+    double slice_cpu_s = kStatusSliceCpuS;
   };
 
   // The pointers must outlive the views; `rules` is the frontier's matcher

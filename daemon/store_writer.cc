@@ -18,13 +18,6 @@
 namespace freshd::daemon {
 namespace {
 
-double ThreadCpuNow() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) +
-         1e-9 * static_cast<double>(ts.tv_nsec);
-}
-
 uint64_t WarcBytes(const WriterJob& job) {
   uint64_t bytes = 0;
   for (const WarcItem& item : job.warc) {
