@@ -38,6 +38,7 @@ CrawlLoop::~CrawlLoop() {
   *alive_ = false;
   if (committer_) committer_->Stop();
   if (cluster_) cluster_->StopMembership();
+  if (network_done_) network_done_->Stop();  // no hand-back after
   if (parse_) parse_->Stop();  // queued parses dropped, no apply after
   if (net_) net_->Stop();      // no callback after this
   if (writer_) (void)writer_->Stop();
@@ -139,6 +140,13 @@ Status CrawlLoop::Init() {
   auto net = NetworkStage::Create(config_);
   if (!net.ok()) return net.status();
   net_ = std::move(net).value();
+  network_done_ = std::make_unique<HandoffQueue<NetworkDone>>(
+      io_, [this](std::vector<NetworkDone>& batch) { OnNetworkBatch(batch); });
+  done_batch_ = std::make_unique<TurnBatch<NetworkDone>>(
+      net_->io(),
+      [this](std::vector<NetworkDone>& batch) { HandNetworkTurn(batch); });
+  fetch_batch_ =
+      std::make_unique<TurnBatch<NetworkStage::Request>>(io_, net_->requests());
   fetch::CrawlerState state;
   if (Status st = LoadFetchState(&state); !st.ok()) return st;
   if (book_->size() > 0) {
@@ -445,28 +453,36 @@ void CrawlLoop::StartFetch(sched::PageId page) {
   req.last_modified = std::string(meta.last_modified());
   req.keep_raw = warc_ != nullptr;
   req.defer_decoding = true;  // decoded on the parse pool
-  net_->Fetch(std::move(req), [this, page, alive = alive_](
-                                  fetch::FetchResult r, double next_allowed) {
-    if (*alive) OnNetworkDone(page, std::move(r), next_allowed);
-  });
+  fetch_batch_->Add(net_->Counted(
+      std::move(req),
+      [this, page, alive = alive_](fetch::FetchResult r, double next_allowed) {
+        if (*alive) OnNetworkDone(page, std::move(r), next_allowed);
+      }));
 }
 
 void CrawlLoop::OnNetworkDone(sched::PageId page, fetch::FetchResult r,
                               double next_allowed) {
-  // Network thread: free the host's slot at once (the parse must not hold
-  // it), then parse on the pool or complete on the scheduler's thread.
-  boost::asio::post(io_, [this, page, next_allowed, alive = alive_] {
-    if (!*alive) return;
-    dispatcher_->NetworkDone(page, next_allowed);
-    TryDispatch();
-  });
-  if (r.outcome != fetch::OutcomeClass::kOk) {
-    boost::asio::post(io_,
-                      [this, page, r = std::move(r), alive = alive_]() mutable {
-                        if (*alive) Complete(page, std::move(r), Parsed{});
-                      });
-    return;
+  // Network thread: the hand-backs of one network turn go together
+  // (HandNetworkTurn).
+  done_batch_->Add(NetworkDone{page, next_allowed, std::move(r)});
+}
+
+void CrawlLoop::HandNetworkTurn(std::vector<NetworkDone>& batch) {
+  // Network thread: free the hosts' slots at once (a parse must not hold
+  // one), then the responses to the pool: their slots are freed on the
+  // scheduler's thread before their completions can arrive there.
+  for (NetworkDone& done : batch) {
+    if (done.unparsed->outcome == fetch::OutcomeClass::kOk) {
+      to_parse_.emplace_back(done.page, std::move(*done.unparsed));
+      done.unparsed.reset();
+    }
   }
+  (void)network_done_->PushAll(batch);
+  for (auto& [page, r] : to_parse_) Parse(page, std::move(r));
+  to_parse_.clear();
+}
+
+void CrawlLoop::Parse(sched::PageId page, fetch::FetchResult r) {
   parse::FingerprintOptions fo;
   fo.k = config_.sched.shingle_k;
   fo.m = static_cast<size_t>(config_.sched.sketch_m);
@@ -496,6 +512,27 @@ void CrawlLoop::OnNetworkDone(sched::PageId page, fetch::FetchResult r,
       });
 }
 
+void CrawlLoop::OnNetworkBatch(std::vector<NetworkDone>& batch) {
+  if (!*alive_) return;
+  for (NetworkDone& done : batch) {
+    dispatcher_->NetworkDone(done.page, done.next_allowed);
+    if (done.unparsed) {
+      Complete(done.page, std::move(*done.unparsed), Parsed{});
+    }
+  }
+  DispatchSoon();
+}
+
+void CrawlLoop::DispatchSoon() {
+  if (dispatch_posted_) return;
+  dispatch_posted_ = true;
+  boost::asio::post(io_, [this, alive = alive_] {
+    if (!*alive) return;
+    dispatch_posted_ = false;
+    TryDispatch();
+  });
+}
+
 void CrawlLoop::Complete(sched::PageId page, fetch::FetchResult r,
                          Parsed parsed) {
   const double now = UnixNow();
@@ -508,8 +545,8 @@ void CrawlLoop::Complete(sched::PageId page, fetch::FetchResult r,
                   r.detail);
   }
   observer_->Observe(page, std::move(r), std::move(parsed), started_unix, now);
-  RequestCommit();
-  TryDispatch();
+  RequestCommit();  // one commit for the completions queued together
+  DispatchSoon();
 }
 
 void CrawlLoop::ArchiveOnly(fetch::FetchResult r, double started_unix) {

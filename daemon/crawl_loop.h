@@ -26,6 +26,11 @@
 // caller runs. A page's path: Dispatcher → StartFetch → network →
 // OnNetworkDone → ParseQueue → Complete → PageObserver (observe, mark,
 // links to the Frontier) → GroupCommitter → StoreWriter.
+// Hand-offs between threads go in batches (daemon/handoff_queue.h): a
+// dispatch pass's fetch requests to the network thread, one network turn's
+// completions and the parse pool's results to the scheduler's thread; the
+// completions of one batch then dispatch once (DispatchSoon) and commit
+// once.
 // Backpressure: while more than [engine] queue_bytes of bodies wait for the
 // parse pool or the writer, dispatch pauses; /status "limited_by" names the
 // stage that limits the rate (network, politeness, parse, write, budget).
@@ -75,6 +80,7 @@
 #include "daemon/fetch_metrics.h"
 #include "daemon/frontier.h"
 #include "daemon/group_committer.h"
+#include "daemon/handoff_queue.h"
 #include "daemon/loop_lag_probe.h"
 #include "daemon/network_stage.h"
 #include "daemon/page_book.h"
@@ -201,16 +207,35 @@ class CrawlLoop {
   Status Init();
   Status LoadFetchState(fetch::CrawlerState* state);
 
+  // What the network thread hands back for one page: its slot is free
+  // (the host's gate next opens at `next_allowed`), and, for a fetch with
+  // no response to parse, the result to complete with (the network thread
+  // takes a response out for the parse pool: HandNetworkTurn).
+  struct NetworkDone {
+    sched::PageId page = 0;
+    double next_allowed = 0;
+    std::optional<fetch::FetchResult> unparsed;
+  };
+
   // Dispatches now if anything may go (Dispatcher).
   void TryDispatch() { dispatcher_->TryDispatch(); }
+  // Dispatches once everything queued on this thread now has run: the
+  // completions of one batch free their slots first, then one dispatch.
+  void DispatchSoon();
   // The dispatcher's hand-off: the fetch of `page` to the network thread,
   // with the validators from the page book.
   void StartFetch(sched::PageId page);
-  // Network thread: the fetch of `page` ended; frees its slot (posted to
-  // the scheduler's thread) and hands it to the parse pool (a response)
-  // or straight back to the scheduler's thread.
+  // Network thread: the fetch of `page` ended; with the turn's others it
+  // frees its slot (handed to the scheduler's thread) and goes to the
+  // parse pool (a response) or straight back to the scheduler's thread.
   void OnNetworkDone(sched::PageId page, fetch::FetchResult result,
                      double next_allowed);
+  // Network thread: one turn's hand-backs to the scheduler's thread, then
+  // its responses to the parse pool (Parse).
+  void HandNetworkTurn(std::vector<NetworkDone>& batch);
+  void Parse(sched::PageId page, fetch::FetchResult result);
+  // Scheduler's thread: one batch of the network's hand-backs, in order.
+  void OnNetworkBatch(std::vector<NetworkDone>& batch);
   // The page's fetch is over: the dispatcher frees it, the operator's
   // metrics count it, the observer (PageObserver) turns it into the book's
   // and the scheduler's new state, the feed and WARC items, new pages.
@@ -278,6 +303,7 @@ class CrawlLoop {
   std::vector<std::function<void()>> fetch_state_waiters_;
   bool started_ = false;
   bool stopping_ = false;
+  bool dispatch_posted_ = false;  // a DispatchSoon is queued
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
   // The stages; destroyed (joined) before the state above.
   std::unique_ptr<StoreWriter> writer_;
@@ -285,6 +311,14 @@ class CrawlLoop {
   std::unique_ptr<Dispatcher> dispatcher_;
   std::unique_ptr<PageObserver> observer_;  // the observe step; outcomes
   std::unique_ptr<NetworkStage> net_;
+  // The network thread's hand-backs (OnNetworkDone), in batches: those of
+  // one network turn go together (done_batch_, network thread).
+  std::unique_ptr<HandoffQueue<NetworkDone>> network_done_;
+  std::unique_ptr<TurnBatch<NetworkDone>> done_batch_;
+  // Network thread: the responses of the turn being handed on.
+  std::vector<std::pair<sched::PageId, fetch::FetchResult>> to_parse_;
+  // A dispatch pass's fetch requests, to the network thread as one batch.
+  std::unique_ptr<TurnBatch<NetworkStage::Request>> fetch_batch_;
   std::unique_ptr<ParseQueue> parse_;  // pages, sitemaps, feeds
   // Counters and read-only views (/status, /metrics, /page, the status
   // page), reading the parts above.

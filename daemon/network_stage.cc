@@ -11,7 +11,11 @@
 namespace freshd::daemon {
 
 NetworkStage::NetworkStage()
-    : work_(io_.get_executor()), lag_probe_(io_), watchdog_(io_) {}
+    : work_(io_.get_executor()),
+      lag_probe_(io_),
+      watchdog_(io_),
+      requests_(io_,
+                [this](std::vector<Request>& batch) { StartFetches(batch); }) {}
 
 NetworkStage::~NetworkStage() { Stop(); }
 
@@ -65,6 +69,7 @@ void NetworkStage::Stop() {
     io_.stop();
     thread_.join();
   }
+  requests_.Stop();  // requests not started are dropped
   // The crawler goes with the thread that used it (its callbacks are
   // dropped); the io_context outlives it (declared first).
   crawler_.reset();
@@ -82,21 +87,24 @@ void NetworkStage::FeedWatchdog(double every_s) {
 double NetworkStage::Now() { return SteadyNow(); }
 
 void NetworkStage::Fetch(fetch::CrawlRequest request, FetchDone done) {
-  ++pending_;
-  boost::asio::post(io_, [this, request = std::move(request),
-                          done = std::move(done)]() mutable {
-    const std::string host(parse::UrlAuthority(request.url));
-    std::string origin = parse::UrlOrigin(request.url);
-    crawler_->Fetch(std::move(request),
+  // Dropped once stopped, as a post to a stopped thread was.
+  (void)requests_.Push(Counted(std::move(request), std::move(done)));
+}
+
+void NetworkStage::StartFetches(std::vector<Request>& batch) {
+  for (Request& one : batch) {
+    const std::string host(parse::UrlAuthority(one.request.url));
+    std::string origin = parse::UrlOrigin(one.request.url);
+    crawler_->Fetch(std::move(one.request),
                     [this, host, origin = std::move(origin),
-                     done = std::move(done)](fetch::FetchResult r) mutable {
+                     done = std::move(one.done)](fetch::FetchResult r) mutable {
                       --pending_;
                       touched_.insert(std::move(origin));
                       const double next =
                           crawler_->gate().NextAllowed(host, Now());
                       done(std::move(r), next);
                     });
-  });
+  }
 }
 
 void NetworkStage::RefreshRobots(std::vector<std::string> origins) {

@@ -6,7 +6,9 @@
 // elsewhere (to the parse pool or the scheduler's thread).
 // Every method is safe from any thread: it posts to the network thread
 // (ImportState, set_sitemap_handler and set_archive_handler before Start
-// only). Callbacks run on
+// only). Fetch requests go there in batches (daemon/handoff_queue.h): the
+// requests made while the network thread is busy start together, in the
+// order they were made, for one wake-up of it. Callbacks run on
 // the network thread. Stop() joins the thread; pending callbacks are
 // dropped, never called. When systemd asks for a watchdog (WatchdogSec=),
 // this thread sends WATCHDOG=1 every half period (daemon/sd_notify.h).
@@ -28,6 +30,7 @@
 
 #include "base/status.h"
 #include "conf/config.h"
+#include "daemon/handoff_queue.h"
 #include "daemon/loop_lag_probe.h"
 #include "fetch/crawler.h"
 
@@ -39,6 +42,12 @@ class NetworkStage {
   // (the crawler's clock, Now()), read right after the fetch ended.
   using FetchDone =
       std::function<void(fetch::FetchResult result, double next_allowed)>;
+
+  // One fetch to start: the request and what to call with its result.
+  struct Request {
+    fetch::CrawlRequest request;
+    FetchDone done;
+  };
 
   // Creates the crawler (fails as fetch::Crawler::Create). Not started.
   static Result<std::unique_ptr<NetworkStage>> Create(const Config& config);
@@ -57,6 +66,17 @@ class NetworkStage {
   void Stop();
 
   void Fetch(fetch::CrawlRequest request, FetchDone done);
+  // For a caller that batches its side (TurnBatch: a dispatch pass's
+  // requests in one hand-off): a request counted in pending() from now,
+  // to hand to requests(), the queue Fetch hands requests through.
+  Request Counted(fetch::CrawlRequest request, FetchDone done) {
+    ++pending_;
+    return Request{std::move(request), std::move(done)};
+  }
+  HandoffQueue<Request>* requests() { return &requests_; }
+  // The network thread's io_context, for a TurnBatch of what its
+  // callbacks hand on (they run there).
+  boost::asio::io_context& io() { return io_; }
   // Crawler::RefreshRobots for each origin.
   void RefreshRobots(std::vector<std::string> origins);
   // The crawler's state of the origins a fetch or a robots.txt fetch touched
@@ -65,13 +85,18 @@ class NetworkStage {
 
   // The crawler's clock (steady seconds); any thread.
   static double Now();
-  // Fetches handed in and not yet reported; any thread.
+  // Fetches handed in (Fetch) or started (requests()) and not yet
+  // reported; any thread.
   uint64_t pending() const { return pending_.load(); }
+  // Batches of fetch requests handed to the network thread (its wake-ups
+  // for them); any thread.
+  uint64_t request_batches() const { return requests_.posts(); }
   LoopLagProbe::Stats lag() const { return lag_probe_.stats(); }
 
  private:
   NetworkStage();
-  void FeedWatchdog(double every_s);  // network thread
+  void FeedWatchdog(double every_s);               // network thread
+  void StartFetches(std::vector<Request>& batch);  // network thread
 
   boost::asio::io_context io_;
   boost::asio::executor_work_guard<boost::asio::io_context::executor_type>
@@ -81,6 +106,7 @@ class NetworkStage {
   std::unique_ptr<fetch::Crawler> crawler_;  // used on the network thread
   std::unordered_set<std::string> touched_;  // origins; network thread
   std::atomic<uint64_t> pending_{0};
+  HandoffQueue<Request> requests_;  // to the network thread
   std::thread thread_;
   bool started_ = false;
 };

@@ -7,7 +7,11 @@ uint64_t BodyBytes(const fetch::FetchResult& r) {
 }
 
 ParseQueue::ParseQueue(boost::asio::io_context& io, unsigned threads)
-    : io_(io), pool_(threads) {}
+    : applies_(io,
+               [](std::vector<std::function<void()>>& batch) {
+                 for (std::function<void()>& apply : batch) apply();
+               }),
+      pool_(threads) {}
 
 ParseQueue::~ParseQueue() { Stop(); }
 
@@ -35,17 +39,14 @@ void ParseQueue::Step(std::shared_ptr<fetch::DeferredBodyDecoder> job,
   std::function<void()> apply = (*work)(job->result());
   counts_->bytes -= bytes;
   --counts_->jobs;
-  // io_ outlives the owner, whose Stop joins the pool; an apply queued
-  // after it sees !alive.
-  boost::asio::post(io_, [counts = counts_, apply = std::move(apply)] {
-    if (counts->alive.load()) apply();
-  });
+  // Dropped once Stop has run (the queue's contract).
+  (void)applies_.Push(std::move(apply));
 }
 
 void ParseQueue::Join() { pool_.join(); }
 
 void ParseQueue::Stop() {
-  counts_->alive = false;
+  applies_.Stop();
   if (stopped_) return;
   stopped_ = true;
   pool_.stop();

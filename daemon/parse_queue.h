@@ -3,11 +3,14 @@
 // A job (Submit) undoes the body's Content-Encoding on the pool a slice per
 // pool turn (fetch::kDecodeSliceBytes of output: a gzip bomb's slices take
 // turns with the other jobs and it ends too-large at `max_decoded`), runs
-// `parse` on the pool, then posts `apply` with the result to the owner's
-// io_context. Its bytes and the job are counted from Submit until the parse
-// ends (/status "parse_queue" and "parse_queue_bytes": bytes(), jobs()).
+// `parse` on the pool, then hands `apply` with the result to the owner's
+// io_context through one HandoffQueue (daemon/handoff_queue.h): the applies
+// of the jobs parsed while the owner's thread was busy run there as one
+// batch, in the order their parses ended, for one wake-up of that thread.
+// Its bytes and the job are counted from Submit until the parse ends
+// (/status "parse_queue" and "parse_queue_bytes": bytes(), jobs()).
 // Liveness: once Stop() has run (the owner's destructor), no `apply` runs,
-// even one already queued on the io_context.
+// even one already queued for the io_context.
 // Threads: Submit from any thread (the network thread); `parse` on a pool
 // thread; `apply` on the thread running `io`; bytes()/jobs() any thread;
 // Stop/Join from the owner's thread.
@@ -22,8 +25,10 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <utility>
 
+#include "daemon/handoff_queue.h"
 #include "fetch/deferred_body.h"
 #include "fetch/outcome.h"
 
@@ -52,18 +57,26 @@ class ParseQueue {
     Start(std::move(job), bytes,
           [parse = std::move(parse),
            apply = std::move(apply)](fetch::FetchResult& body) mutable {
-            auto parsed = parse(body);
-            // Shared, so a move-only result fits a std::function.
-            auto call = std::make_shared<decltype(parsed)>(std::move(parsed));
-            auto taken = std::make_shared<fetch::FetchResult>(std::move(body));
-            return std::function<void()>([apply, call, taken]() mutable {
-              apply(std::move(*taken), std::move(*call));
-            });
+            // One allocation holds the body and the parse (shared, so a
+            // move-only result fits a std::function).
+            struct Parsed {
+              fetch::FetchResult body;
+              std::optional<decltype(parse(body))> result;
+            };
+            auto done = std::make_shared<Parsed>();
+            done->result.emplace(parse(body));
+            done->body = std::move(body);
+            return std::function<void()>(
+                [apply = std::move(apply), done]() mutable {
+                  apply(std::move(done->body), std::move(*done->result));
+                });
           });
   }
 
   uint64_t bytes() const { return counts_->bytes.load(); }
   uint64_t jobs() const { return counts_->jobs.load(); }
+  // Batches of applies handed to the owner's thread (its wake-ups).
+  uint64_t apply_batches() const { return applies_.posts(); }
 
   // Waits for the jobs queued to end (their `apply` still posted).
   void Join();
@@ -74,7 +87,6 @@ class ParseQueue {
   struct Counts {
     std::atomic<uint64_t> bytes{0};
     std::atomic<uint64_t> jobs{0};
-    std::atomic<bool> alive{true};
   };
   // On the pool: the decoded body -> what to run on io's thread.
   using Work = std::function<std::function<void()>(fetch::FetchResult&)>;
@@ -83,8 +95,9 @@ class ParseQueue {
   void Step(std::shared_ptr<fetch::DeferredBodyDecoder> job, uint64_t bytes,
             std::shared_ptr<Work> work);
 
-  boost::asio::io_context& io_;
   std::shared_ptr<Counts> counts_ = std::make_shared<Counts>();
+  // Parsed jobs' applies, to the owner's thread in batches.
+  HandoffQueue<std::function<void()>> applies_;
   boost::asio::thread_pool pool_;
   bool stopped_ = false;
 };

@@ -4,7 +4,10 @@
 #include "daemon/parse_queue.h"
 
 #include <future>
+#include <memory>
 #include <mutex>
+#include <string>
+#include <vector>
 
 #include "gtest/gtest.h"
 #include "parse/sitemap.h"
@@ -154,6 +157,35 @@ TEST(ParseQueueTest, NoApplyAfterStop) {
   }                // the owner goes: Stop
   io.run();
   EXPECT_FALSE(applied);
+}
+
+// The applies of jobs parsed while the owner's thread is busy reach it as
+// one batch (one wake-up), in the order the parses ended; a move-only
+// result travels with its body.
+TEST(ParseQueueTest, AppliesParsedTogetherRunAsOneBatchInOrder) {
+  boost::asio::io_context io;
+  ParseQueue queue(io, 1);  // one worker: parses end in submit order
+  std::vector<std::string> applied;
+  for (int i = 0; i < 20; ++i) {
+    queue.Submit(
+        Ok("body " + std::to_string(i)), 1 << 20,
+        [](fetch::FetchResult& r) {
+          return std::make_unique<std::string>(r.body);
+        },
+        [&](fetch::FetchResult r, std::unique_ptr<std::string> parsed) {
+          EXPECT_EQ(r.body, *parsed);
+          applied.push_back(*parsed);
+        });
+  }
+  queue.Join();  // all parsed; the owner's thread (io) has not run yet
+  EXPECT_EQ(queue.jobs(), 0u);
+  EXPECT_TRUE(applied.empty());
+  EXPECT_EQ(queue.apply_batches(), 1u);
+  io.run();
+  ASSERT_EQ(applied.size(), 20u);
+  for (int i = 0; i < 20; ++i) {
+    EXPECT_EQ(applied[i], "body " + std::to_string(i));
+  }
 }
 
 TEST(ParseQueueTest, BodyBytesCountsRawExchange) {
