@@ -90,6 +90,8 @@ Status CrawlLoop::Init() {
   // The book's URL file sits in the store's directory (LevelDB created it
   // and leaves a file it does not name alone; this one is unlinked anyway).
   book_ = std::make_unique<PageBook>(sched_.get(), config_.store.path);
+  // The change feed's staleness: the book reads and writes the sketches.
+  if (config_.feed.enabled) book_->set_sketch_store(store_.get());
   frontier_ = std::make_unique<Frontier>(std::move(scope).value(),
                                          config_.crawler.max_urls_per_host,
                                          book_.get(), sched_.get());

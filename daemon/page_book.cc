@@ -170,10 +170,20 @@ PageBook::Fetched PageBook::RecordFetch(
     if (first || was_gone || obs.changed) {
       FeedItem& item = feed(first || was_gone ? "new" : "changed");
       item.event.text_hash = text_hash;
-      // The sketch's one durable home is the store's sketch key: the group
-      // commit writes it from here (daemon/store_writer.h).
-      if (fingerprint != nullptr) {
-        item.sketch = EncodeSketch(fingerprint->text.sketch);
+      // The sketch's one durable home is the store's sketch key, read and
+      // written here: the staleness against the previous version now, the
+      // new sketch with the next TakeBatch.
+      if (fingerprint != nullptr && sketch_store_ != nullptr) {
+        UnsavedSketch next{item.url_key, item.event.url,
+                           EncodeSketch(fingerprint->text.sketch)};
+        const std::string previous =
+            PreviousSketch(page, item.url_key, item.event.url);
+        auto now_sketch = DecodeSketch(next.encoded);
+        auto old_sketch = DecodeSketch(previous);
+        if (!previous.empty() && now_sketch.ok() && old_sketch.ok()) {
+          item.event.staleness = SketchDivergence(*old_sketch, *now_sketch);
+        }
+        sketches_marked_[page] = std::move(next);
       }
     } else if (after_signal) {
       FeedItem& item = feed("unchanged");
@@ -206,6 +216,16 @@ PageBook::Fetched PageBook::RecordFetch(
     out.observation.event = sched::FailedObs{ToFailure(r)};
   }
   return out;
+}
+
+std::string PageBook::PreviousSketch(sched::PageId page, uint64_t url_key,
+                                     std::string_view url) const {
+  for (const auto* unsaved : {&sketches_marked_, &sketches_committing_}) {
+    auto it = unsaved->find(page);
+    if (it != unsaved->end()) return it->second.encoded;
+  }
+  auto stored = sketch_store_->GetSketch(url_key, url);
+  return stored.ok() ? std::move(stored).value() : std::string();
 }
 
 bool PageBook::ConsiderDatedSignal(sched::PageId page, double changed_at) {
@@ -319,6 +339,14 @@ void PageBook::TakeBatch(store::StoreBatch* batch, uint64_t* failures) {
     globals_dirty_ = false;
     if (!PersistGlobals(*sched_, batch).ok()) failed();
   }
+  // The batch taken before is committed: its sketches are the store's now.
+  sketches_committing_.clear();
+  for (const auto& [page, sketch] : sketches_marked_) {
+    if (!batch->PutSketch(sketch.url_key, sketch.url, sketch.encoded).ok()) {
+      failed();
+    }
+  }
+  sketches_committing_.swap(sketches_marked_);
 }
 
 }  // namespace freshd::daemon

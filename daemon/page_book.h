@@ -11,9 +11,11 @@
 // global record only when they changed. Callers read through const
 // accessors only.
 // Each fact once: the last fetch time is the scheduler's
-// (PageState::last_fetch); a page's sketch is the store's (sketch key,
-// written by the group commit from the feed item RecordFetch returns), not
-// kept in memory (~500 B a page).
+// (PageState::last_fetch); a page's sketch is the store's (sketch key),
+// read and written here only (set_sketch_store): RecordFetch measures a
+// new version's staleness against the previous sketch and TakeBatch writes
+// the new one. Only the sketches of the last two group commits are kept in
+// memory, never every page's (~500 B a page).
 // Dispatch reads validators from here: no store read on the dispatch path;
 // the URL itself is one pread of the book's URL file (daemon/url_index.h:
 // the URL bytes are in the OS page cache, not the process).
@@ -28,6 +30,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "base/status.h"
@@ -101,6 +104,16 @@ class PageBook {
   // past `max_per_host`, or the scheduler's error.
   Result<sched::PageId> Adopt(const store::PageRecord& record,
                               sched::HostId host, uint32_t max_per_host);
+
+  // The change feed's sketches (with the feed on; null: none kept, the
+  // staleness of every event unknown): a "new" or "changed" version's
+  // staleness is its sketch's divergence from the page's previous sketch —
+  // one not yet committed, else one point read of `store` — and TakeBatch
+  // writes the new sketch to `store`'s sketch key. `store` must outlive
+  // the book.
+  void set_sketch_store(const store::PageStore* store) {
+    sketch_store_ = store;
+  }
 
   // A completed fetch of `page` at `now` (Unix seconds): `fingerprint` is
   // the parsed HTML (null: none or a failed parse), `text_hash` the visible
@@ -180,9 +193,12 @@ class PageBook {
     return !dirty_pages_.empty() || !dirty_hosts_.empty() || globals_dirty_;
   }
 
-  // Adds every marked record to `batch` (scheduler state encoded now) and
-  // clears the marks. A record over the store's limits is left out and
-  // counted in *failures (if given); the rest are written.
+  // Adds every marked record and the new sketches to `batch` (scheduler
+  // state encoded now) and clears the marks. A record over the store's
+  // limits is left out and counted in *failures (if given); the rest are
+  // written. REQUIRES: the batch taken before was committed (the group
+  // commit has one job at the writer at a time): until the next call its
+  // sketches are still read from memory.
   void TakeBatch(store::StoreBatch* batch, uint64_t* failures = nullptr);
 
  private:
@@ -192,6 +208,17 @@ class PageBook {
               PageMeta meta);
   void MarkPage(sched::PageId page);
   void MarkHost(sched::HostId host);
+  // The page's sketch before this fetch (base/sketch.h encoding; empty:
+  // none): the newest not yet committed, else the store's.
+  std::string PreviousSketch(sched::PageId page, uint64_t url_key,
+                             std::string_view url) const;
+
+  // A sketch the store does not hold yet.
+  struct UnsavedSketch {
+    uint64_t url_key = 0;
+    std::string url;
+    std::string encoded;
+  };
 
   sched::Scheduler* const sched_;
   UrlIndex urls_;
@@ -202,6 +229,11 @@ class PageBook {
   std::vector<sched::HostId> dirty_hosts_;
   std::vector<bool> host_dirty_;  // by host id
   bool globals_dirty_ = false;
+  const store::PageStore* sketch_store_ = nullptr;
+  // Sketches recorded since the last TakeBatch, and those of the batch it
+  // took (being committed); by page.
+  std::unordered_map<sched::PageId, UnsavedSketch> sketches_marked_;
+  std::unordered_map<sched::PageId, UnsavedSketch> sketches_committing_;
 };
 
 }  // namespace freshd::daemon

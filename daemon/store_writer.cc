@@ -10,7 +10,6 @@
 #include <utility>
 
 #include "base/clock.h"
-#include "base/sketch.h"
 #include "daemon/warc_archive.h"
 #include "parse/url.h"
 #include "spdlog/spdlog.h"
@@ -282,9 +281,6 @@ void StoreWriter::AddFeed(
     std::vector<WriterJob>& jobs,
     const std::vector<std::vector<store::WarcWritten>>& written,
     store::StoreBatch* batch, std::vector<store::FeedEvent>* added) {
-  // Sketches written earlier in this group (the store does not hold them
-  // yet): a page fetched twice between two commits.
-  std::unordered_map<std::string, std::string> group_sketches;
   for (size_t j = 0; j < jobs.size(); ++j) {
     for (FeedItem& item : jobs[j].feed) {
       store::FeedEvent& e = item.event;
@@ -295,26 +291,6 @@ void StoreWriter::AddFeed(
           e.warc_file = std::filesystem::path(w.file).filename().string();
           e.warc_offset = w.offset;
         }
-      }
-      if (!item.sketch.empty()) {
-        std::string previous;
-        auto in_group = group_sketches.find(e.url);
-        if (in_group != group_sketches.end()) {
-          previous = in_group->second;
-        } else if (auto stored = store_->GetSketch(item.url_key, e.url);
-                   stored.ok()) {
-          previous = std::move(stored).value();
-        }
-        auto now_sketch = DecodeSketch(item.sketch);
-        auto old_sketch = DecodeSketch(previous);
-        if (!previous.empty() && now_sketch.ok() && old_sketch.ok()) {
-          e.staleness = SketchDivergence(*old_sketch, *now_sketch);
-        }
-        if (Status s = batch->PutSketch(item.url_key, e.url, item.sketch);
-            !s.ok()) {
-          spdlog::error("feed: sketch of {}: {}", e.url, s.ToString());
-        }
-        group_sketches[e.url] = std::move(item.sketch);
       }
       if (Status s = batch->AddFeedEvent(e); !s.ok()) {
         spdlog::error("feed: event for {}: {}", e.url, s.ToString());

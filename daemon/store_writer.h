@@ -9,8 +9,8 @@
 // once its callback ran; against power loss after the next sync.
 // Change feed: a job's feed events are written in the same LevelDB batch as
 // its records, after its WARC records (so an event names the file and
-// offset of its capture), and the staleness of a changed page is computed
-// here from the page's previous sketch (one point read). Retention is
+// offset of its capture; its staleness and the page's sketch come
+// measured and written by the page book, daemon/page_book.h). Retention is
 // enforced after commits (every 1,000 events or 60 s).
 // WARC revisits: the writer keeps, in the same LevelDB batch as the jobs'
 // records, each page's last capture with a payload (store key 'L') and,
@@ -56,13 +56,10 @@ struct WarcItem {
 
 // One change-feed event to append (daemon/change_feed.h).
 struct FeedItem {
-  store::FeedEvent event;  // seq, staleness and warc_* are set by the writer
-  uint64_t url_key = 0;    // parse::UrlKey(event.url)
-  // The new version's sketch (base/sketch.h encoding) for "new"/"changed"
-  // events: kept in the store as the page's sketch, and the staleness is
-  // the divergence from the previous one. Empty: none (staleness unknown).
-  std::string sketch;
-  int warc_item = -1;  // index in WriterJob::warc of its capture; -1: none
+  // seq and warc_* are set by the writer; staleness by the page book.
+  store::FeedEvent event;
+  uint64_t url_key = 0;  // parse::UrlKey(event.url)
+  int warc_item = -1;    // index in WriterJob::warc of its capture; -1: none
 };
 
 // What the writer archives beyond ok/304 responses, and its dedup bound.

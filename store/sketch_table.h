@@ -1,6 +1,7 @@
 // SketchTable: each page's newest text sketch (key 'G' + be64(url_key) + url;
 // value base/sketch.h's encoding, at most 1 MiB), the one place a page's
-// sketch is stored. The writer puts it with a new/changed feed event
+// sketch is stored. The daemon's page book (daemon/page_book.h) is its one
+// reader and writer: it puts it with a new/changed feed event's batch
 // (StoreBatch::PutSketch) and measures the next event's staleness against
 // it; it goes with its page (StoreBatch::DeletePage).
 // Thread-safety: the store's rule, store/store_core.h.

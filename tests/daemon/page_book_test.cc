@@ -14,6 +14,7 @@
 #include <variant>
 #include <vector>
 
+#include "base/sketch.h"
 #include "daemon/page_codec.h"
 #include "fetch/crawler.h"
 #include "parse/html_fingerprint.h"
@@ -119,7 +120,6 @@ TEST_F(PageBookTest, AFetchGivesTheObservationTheFeedItemAndTheLinks) {
   EXPECT_EQ(first.feed->event.url, kUrl);
   EXPECT_EQ(first.feed->event.text_hash, 11u);
   EXPECT_EQ(first.feed->url_key, parse::UrlKey(kUrl));
-  EXPECT_FALSE(first.feed->sketch.empty());  // for the store's sketch key
   ASSERT_NE(first.links, nullptr);
   EXPECT_EQ(first.links, &fp.page.links);
   EXPECT_EQ(book_->meta(page_).etag(), "\"e1\"");
@@ -148,7 +148,7 @@ TEST_F(PageBookTest, AFetchGivesTheObservationTheFeedItemAndTheLinks) {
   EXPECT_TRUE(std::get<sched::FetchedObs>(changed.observation.event).changed);
   ASSERT_TRUE(changed.feed.has_value());
   EXPECT_EQ(changed.feed->event.kind, "changed");
-  EXPECT_TRUE(changed.feed->sketch.empty());  // no HTML: no sketch
+  EXPECT_LT(changed.feed->event.staleness, 0);  // no HTML: no sketch
   EXPECT_EQ(changed.links, nullptr);
 
   // 304 without validators keeps them and the hash.
@@ -178,6 +178,96 @@ TEST_F(PageBookTest, AFetchGivesTheObservationTheFeedItemAndTheLinks) {
   PageBook::Fetched back = Fetch(Ok(""), nullptr, 12, kT0 + 360);
   ASSERT_TRUE(back.feed.has_value());
   EXPECT_EQ(back.feed->event.kind, "new");
+}
+
+// The sketch's one reader and writer: a changed version's staleness is the
+// divergence from the previous sketch, whether that one is still in memory
+// (recorded since the last batch, or in the batch being committed) or in the
+// store; TakeBatch writes each new sketch to the store's sketch key once.
+TEST(PageBookSketchTest, StalenessComesFromThePreviousSketchWhereverItIs) {
+  store::TempDir dir;
+  auto opened = store::PageStore::Open(Config(dir.path() + "/db"));
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  std::unique_ptr<store::PageStore> store = std::move(opened).value();
+  auto sched = NewScheduler();
+  ASSERT_NE(sched, nullptr);
+  PageBook book(sched.get(), dir.path());
+  book.set_sketch_store(store.get());
+  auto host = book.InternHost("h.test");
+  ASSERT_TRUE(host.ok());
+  const std::string url = "http://h.test/a";
+  auto added = book.Add(url, *host, 1.0, 100);
+  ASSERT_TRUE(added.ok());
+  const sched::PageId page = *added;
+  auto commit = [&] {
+    store::StoreBatch batch;
+    book.TakeBatch(&batch);
+    ASSERT_TRUE(store->Commit(batch, kT0).ok());
+  };
+  double now = kT0;
+  auto fetch = [&](const std::string& words, uint64_t hash) {
+    const parse::PageFingerprint fp = Fingerprint(url, words);
+    PageBook::Fetched f = book.RecordFetch(page, Ok("e"), &fp, hash, now);
+    book.Observe(f.observation);
+    now += 3600;
+    return f.feed;
+  };
+  const std::string v1 = "alpha beta gamma delta epsilon zeta eta theta";
+  const std::string v2 = "alpha beta gamma delta epsilon zeta eta iota";
+  const std::string v3 = "kappa lambda mu nu xi omicron pi rho sigma";
+
+  auto first = fetch(v1, 1);  // no previous version: unknown
+  ASSERT_TRUE(first.has_value());
+  EXPECT_EQ(first->event.kind, "new");
+  EXPECT_LT(first->event.staleness, 0);
+  EXPECT_FALSE(store->GetSketch(parse::UrlKey(url), url).ok());
+  // Against v1, not yet taken into a batch: in memory.
+  auto second = fetch(v2, 2);
+  ASSERT_TRUE(second.has_value());
+  EXPECT_EQ(second->event.kind, "changed");
+  EXPECT_GT(second->event.staleness, 0);
+  EXPECT_LT(second->event.staleness, 1);
+  commit();  // v2's sketch is written (v1's was replaced before any batch)
+  auto stored = store->GetSketch(parse::UrlKey(url), url);
+  ASSERT_TRUE(stored.ok());
+  auto v2_sketch = DecodeSketch(*stored);
+  ASSERT_TRUE(v2_sketch.ok());
+  EXPECT_EQ(*v2_sketch, Fingerprint(url, v2).text.sketch);
+  // Against v2 in the store (its batch committed), then against v3 in the
+  // batch being committed, then against the store again.
+  auto third = fetch(v3, 3);
+  ASSERT_TRUE(third.has_value());
+  EXPECT_GT(third->event.staleness, second->event.staleness);
+  store::StoreBatch committing;
+  book.TakeBatch(&committing);  // v3's sketch, not committed yet
+  auto fourth = fetch(v3 + " tau", 4);
+  ASSERT_TRUE(fourth.has_value());
+  EXPECT_GT(fourth->event.staleness, 0);
+  EXPECT_LT(fourth->event.staleness, 1);
+  ASSERT_TRUE(store->Commit(committing, kT0).ok());
+  commit();
+  auto fifth = fetch(v3, 5);  // back to v3: against v3 + tau in the store
+  ASSERT_TRUE(fifth.has_value());
+  EXPECT_NEAR(fifth->event.staleness, fourth->event.staleness, 1e-9);
+}
+
+// Without a sketch store (the change feed off) no sketch is kept or
+// written, and the staleness is unknown.
+TEST_F(PageBookTest, WithoutASketchStoreNoSketchIsWritten) {
+  const parse::PageFingerprint a = Fingerprint(kUrl, "one two three four");
+  const parse::PageFingerprint b = Fingerprint(kUrl, "one two three five");
+  ASSERT_TRUE(Fetch(Ok("e"), &a, 1, kT0).feed.has_value());
+  PageBook::Fetched changed = Fetch(Ok("e"), &b, 2, kT0 + 60);
+  ASSERT_TRUE(changed.feed.has_value());
+  EXPECT_EQ(changed.feed->event.kind, "changed");
+  EXPECT_LT(changed.feed->event.staleness, 0);
+  store::StoreBatch batch;
+  book_->TakeBatch(&batch);
+  store::TempDir dir;
+  auto opened = store::PageStore::Open(Config(dir.path() + "/db"));
+  ASSERT_TRUE(opened.ok());
+  ASSERT_TRUE((*opened)->Commit(batch, kT0).ok());
+  EXPECT_FALSE((*opened)->GetSketch(parse::UrlKey(kUrl), kUrl).ok());
 }
 
 TEST_F(PageBookTest, ADatedSignalIsConsideredOnce) {

@@ -16,7 +16,6 @@
 #include <vector>
 
 #include "base/clock.h"
-#include "base/sketch.h"
 #include "daemon/page_book.h"
 #include "parse/url.h"
 #include "store/page_store.h"
@@ -84,18 +83,6 @@ TEST_F(StoreWriterTest, ASubmitAfterStopIsWrittenOnTheCallersThread) {
       store_->GetPage(TestPageRecord(7).url_key, TestPageRecord(7).url).ok());
 }
 
-BottomSketch SketchOf(uint64_t from, uint64_t n) {
-  std::vector<uint64_t> hashes;
-  for (uint64_t i = 0; i < n; ++i) {  // splitmix64 of the shingle number
-    uint64_t x = from + i + 0x9e3779b97f4a7c15ULL;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-    hashes.push_back(x ^ (x >> 31));
-  }
-  std::sort(hashes.begin(), hashes.end());
-  return Sketch(hashes, 64);
-}
-
 fetch::FetchResult Fetched(const std::string& url, const std::string& body) {
   fetch::FetchResult r;
   r.url = r.final_url = url;
@@ -108,9 +95,8 @@ fetch::FetchResult Fetched(const std::string& url, const std::string& body) {
 }
 
 // A fetch's feed event is committed with the page's record, names the WARC
-// file and offset of its response record, and a changed page's staleness is
-// the divergence from the sketch the store kept from its previous version
-// (also when both versions are in one group commit).
+// file and offset of its response record, and keeps the staleness the page
+// book measured (daemon/page_book.h: PageBookSketchTest).
 TEST_F(StoreWriterTest, FeedEventsCarryWarcPlaceAndStaleness) {
   store::WarcWriterOptions wo;
   wo.dir = dir_.path();
@@ -126,8 +112,7 @@ TEST_F(StoreWriterTest, FeedEventsCarryWarcPlaceAndStaleness) {
     hooked.insert(hooked.end(), e.begin(), e.end());
   });
   const store::PageRecord page = TestPageRecord(1);
-  auto job = [&](const char* kind, const BottomSketch& sketch,
-                 const std::string& body) {
+  auto job = [&](const char* kind, double staleness, const std::string& body) {
     WriterJob j;
     EXPECT_TRUE(j.batch.PutPage(page).ok());
     j.warc.push_back(WarcItem{Fetched(page.url, body), UnixNow()});
@@ -137,26 +122,26 @@ TEST_F(StoreWriterTest, FeedEventsCarryWarcPlaceAndStaleness) {
     f.event.kind = kind;
     f.event.status = 200;
     f.url_key = page.url_key;
-    f.sketch = EncodeSketch(sketch);
+    f.event.staleness = staleness;
     f.warc_item = 0;
     j.feed.push_back(std::move(f));
     return j;
   };
-  writer.Submit(job("new", SketchOf(0, 200), "<p>one</p>"));  // not started:
+  writer.Submit(job("new", -1, "<p>one</p>"));  // not started:
   // written on this thread, alone
   writer.Start();
-  // Two versions in one group: the second's staleness is against the first.
+  // Two jobs in one group.
   std::promise<void> entered, release;
   std::shared_future<void> released = release.get_future().share();
-  WriterJob hold = job("changed", SketchOf(100, 200), "<p>two</p>");
+  WriterJob hold = job("changed", 0.625, "<p>two</p>");
   hold.done = [&](Status) {
     entered.set_value();
     released.wait();
   };
   writer.Submit(std::move(hold));
   entered.get_future().wait();
-  writer.Submit(job("changed", SketchOf(100, 200), "<p>three</p>"));
-  writer.Submit(job("changed", SketchOf(150, 200), "<p>four</p>"));
+  writer.Submit(job("changed", 0, "<p>three</p>"));
+  writer.Submit(job("changed", 0.375, "<p>four</p>"));
   release.set_value();
   ASSERT_TRUE(writer.Stop().ok());
   ASSERT_TRUE(warc.value()->Close().ok());
@@ -174,10 +159,12 @@ TEST_F(StoreWriterTest, FeedEventsCarryWarcPlaceAndStaleness) {
     std::lock_guard<std::mutex> lock(hooked_mu);
     EXPECT_EQ(hooked, events);
   }
-  EXPECT_LT(events[0].staleness, 0);            // no previous version
-  EXPECT_NEAR(events[1].staleness, 0.67, 0.2);  // 1/3 of the shingles shared
-  EXPECT_EQ(events[2].staleness, 0);            // same sketch as in-group one
-  EXPECT_NEAR(events[3].staleness, 0.4, 0.2);
+  EXPECT_LT(events[0].staleness, 0);  // unknown
+  EXPECT_EQ(events[1].staleness, 0.625);
+  EXPECT_EQ(events[2].staleness, 0);
+  EXPECT_EQ(events[3].staleness, 0.375);
+  // The writer writes no sketch: the page book does (TakeBatch).
+  EXPECT_FALSE(store_->GetSketch(page.url_key, page.url).ok());
   uint64_t last_offset = 0;
   for (size_t i = 0; i < events.size(); ++i) {
     EXPECT_EQ(events[i].seq, i + 1);
