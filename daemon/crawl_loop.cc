@@ -516,6 +516,10 @@ void CrawlLoop::Parse(sched::PageId page, fetch::FetchResult r) {
 
 void CrawlLoop::OnNetworkBatch(std::vector<NetworkDone>& batch) {
   if (!*alive_) return;
+  // Slots full since the last pass: the dispatcher tells who held them
+  // (the network, or this thread, late to take what ended) from the slots
+  // as this thread finds them, before the batch frees them.
+  if (dispatcher_->limits().last() == Limit::kNetwork) TryDispatch();
   for (NetworkDone& done : batch) {
     dispatcher_->NetworkDone(done.page, done.next_allowed);
     if (done.unparsed) {

@@ -176,8 +176,10 @@ PageBook::Fetched PageBook::RecordFetch(
       if (fingerprint != nullptr && sketch_store_ != nullptr) {
         UnsavedSketch next{item.url_key, item.event.url,
                            EncodeSketch(fingerprint->text.sketch)};
+        // A page never fetched has no sketch: no read.
         const std::string previous =
-            PreviousSketch(page, item.url_key, item.event.url);
+            first ? std::string()
+                  : PreviousSketch(page, item.url_key, item.event.url);
         auto now_sketch = DecodeSketch(next.encoded);
         auto old_sketch = DecodeSketch(previous);
         if (!previous.empty() && now_sketch.ok() && old_sketch.ok()) {
