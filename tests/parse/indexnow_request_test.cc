@@ -16,8 +16,7 @@ constexpr char kJson[] = "application/json; charset=utf-8";
 
 std::string Body(const nlohmann::json& urls, const std::string& host = "a.test",
                  const std::string& key = "abcd1234") {
-  return nlohmann::json{{"host", host}, {"key", key}, {"urlList", urls}}
-      .dump();
+  return nlohmann::json{{"host", host}, {"key", key}, {"urlList", urls}}.dump();
 }
 
 TEST(IndexNowRequestTest, GetNormalizesAndNamesTheKeyFile) {
@@ -56,27 +55,29 @@ TEST(IndexNowRequestTest, GetWithoutUrlOrKeyIs400) {
 
 TEST(IndexNowRequestTest, MalformedKeysAre422) {
   for (const char* key : {"short", "abcd 1234", "abcd_1234", "abcd%2F1234",
-                          "ab\xc3\xa9" "d1234", ""}) {
-    IndexNowParse p = ParseIndexNowQuery(
-        std::string("url=https://a.test/&key=") + key);
+                          "ab\xc3\xa9"
+                          "d1234",
+                          ""}) {
+    IndexNowParse p =
+        ParseIndexNowQuery(std::string("url=https://a.test/&key=") + key);
     EXPECT_EQ(p.status, 422) << key;
   }
-  EXPECT_EQ(ParseIndexNowQuery("url=https://a.test/&key=" +
-                               std::string(129, 'a'))
-                .status,
-            422);
+  EXPECT_EQ(
+      ParseIndexNowQuery("url=https://a.test/&key=" + std::string(129, 'a'))
+          .status,
+      422);
   EXPECT_TRUE(
       ParseIndexNowQuery("url=https://a.test/&key=" + std::string(128, 'a'))
           .ok());
-  EXPECT_EQ(ParseIndexNowJson(kJson, Body({"https://a.test/"}, "a.test",
-                                          "bad/key/chars"))
+  EXPECT_EQ(ParseIndexNowJson(
+                kJson, Body({"https://a.test/"}, "a.test", "bad/key/chars"))
                 .status,
             422);
 }
 
 TEST(IndexNowRequestTest, PostTakesTheProtocolsObject) {
-  IndexNowParse p = ParseIndexNowJson(
-      kJson, R"({"host":"www.A.test","key":"abcd1234",
+  IndexNowParse p =
+      ParseIndexNowJson(kJson, R"({"host":"www.A.test","key":"abcd1234",
                  "keyLocation":"https://www.a.test/k/abcd1234.txt",
                  "urlList":["https://www.a.test/k/1","https://www.a.test/k/2"],
                  "extra":{"ignored":true}})");
@@ -87,8 +88,8 @@ TEST(IndexNowRequestTest, PostTakesTheProtocolsObject) {
 }
 
 TEST(IndexNowRequestTest, UrlOnAnotherHostIs422) {
-  EXPECT_EQ(ParseIndexNowJson(
-                kJson, Body({"https://a.test/1", "https://evil.test/2"}))
+  EXPECT_EQ(ParseIndexNowJson(kJson,
+                              Body({"https://a.test/1", "https://evil.test/2"}))
                 .status,
             422);
   EXPECT_EQ(ParseIndexNowJson(kJson, Body({"https://sub.a.test/1"})).status,
@@ -140,7 +141,8 @@ TEST(IndexNowRequestTest, WrongContentTypeIs400) {
 
 TEST(IndexNowRequestTest, DeepJsonIsRefusedBeforeParsing) {
   // A million levels: refused by the depth scan, no recursion anywhere.
-  const std::string deep = std::string(1000000, '[') + std::string(1000000, ']');
+  const std::string deep =
+      std::string(1000000, '[') + std::string(1000000, ']');
   EXPECT_EQ(ParseIndexNowJson(kJson, deep).status, 400);
   const std::string nested =
       R"({"host":"a.test","key":"abcd1234","urlList":["https://a.test/"],)"
