@@ -219,7 +219,9 @@ Status CrawlLoop::Init() {
   dispatch.queue_bytes = config_.engine.queue_bytes;
   dispatch.max_in_flight_per_host = config_.politeness.max_in_flight_per_host;
   Dispatcher::Stages stages;
-  stages.parse_bytes = [this] { return parse_->bytes(); };
+  stages.parse_bytes = [this] {
+    return parse_->bytes() + parse_handing_bytes_.load();
+  };
   stages.write_bytes = [this] {
     return committer_->pending_bytes() + writer_->stats().queued_bytes;
   };
@@ -510,14 +512,20 @@ void CrawlLoop::HandNetworkTurn(std::vector<NetworkDone>& batch) {
   // Network thread: free the hosts' slots at once (a parse must not hold
   // one), then the responses to the pool: their slots are freed on the
   // scheduler's thread before their completions can arrive there.
+  // Their bytes count against the parse queue's bound from before the
+  // slots are handed back, so no dispatch passes it meanwhile.
+  uint64_t bytes = 0;
   for (NetworkDone& done : batch) {
     if (done.unparsed->outcome == fetch::OutcomeClass::kOk) {
+      bytes += BodyBytes(*done.unparsed);
       to_parse_.emplace_back(done.page, std::move(*done.unparsed));
       done.unparsed.reset();
     }
   }
+  parse_handing_bytes_ += bytes;
   (void)network_done_->PushAll(batch);
   for (auto& [page, r] : to_parse_) Parse(page, std::move(r));
+  parse_handing_bytes_ -= bytes;  // counted by the parse queue now
   to_parse_.clear();
 }
 

@@ -322,8 +322,10 @@ class CrawlLoop {
   // one network turn go together (done_batch_, network thread).
   std::unique_ptr<HandoffQueue<NetworkDone>> network_done_;
   std::unique_ptr<TurnBatch<NetworkDone>> done_batch_;
-  // Network thread: the responses of the turn being handed on.
+  // Network thread: the responses of the turn being handed on, and their
+  // bytes until the parse queue counts them (read by the dispatcher).
   std::vector<std::pair<sched::PageId, fetch::FetchResult>> to_parse_;
+  std::atomic<uint64_t> parse_handing_bytes_{0};
   // A dispatch pass's fetch requests, to the network thread as one batch.
   std::unique_ptr<TurnBatch<NetworkStage::Request>> fetch_batch_;
   std::unique_ptr<ParseQueue> parse_;  // pages, sitemaps, feeds
