@@ -19,6 +19,7 @@
 #include "fetch_helpers.h"
 #include "forward_proxy.h"
 #include "gtest/gtest.h"
+#include "nginx_server.h"
 #include "test_server.h"
 
 namespace freshd::fetch {
@@ -144,6 +145,37 @@ TEST(ProxyTest, PageAndRobotsGoThroughATunnelToThePinnedAddress) {
                 ForwardProxy::Base64(std::string(kUser) + ":" + kPassword)),
             std::string::npos);
   EXPECT_EQ(r.remote_ip, "127.0.0.1");
+}
+
+// https through the tunnel: CONNECT to the address, while TLS verifies the
+// certificate for the name (SNI) and ALPN still negotiates HTTP/2.
+TEST(ProxyTest, HttpsThroughTheTunnelVerifiesTheSiteName) {
+  testing::NginxServer nginx("tls.proxy.test");
+  const std::string err = nginx.Start();
+  ASSERT_EQ(err, "") << "cannot run nginx: " << err;
+  nginx.AddFile("robots.txt", "User-agent: *\nAllow: /\n");
+  nginx.AddFile("t.html", "<html><body>tls page</body></html>\n");
+  ForwardProxy proxy;
+  CrawlerOptions o;
+  o.fetcher.config = FastFetchConfig();
+  o.fetcher.config.connect_timeout_s = 10;
+  o.fetcher.config.allow_private_networks = false;
+  o.fetcher.config.resolve = {{"tls.proxy.test", "127.0.0.1"}};
+  o.fetcher.config.ca_file = nginx.ca_file();
+  o.fetcher.config.proxy = proxy.Url();
+  o.fetcher.exempt_endpoints = {"127.0.0.1:" + std::to_string(nginx.port())};
+  o.product_token = "freshd-test";
+  const std::string url = nginx.Url("/t.html");
+  CrawlOutcome out = Crawl(o, {url});
+  ASSERT_EQ(out.create_error, "");
+  const FetchResult& r = out.results[url];
+  EXPECT_EQ(r.outcome, OutcomeClass::kOk) << r.detail;
+  EXPECT_EQ(r.http_version, "2");
+  EXPECT_NE(r.body.find("tls page"), std::string::npos);
+  ASSERT_FALSE(proxy.connects().empty());
+  for (const std::string& c : proxy.connects()) {
+    EXPECT_EQ(c, "127.0.0.1:" + std::to_string(nginx.port()));
+  }
 }
 
 TEST(ProxyTest, Socks5GetsTheAddressNotTheName) {
