@@ -85,6 +85,9 @@ struct Flags {
   // A host's politeness delay after a fetch, in token intervals (with many
   // hosts and a long delay, most hosts are closed at any time).
   double delay_tokens = 100;
+  // Cycles run before the timed runs, besides one run's worth (so that a
+  // long delay has closed its hosts whatever the machine's speed).
+  int warmup_cycles = 0;
   std::string web = "sim/webs/noisy.toml";
   size_t longevity_max_pages = 100000;  // estimated mode only
   // SchedulerOptions::refresh_slice_pages (0: the refresh all at once).
@@ -364,6 +367,7 @@ std::optional<SelectResult> BenchSelect(
     r.setup_cpu = CpuNow() - t0;
     // Warm up: one run's worth of cycles, so the state is the loop's own.
     OpsPerCpuSecond(flags.min_run_cpu, [&] { w.Cycle(); });
+    for (int i = 0; i < flags.warmup_cycles; ++i) w.Cycle();
     // Memory in that steady state (the selector's index is rebuilt flat by
     // the first horizon refresh; the pages were added one by one before).
     w.max_select_cpu_ = w.max_select_wall_ = 0;
@@ -602,6 +606,7 @@ constexpr const char* kUsage =
     "usage: scheduler_bench [--pages 100000,1000000] [--runs 5]\n"
     "  [--policies freshness,ncis,nutch,uniform,longevity]\n"
     "  [--modes oracle,estimated] [--hosts 1000] [--web sim/webs/noisy.toml]\n"
+    "  [--delay-tokens 100] [--warmup-cycles 0]\n"
     "  [--longevity-max-pages 100000] [--refresh-slice 1024]\n"
     "  [--sim-pages 2000] [--sim-hosts 100]\n"
     "  [--sim-days 4] [--min-run-cpu 0.1] [--no-select] [--no-sim]\n";
@@ -634,6 +639,8 @@ bool ParseFlags(int argc, char** argv, Flags* f) {
       f->modes = Split(v);
     } else if (a == "--hosts") {
       f->hosts = static_cast<uint32_t>(std::max(1ul, std::stoul(v)));
+    } else if (a == "--warmup-cycles") {
+      f->warmup_cycles = std::stoi(v);
     } else if (a == "--delay-tokens") {
       f->delay_tokens = std::stod(v);
     } else if (a == "--web") {
