@@ -4,7 +4,9 @@
 // cleanly on SIGTERM/SIGINT (fetches in flight get 10 s, the store is
 // synced); SIGHUP reloads the config file: [budget] rate, [log] level and
 // the [[rule]]s apply at once (every page matched again),
-// other changes are reported as needing a restart. Talks to systemd
+// other changes ([push] among them) are reported as needing a restart.
+// With [push] listen set, the push listener (daemon/push_listener.h)
+// starts once the store is recovered. Talks to systemd
 // (daemon/sd_notify.h): EXTEND_TIMEOUT_USEC while the store is recovered
 // (the status endpoint meanwhile says "recovering", status_service.h),
 // READY=1 once serving, RELOADING=1 … READY=1 around a SIGHUP, STATUS=
@@ -40,6 +42,7 @@
 #include "daemon/crawl_loop.h"
 #include "daemon/http_server.h"
 #include "daemon/operator_log.h"
+#include "daemon/push_listener.h"
 #include "daemon/sd_notify.h"
 #include "daemon/seeds.h"
 #include "daemon/status_service.h"
@@ -157,6 +160,24 @@ int RunDaemon(const std::string& config_path, const std::string& seeds_arg) {
   extender.reset();  // (a 10M-line seeds file takes a while too)
   // The status endpoint answers from its own thread (status_service.h).
   server.value()->Attach(crawl);
+  // The push listener ([push] listen): sites' IndexNow pings, on its own
+  // thread, handed to the loop's receiver (push_listener.h).
+  std::unique_ptr<daemon::PushListener> push;
+  if (crawl.indexnow() != nullptr) {
+    auto listening = daemon::PushListener::Start(
+        io, crawl.indexnow(),
+        daemon::PushListener::OptionsFromConfig(config.value().push));
+    if (!listening.ok()) {
+      spdlog::error("push listener: {}", listening.status().ToString());
+      return 1;
+    }
+    push = std::move(listening).value();
+    spdlog::info("push listener (IndexNow) on {} port {}{}",
+                 config.value().push.listen, push->port(),
+                 config.value().push.public_url.empty()
+                     ? ""
+                     : ", reached as " + config.value().push.public_url);
+  }
   const std::string& listen = config.value().status.listen;
   spdlog::info(
       "{} pages known, policy {}, budget {} pages/s, status on "
@@ -204,6 +225,7 @@ int RunDaemon(const std::string& config_path, const std::string& seeds_arg) {
           spdlog::error("stop: {}", s.ToString());
           exit_code = 1;
         }
+        push.reset();
         server.value().reset();
         io.stop();
       });
@@ -213,6 +235,7 @@ int RunDaemon(const std::string& config_path, const std::string& seeds_arg) {
   crawl.Start();
   daemon::SdNotify("READY=1");
   io.run();
+  push.reset();            // before the loop's receiver
   server.value().reset();  // before the loop it routes to
   return exit_code;
 }

@@ -177,6 +177,28 @@ bool IsListenAddress(const std::string& s) {
   return p >= 1 && p <= 65535 && IsIpLiteral(host);
 }
 
+// An IP address, or one with a prefix length: "10.0.0.0/8", "fd00::/8".
+bool IsCidr(const std::string& s) {
+  const size_t slash = s.find('/');
+  const std::string ip = s.substr(0, slash);
+  unsigned char buf[16];
+  int bits = 0;
+  if (inet_pton(AF_INET, ip.c_str(), buf) == 1) {
+    bits = 32;
+  } else if (inet_pton(AF_INET6, ip.c_str(), buf) == 1) {
+    bits = 128;
+  } else {
+    return false;
+  }
+  if (slash == std::string::npos) return true;
+  const std::string len = s.substr(slash + 1);
+  if (len.empty() || len.size() > 3 ||
+      len.find_first_not_of("0123456789") != std::string::npos) {
+    return false;
+  }
+  return std::stoi(len) <= bits;
+}
+
 // A cluster node's name: a key of the member bucket and a NATS subject
 // token (empty: the host name, checked when the daemon starts).
 bool IsNodeName(std::string_view name) {
@@ -314,6 +336,41 @@ std::optional<RangeChecker::Problem> FindProblem(const Config& c) {
                      "\" must be a host name (letters, digits, '-', '.'; no "
                      "port or scheme)");
     }
+  }
+  if (!c.push.listen.empty() && !IsListenAddress(c.push.listen)) {
+    check.Fail("push", "listen",
+               "must be empty (off) or IP:PORT such as 0.0.0.0:8932 or "
+               "[::]:8932, got \"" +
+                   c.push.listen + "\"");
+  } else if (!c.push.listen.empty() && c.push.listen == c.status.listen) {
+    check.Fail("push", "listen",
+               "must differ from [status] listen (the push listener is "
+               "public, the status endpoint is not)");
+  }
+  if (!c.push.public_url.empty() &&
+      !(c.push.public_url.starts_with("http://") ||
+        c.push.public_url.starts_with("https://"))) {
+    check.Fail("push", "public_url",
+               "must be an http:// or https:// URL, got \"" +
+                   c.push.public_url + "\"");
+  } else if (!IsHeaderSafe(c.push.public_url) ||
+             c.push.public_url.find(' ') != std::string::npos) {
+    check.Fail("push", "public_url", "must not contain spaces or controls");
+  }
+  if (c.push.trusted_proxies.size() > 64) {
+    check.Fail("push", "trusted_proxies", "at most 64 entries");
+  }
+  for (const auto& cidr : c.push.trusted_proxies) {
+    if (!IsCidr(cidr)) {
+      check.Fail("push", "trusted_proxies",
+                 "\"" + cidr +
+                     "\" must be an IP address or CIDR such as 10.0.0.0/8 or "
+                     "fd00::/8");
+    }
+  }
+  if (c.push.max_connections_per_client > c.push.max_connections) {
+    check.Fail("push", "max_connections_per_client",
+               "must not exceed [push] max_connections");
   }
   if (c.cluster.heartbeat_s * 2 > c.cluster.ttl_s) {
     check.Fail("cluster", "heartbeat", "must be at most half of [cluster] ttl");

@@ -188,6 +188,29 @@ struct StatusConfig {
   bool operator==(const StatusConfig&) const = default;
 };
 
+// The push listener (daemon/push_listener.h): sites' change pings
+// (IndexNow) reach freshd here, on an address of its own, never the status
+// endpoint's. listen empty: off. Read at start only (a SIGHUP reports a
+// change as needing a restart).
+struct PushConfig {
+  std::string listen;      // "ADDRESS:PORT"; empty: no push listener
+  std::string public_url;  // how others reach it (behind a proxy: https://…)
+  // Peers (CIDRs or addresses) whose X-Forwarded-For names the client:
+  // the reverse proxy in front (TLS, port 443).
+  std::vector<std::string> trusted_proxies;
+  uint64_t max_body_bytes = 4ull << 20;  // a request's body
+  int max_connections = 256;             // open at once, all peers
+  int max_connections_per_client = 16;   // per peer address
+  int client_requests_per_minute = 60;   // per client, before anything
+  int host_requests_per_minute = 600;    // per verified host
+  double header_timeout_s = 5;
+  double body_timeout_s = 10;
+  double key_cache_s = 3600;         // how long a key file's verdict holds
+  int max_pending_per_host = 10000;  // URLs waiting for a key check
+
+  bool operator==(const PushConfig&) const = default;
+};
+
 struct LogConfig {
   std::string level = "info";  // trace, debug, info, warn, error, off
   double progress_s = 60;      // info progress line period; 0: none
@@ -251,6 +274,7 @@ struct Config {
   FeedConfig feed;
   SiteFeedsConfig site_feeds;
   StatusConfig status;
+  PushConfig push;
   LogConfig log;
   ClusterConfig cluster;
   std::vector<RuleConfig> rules;  // [[rule]], in file order

@@ -143,6 +143,23 @@ void VisitConfig(C& c, Visitor& v) {
   v.StringList("allowed_hosts", &c.status.allowed_hosts);
   v.String("token_file", &c.status.token_file, any);
 
+  v.Section("push");
+  v.String("listen", &c.push.listen, any);
+  v.String("public_url", &c.push.public_url, any);
+  v.StringList("trusted_proxies", &c.push.trusted_proxies);
+  v.Size("max_body_bytes", &c.push.max_body_bytes, 1024, 64ull << 20);
+  v.Int("max_connections", &c.push.max_connections, 1, 100000);
+  v.Int("max_connections_per_client", &c.push.max_connections_per_client, 1,
+        100000);
+  v.Int("client_requests_per_minute", &c.push.client_requests_per_minute, 1,
+        1000000);
+  v.Int("host_requests_per_minute", &c.push.host_requests_per_minute, 1,
+        1000000);
+  v.Duration("header_timeout", &c.push.header_timeout_s, 0.1, 600);
+  v.Duration("body_timeout", &c.push.body_timeout_s, 0.1, 600);
+  v.Duration("key_cache", &c.push.key_cache_s, 1, 30 * 86400.0);
+  v.Int("max_pending_per_host", &c.push.max_pending_per_host, 1, 1000000);
+
   v.Section("log");
   v.String("level", &c.log.level, KnownLogLevels());
   v.Duration("progress", &c.log.progress_s, 0, 86400);

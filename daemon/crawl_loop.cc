@@ -238,6 +238,7 @@ Status CrawlLoop::Init() {
       cluster_->PublishChanges(e);  // writer thread
     });
   }
+  if (!config_.push.listen.empty()) InitIndexNow();
   StatusViews::Options views;
   views.policy = config_.sched.policy;
   views.max_interval_s = config_.sched.max_interval_s;
@@ -249,6 +250,36 @@ Status CrawlLoop::Init() {
                                          book_.get(), &frontier_->rules(),
                                          &recovery_, StatusSources());
   return Status::OK();
+}
+
+void CrawlLoop::InitIndexNow() {
+  IndexNowReceiver::Options o;
+  o.key_cache_s = config_.push.key_cache_s;
+  o.host_requests_per_minute = config_.push.host_requests_per_minute;
+  o.max_pending_per_host = config_.push.max_pending_per_host;
+  IndexNowReceiver::Hooks h;
+  // In scope, and with scope "any" a host the crawl already knows: a ping
+  // never makes freshd fetch from a stranger.
+  h.in_scope = [this](const std::string& url) {
+    return frontier_->InScope(url) &&
+           (config_.crawler.scope != "any" ||
+            book_->hosts().Find(parse::UrlAuthority(url)).has_value());
+  };
+  h.fetch = [this](std::string url,
+                   std::function<void(fetch::FetchResult)> done) {
+    fetch::CrawlRequest req;
+    req.url = std::move(url);
+    net_->Fetch(std::move(req), [this, alive = alive_, done = std::move(done)](
+                                    fetch::FetchResult r, double) mutable {
+      boost::asio::post(
+          io_, [alive, done = std::move(done), r = std::move(r)]() mutable {
+            if (*alive) done(std::move(r));
+          });
+    });
+  };
+  h.signal = [this](std::vector<std::string> urls) { Signal(urls); };
+  h.now = [] { return NetworkStage::Now(); };
+  indexnow_ = std::make_unique<IndexNowReceiver>(o, std::move(h));
 }
 
 StatusViews::Sources CrawlLoop::StatusSources() {
@@ -264,6 +295,12 @@ StatusViews::Sources CrawlLoop::StatusSources() {
                                      intake_->sitemaps_fetched()};
   };
   s.site_feeds = [this] { return intake_->SiteFeedsJson(); };
+  if (indexnow_) {
+    s.indexnow = [this] { return indexnow_->Json(); };
+    s.indexnow_metrics = [this](PrometheusText& out) {
+      indexnow_->AppendMetrics(out);
+    };
+  }
   s.site_feed_metrics = [this](PrometheusText& out) {
     intake_->AppendSiteFeedMetrics(out);
   };

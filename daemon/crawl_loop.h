@@ -75,6 +75,7 @@
 #include "daemon/fetch_metrics.h"
 #include "daemon/frontier.h"
 #include "daemon/group_committer.h"
+#include "daemon/indexnow_receiver.h"
 #include "daemon/loop_lag_probe.h"
 #include "daemon/network_stage.h"
 #include "daemon/page_book.h"
@@ -166,6 +167,10 @@ class CrawlLoop {
     return views_->snapshot();
   }
 
+  // The IndexNow receiver (daemon/indexnow_receiver.h) the push listener
+  // hands pings to, on this thread; null without [push] listen.
+  IndexNowReceiver* indexnow() { return indexnow_.get(); }
+
   const RecoveryReport& recovery() const { return recovery_; }
   // What of the fetcher's saved state (robots.txt copies, per-host gate
   // state) the start restored.
@@ -248,6 +253,8 @@ class CrawlLoop {
     return cluster_ ? cluster_->RateShare() : config_.budget.rate;
   }
 
+  // The IndexNow receiver ([push] listen set), its hooks into the parts.
+  void InitIndexNow();
   // The status views' readers of the parts (StatusViews::Sources).
   StatusViews::Sources StatusSources();
 
@@ -292,6 +299,8 @@ class CrawlLoop {
   // The cluster's parts (null without [cluster] nats_url): membership
   // stopped first, the change stream's publisher after the writer.
   std::unique_ptr<ClusterAdapter> cluster_;
+  // IndexNow pings from the push listener (null without [push] listen).
+  std::unique_ptr<IndexNowReceiver> indexnow_;
   // The routed POST /signal hints the next WhenCommitted also waits for.
   std::shared_ptr<RouteJoin> route_join_;
 };

@@ -164,7 +164,7 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
       return Status::InvalidArgument("http server: invalid options");
     }
     loopback_ = IsLoopbackLiteral(host);
-    if (!loopback_ && options_.token.empty()) {
+    if (!loopback_ && options_.token.empty() && !options_.public_listener) {
       return Status::InvalidArgument(
           "refusing to serve the status endpoint on non-loopback address " +
           listen + " without a bearer token ([status] token_file)");
@@ -282,7 +282,9 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
     auto host = req.find(http::field::host);
     if (host == req.end()) {
       if (req.version() >= 11) return {400, "HTTP/1.1 request without Host"};
-    } else if (!HostAllowed(TrimAsciiBlanks(Sv(host->value())))) {
+    }
+    if (options_.public_listener) return {0, {}};
+    if (host != req.end() && !HostAllowed(TrimAsciiBlanks(Sv(host->value())))) {
       return {421, "Host \"" + std::string(Sv(host->value())) +
                        "\" is not this server (loopback, localhost or "
                        "[status] allowed_hosts)"};
@@ -448,6 +450,9 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
       in.method = std::string(req.method_string());
       in.target = std::string(req.target());
       in.body = req.body();
+      in.peer = client_;
+      in.content_type = std::string(Sv(req[http::field::content_type]));
+      in.forwarded_for = std::string(Sv(req["X-Forwarded-For"]));
       bool keep_alive = req.keep_alive();
       if (server_->async_) {
         auto respond = [self = shared_from_this(), keep_alive](HttpReply r) {

@@ -9,7 +9,8 @@
 // half-way through a request line cannot lock others out); if none is
 // waiting, the newcomer gets 503.
 //
-// Every request is checked before the handler sees it:
+// Every request is checked before the handler sees it (all but the first
+// rule skipped with `public_listener`):
 //   - Host must be a loopback literal (127.0.0.0/8, [::1]), "localhost", the
 //     listening address, or one of allowed_hosts (port optional), else 421;
 //     HTTP/1.1 without Host: 400;
@@ -45,6 +46,9 @@ struct HttpRequest {
   std::string method;  // "GET", "POST", ...
   std::string target;  // path and query as sent
   std::string body;
+  std::string peer;           // the connection's source address
+  std::string content_type;   // the Content-Type header as sent
+  std::string forwarded_for;  // the X-Forwarded-For header as sent
 };
 
 struct HttpReply {
@@ -66,8 +70,14 @@ struct HttpServerOptions {
   // Host names accepted in Host and Origin besides loopback literals,
   // "localhost" and the listening address (case-insensitive, no port).
   std::vector<std::string> allowed_hosts;
-  // Bearer token; empty: none. Required to listen on a non-loopback address.
+  // Bearer token; empty: none. Required to listen on a non-loopback address
+  // unless `public_listener`.
   std::string token;
+  // A listener sites reach from anywhere (daemon/push_listener.h): the
+  // bounds above and the malformed-HTTP replies hold, the access rules do
+  // not (no Host, Origin, Content-Type or token checks: the handler judges
+  // each request, and nothing it serves is an admin's).
+  bool public_listener = false;
 };
 
 // True for 127.0.0.0/8, ::1 and ::ffff:127.0.0.0/104 literals.

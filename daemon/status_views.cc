@@ -231,6 +231,8 @@ nlohmann::json StatusViews::StatusJson() const {
       {"sitemaps_fetched_total", signals.sitemaps_fetched},
       {"site_feeds",
        sources_.site_feeds ? sources_.site_feeds() : nlohmann::json()},
+      // IndexNow pings (null without [push] listen).
+      {"indexnow", sources_.indexnow ? sources_.indexnow() : nlohmann::json()},
       {"store_errors_total", stages.commit_errors + writer.errors},
       {"policy", options_.policy},
       {"value_threshold", sched_->threshold()},
@@ -647,6 +649,7 @@ void StatusViews::AppendOperatorMetrics(PrometheusText& out) const {
               static_cast<double>(
                   sources_.signals ? sources_.signals().sitemaps_fetched : 0));
   if (sources_.site_feed_metrics) sources_.site_feed_metrics(out);
+  if (sources_.indexnow_metrics) sources_.indexnow_metrics(out);
   AppendProcessMetrics(out);
   AppendBuildInfo(out, FRESHD_VERSION);
 }

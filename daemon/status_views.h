@@ -108,6 +108,9 @@ class StatusViews {
     std::function<SignalCounts()> signals;
     std::function<nlohmann::json()> site_feeds;  // /status "site_feeds"
     std::function<void(PrometheusText&)> site_feed_metrics;
+    // /status "indexnow" and its /metrics (null without [push] listen).
+    std::function<nlohmann::json()> indexnow;
+    std::function<void(PrometheusText&)> indexnow_metrics;
     std::function<StageFigures()> stages;
     std::function<HostGate(sched::HostId)> host_gate;
     std::function<double()> rate_target;  // [budget] rate in force
