@@ -22,6 +22,15 @@ constexpr bool IsAsciiAlpha(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
 }
 
+// The value of a hexadecimal digit (0-9, a-f, A-F), or -1 (a
+// percent-encoding's digits).
+constexpr int AsciiHexValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
 constexpr bool IsAsciiBlank(char c) { return c == ' ' || c == '\t'; }
 
 // `s` without leading and trailing spaces and tabs (HTTP's OWS, a CSV

@@ -17,13 +17,6 @@ IndexNowParse Fail(int status, std::string error) {
   return out;
 }
 
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
 // application/x-www-form-urlencoded value decoding ('+' is a space).
 std::string FormDecode(std::string_view in) {
   std::string out;
@@ -31,9 +24,10 @@ std::string FormDecode(std::string_view in) {
   for (size_t i = 0; i < in.size(); ++i) {
     if (in[i] == '+') {
       out += ' ';
-    } else if (in[i] == '%' && i + 2 < in.size() && HexValue(in[i + 1]) >= 0 &&
-               HexValue(in[i + 2]) >= 0) {
-      out += static_cast<char>(HexValue(in[i + 1]) * 16 + HexValue(in[i + 2]));
+    } else if (in[i] == '%' && i + 2 < in.size() &&
+               AsciiHexValue(in[i + 1]) >= 0 && AsciiHexValue(in[i + 2]) >= 0) {
+      out += static_cast<char>(AsciiHexValue(in[i + 1]) * 16 +
+                               AsciiHexValue(in[i + 2]));
       i += 2;
     } else {
       out += in[i];

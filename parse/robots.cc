@@ -20,13 +20,6 @@ namespace {
 constexpr char kHex[] = "0123456789ABCDEF";
 constexpr double kMaxCrawlDelayS = 86400.0;
 
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
 // Google's MaybeEscapePattern: non-ASCII bytes are percent-encoded and
 // existing escapes get uppercase hex; nothing is decoded.
 std::string EscapePattern(std::string_view in) {
@@ -34,11 +27,11 @@ std::string EscapePattern(std::string_view in) {
   out.reserve(in.size());
   for (size_t i = 0; i < in.size(); ++i) {
     unsigned char u = static_cast<unsigned char>(in[i]);
-    if (u == '%' && i + 2 < in.size() && HexValue(in[i + 1]) >= 0 &&
-        HexValue(in[i + 2]) >= 0) {
+    if (u == '%' && i + 2 < in.size() && AsciiHexValue(in[i + 1]) >= 0 &&
+        AsciiHexValue(in[i + 2]) >= 0) {
       out.push_back('%');
-      out.push_back(kHex[HexValue(in[i + 1])]);
-      out.push_back(kHex[HexValue(in[i + 2])]);
+      out.push_back(kHex[AsciiHexValue(in[i + 1])]);
+      out.push_back(kHex[AsciiHexValue(in[i + 2])]);
       i += 2;
     } else if (u >= 0x80) {
       out.push_back('%');
@@ -65,10 +58,11 @@ std::string NormalizePatternEscapes(std::string_view escaped) {
   out.reserve(escaped.size());
   for (size_t i = 0; i < escaped.size(); ++i) {
     unsigned char u = static_cast<unsigned char>(escaped[i]);
-    if (u == '%' && i + 2 < escaped.size() && HexValue(escaped[i + 1]) >= 0 &&
-        HexValue(escaped[i + 2]) >= 0) {
-      const char decoded = static_cast<char>(HexValue(escaped[i + 1]) * 16 +
-                                             HexValue(escaped[i + 2]));
+    if (u == '%' && i + 2 < escaped.size() &&
+        AsciiHexValue(escaped[i + 1]) >= 0 &&
+        AsciiHexValue(escaped[i + 2]) >= 0) {
+      const char decoded = static_cast<char>(
+          AsciiHexValue(escaped[i + 1]) * 16 + AsciiHexValue(escaped[i + 2]));
       if (IsUnreservedByte(decoded)) {
         out.push_back(decoded);
       } else {

@@ -161,17 +161,23 @@ bool Estimator::ObserveSignal(PageId page, double now,
   return true;
 }
 
-RatePrior Estimator::RefreshEstimates(PageId page) {
+void Estimator::RefreshEstimates(PageId page) {
   PageState& s = pages_[page];
-  const RatePrior prior = hosts_.PageRatePrior(s.host);
-  s.rate = static_cast<float>(s.rate_stats.Estimate(prior));
+  bool from_mixture = false;
   if (options_.rate_mixture) {
     RateTerciles& draws = rate_draws_[page];
     RateTerciles next = rate_mixture_.Posterior(s.host, s.rate_stats, draws);
     next.counted = s.rate_stats.observations() > 0;
     rate_mixture_.Move(s.host, draws, next);
     draws = next;
-    if (!draws.empty() && !policy_.uses_signals()) s.rate = draws.rate[1];
+    if (!draws.empty()) {
+      s.rate = draws.rate[1];
+      from_mixture = true;
+    }
+  }
+  if (!from_mixture) {
+    s.rate = static_cast<float>(
+        s.rate_stats.Estimate(hosts_.PageRatePrior(s.host)));
   }
   if (options_.oracle_rate && truth_ != nullptr) {
     const PageParams* truth = truth_->TrueParams(page);
@@ -194,7 +200,6 @@ RatePrior Estimator::RefreshEstimates(PageId page) {
     g.alpha = static_cast<float>(e.alpha);
     g.nu = static_cast<float>(e.nu);
   }
-  return prior;
 }
 
 void Estimator::UpdateStaticShare(PageId page, bool counted,
@@ -260,8 +265,11 @@ void Estimator::ObserveContent(PageId page, double now,
     }
   }
   if (!options_.oracle) {
-    const RatePrior prior = RefreshEstimates(page);
-    if (had_evidence) UpdateStaticShare(page, *had_evidence, prior);
+    RefreshEstimates(page);
+    if (had_evidence) {
+      UpdateStaticShare(page, *had_evidence,
+                        hosts_.PageRatePrior(pages_[page].host));
+    }
   }
   if (policy_.uses_profiles()) {
     ProfileSet& ps = profiles_[page];

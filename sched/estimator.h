@@ -81,9 +81,11 @@ class Estimator {
   // covered: τ_s = clamp(SignalCoverage(host) − last_fetch, 0, τ).
   double CoveredTau(const PageState& s, double tau) const;
 
-  // Re-estimates the page's (Δ, α, ν) under its host's priors; returns the
-  // rate prior used.
-  RatePrior RefreshEstimates(PageId page);
+  // Re-estimates the page's (Δ, α, ν) under its host's priors: Δ is the
+  // median of its host's rate mixture given its evidence when there is one
+  // (every policy: the Gamma posterior's mode lost to uniform on real,
+  // bursty histories), else that mode under the host's Gamma prior.
+  void RefreshEstimates(PageId page);
   // Re-estimates up to reestimate_per_fetch pages (round robin) but `skip`,
   // calling `reindex` for each.
   void Sweep(PageId skip, const std::function<void(PageId)>& reindex);

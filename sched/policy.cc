@@ -36,6 +36,7 @@ class UniformPolicy final : public Policy {
   std::string_view name() const override { return "uniform"; }
   double Value(const PolicyInput&, double tau) const override { return tau; }
   double UpperBound(const PolicyInput&) const override { return kInf; }
+  bool value_reads_model() const override { return false; }
 };
 
 // Nutch as shipped (Generator + AdaptiveFetchSchedule, nutch-default.xml):
@@ -63,6 +64,7 @@ class NutchPolicy final : public Policy {
     return tau >= DueAfter(*in.state) ? Score(in) : 0;
   }
   double UpperBound(const PolicyInput& in) const override { return Score(in); }
+  bool value_reads_model() const override { return false; }
   bool due_only() const override { return true; }
   void OnFetched(const PolicyInput&, PageState& state, bool changed, double tau,
                  double) const override {

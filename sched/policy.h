@@ -113,6 +113,11 @@ class Policy {
   // leaves a token unused rather than spend it on a page of value 0.
   virtual bool due_only() const { return false; }
 
+  // False for a policy whose Value and UpperBound read only τ and the
+  // page's state (uniform, nutch), never its model (rate, signal
+  // parameters): the valuer then does not average them over rate draws.
+  virtual bool value_reads_model() const { return true; }
+
   // Which parts of the model the policy reads (so estimates are kept).
   virtual bool uses_signals() const { return false; }
   virtual bool uses_profiles() const { return false; }

@@ -50,7 +50,7 @@ double Valuer::PolicyValue(const PolicyInput& in, PageId page,
 bool Valuer::RateDraws(PageId page, const PolicyInput& in,
                        std::array<WeightedParams, 3>* draws) const {
   if (options_.oracle || options_.oracle_rate ||
-      !options_.value_over_rate_uncertainty) {
+      !options_.value_over_rate_uncertainty || !policy_.value_reads_model()) {
     return false;
   }
   const PageState& s = pages_[page];

@@ -51,16 +51,25 @@ TEST(SchedulerTest, NewPagesStartFromTheirHostsPooledEstimates) {
   const SignalPrior sig = s->hosts().PageSignalPrior(0);
   EXPECT_GT(rate.rate, 2 / kDay);  // learned: far from the 1/day default
   PageId fresh = s->AddUrl(0, 1).value();
-  EXPECT_FLOAT_EQ(s->page(fresh).rate, static_cast<float>(rate.rate));
+  // Δ is the median of the host's rate mixture (no evidence of its own
+  // yet): learned like the host's Gamma rate, not the 1/day default.
+  ASSERT_TRUE(s->RateMemoryOf(fresh).has_value());
+  EXPECT_FLOAT_EQ(s->page(fresh).rate, s->RateMemoryOf(fresh)->draws.rate[1]);
+  EXPECT_GT(s->page(fresh).rate, 2 / kDay);
+  EXPECT_LT(std::abs(std::log(s->page(fresh).rate / rate.rate)), std::log(3));
+  EXPECT_FLOAT_EQ(s->page(s->AddUrl(0, 1).value()).rate,
+                  s->page(fresh).rate);  // pooled: the same for each
   EXPECT_FLOAT_EQ(s->Snapshot(fresh).alpha,
                   static_cast<float>(sig.center.alpha));
   EXPECT_FLOAT_EQ(s->Snapshot(fresh).nu, static_cast<float>(sig.center.nu));
   EXPECT_GT(s->Snapshot(fresh).alpha, 0.3);
   EXPECT_GT(s->Snapshot(fresh).nu, 0);
-  // A page on an unknown host starts from the global estimate.
+  // A page on an unknown host starts from the global mixture (every
+  // host's pages): near the global Gamma rate.
   PageId other = s->AddUrl(99, 1).value();
-  EXPECT_FLOAT_EQ(s->page(other).rate,
-                  static_cast<float>(s->hosts().GlobalRate()));
+  EXPECT_FLOAT_EQ(s->page(other).rate, s->RateMemoryOf(other)->draws.rate[1]);
+  EXPECT_LT(std::abs(std::log(s->page(other).rate / s->hosts().GlobalRate())),
+            std::log(3));
 }
 
 // A host whose pages half never change learns a static share, and its
