@@ -211,6 +211,44 @@ bool IsNodeName(std::string_view name) {
   return true;
 }
 
+// Why `url` is not a proxy URL freshd accepts, or "".
+std::string ProxyUrlProblem(const std::string& url) {
+  const size_t sep = url.find("://");
+  const std::string scheme = sep == std::string::npos ? "" : url.substr(0, sep);
+  if (scheme == "socks5h" || scheme == "socks4a") {
+    return "\"" + scheme +
+           "://\" makes the proxy resolve names (freshd resolves and checks "
+           "every target itself): use socks5://";
+  }
+  if (scheme != "http" && scheme != "https" && scheme != "socks5") {
+    return "must be http://, https:// or socks5://host:port, got \"" + url +
+           "\"";
+  }
+  std::string rest = url.substr(sep + 3);
+  if (rest.ends_with("/")) rest.pop_back();
+  if (rest.find('@') != std::string::npos) {
+    return "must not hold credentials (put \"user:password\" in [fetch] "
+           "proxy_credentials_file)";
+  }
+  const size_t colon = rest.rfind(':');
+  const std::string host =
+      colon == std::string::npos ? "" : rest.substr(0, colon);
+  const std::string port =
+      colon == std::string::npos ? "" : rest.substr(colon + 1);
+  const std::string bare =
+      host.size() > 2 && host.front() == '[' && host.back() == ']'
+          ? host.substr(1, host.size() - 2)
+          : host;
+  if (bare.empty() || (!IsHostName(bare) && !IsIpLiteral(bare)) ||
+      port.empty() || port.size() > 5 ||
+      port.find_first_not_of("0123456789") != std::string::npos ||
+      std::stoi(port) == 0 || std::stoi(port) > 65535) {
+    return "must be " + scheme + "://host:port (a port, no path), got \"" +
+           url + "\"";
+  }
+  return "";
+}
+
 // How a [[rule]] is named in messages: [rule "name"], or [rule #3] (1-based)
 // while it has no name.
 std::string RuleSection(const RuleConfig& rule, size_t index) {
@@ -257,8 +295,22 @@ void CheckRule(const RuleConfig& r, size_t index, const SchedConfig& sched,
           "url", "invalid regular expression \"" + r.url + "\": " + re.error());
     }
   }
-  if (r.min_interval_s == 0 && r.max_interval_s == 0 && r.importance == 0) {
-    return fail("name", "sets none of min_interval, max_interval, importance");
+  if (!r.proxy.empty()) {
+    if (r.host.empty()) {
+      return fail("proxy",
+                  "needs a host rule (robots.txt goes the way its host's "
+                  "pages go)");
+    }
+    if (r.proxy != "direct") {
+      if (std::string why = ProxyUrlProblem(r.proxy); !why.empty()) {
+        return fail("proxy", "\"direct\" or a proxy URL: " + why);
+      }
+    }
+  }
+  if (r.min_interval_s == 0 && r.max_interval_s == 0 && r.importance == 0 &&
+      r.proxy.empty()) {
+    return fail("name",
+                "sets none of min_interval, max_interval, importance, proxy");
   }
   if (r.max_interval_s > 0 && r.min_interval_s > r.max_interval_s) {
     return fail("min_interval", "must not exceed the rule's max_interval");
@@ -307,6 +359,11 @@ std::optional<RangeChecker::Problem> FindProblem(const Config& c) {
       check.Fail(
           "fetch", "resolve",
           "\"" + host + "\" must map to an IP address, got \"" + ip + "\"");
+    }
+  }
+  if (!c.fetch.proxy.empty()) {
+    if (std::string why = ProxyUrlProblem(c.fetch.proxy); !why.empty()) {
+      check.Fail("fetch", "proxy", why);
     }
   }
   if (c.politeness.backoff_initial_s > c.politeness.backoff_max_s) {

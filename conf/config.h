@@ -79,6 +79,13 @@ struct FetchConfig {
   std::string ca_file;  // PEM bundle of trusted CAs; empty: system store
   // host -> IP address, used instead of DNS (tests, split-horizon setups).
   std::map<std::string, std::string> resolve;
+  // Egress proxy for every fetch ("" = direct): "http://host:port",
+  // "https://host:port" or "socks5://host:port" (never socks5h: freshd
+  // resolves and checks the target itself). No credentials in the URL.
+  std::string proxy;
+  // "user:password" on one line, for the proxy; refused at start when
+  // readable by group or others.
+  std::string proxy_credentials_file;
 
   bool operator==(const FetchConfig&) const = default;
 };
@@ -254,6 +261,9 @@ struct RuleConfig {
   double min_interval_s = 0;
   double max_interval_s = 0;
   double importance = 0;
+  // Host rules only: "direct" or a proxy URL (as [fetch] proxy) for the
+  // matching hosts' pages and robots.txt; "" = [fetch] proxy.
+  std::string proxy;
 
   bool operator==(const RuleConfig&) const = default;
 };

@@ -93,6 +93,8 @@ void VisitConfig(C& c, Visitor& v) {
   v.Bool("tls_verify", &c.fetch.tls_verify);
   v.String("ca_file", &c.fetch.ca_file, any);
   v.StringMap("resolve", &c.fetch.resolve);
+  v.String("proxy", &c.fetch.proxy, any);
+  v.String("proxy_credentials_file", &c.fetch.proxy_credentials_file, any);
 
   v.Section("sched");
   v.String("policy", &c.sched.policy, KnownPolicies());
@@ -188,6 +190,7 @@ void VisitRule(R& r, Visitor& v) {
   v.Duration("min_interval", &r.min_interval_s, 0, 10 * kYear);
   v.Duration("max_interval", &r.max_interval_s, 0, 10 * kYear);
   v.Double("importance", &r.importance, 0, 1e6);
+  v.String("proxy", &r.proxy, any);
 }
 
 }  // namespace freshd

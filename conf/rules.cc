@@ -7,9 +7,8 @@
 #include "base/ascii.h"
 
 namespace freshd {
-namespace {
 
-bool HostMatches(std::string_view pattern, std::string_view host) {
+bool RuleHostMatches(std::string_view pattern, std::string_view host) {
   if (pattern.starts_with("*.")) {
     const std::string_view suffix = pattern.substr(1);  // ".example.com"
     return host.size() > suffix.size() &&
@@ -18,8 +17,6 @@ bool HostMatches(std::string_view pattern, std::string_view host) {
   }
   return EqualsIgnoreAsciiCase(pattern, host);
 }
-
-}  // namespace
 
 RuleMatcher::RuleMatcher() = default;
 RuleMatcher::~RuleMatcher() = default;
@@ -52,7 +49,7 @@ size_t RuleMatcher::Match(std::string_view url, std::string_view host) const {
   for (size_t i = 0; i < rules_.size(); ++i) {
     const bool hit = patterns_[i] != nullptr
                          ? re2::RE2::PartialMatch(url, *patterns_[i])
-                         : HostMatches(rules_[i].host, host);
+                         : RuleHostMatches(rules_[i].host, host);
     if (hit) return i + 1;
   }
   return 0;

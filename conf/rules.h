@@ -24,6 +24,9 @@ class RE2;
 
 namespace freshd {
 
+// True if a [[rule]] host pattern ("name" or "*.domain") covers `host`.
+bool RuleHostMatches(std::string_view pattern, std::string_view host);
+
 class RuleMatcher {
  public:
   RuleMatcher();

@@ -4,6 +4,7 @@
 #include <boost/asio/post.hpp>
 #include <chrono>
 #include <cmath>
+#include <limits>
 
 #include "base/clock.h"
 #include "daemon/network_stage.h"
@@ -107,11 +108,19 @@ void Dispatcher::Run(double now, double gate_now) {
   Limit limit = Limit::kNone;
   int dispatched = 0;
   bool host_closed = false;  // did politeness turn a candidate away?
-  auto host_open = [&](sched::HostId h) {
-    if (stages_.owned && !stages_.owned(h)) return false;  // another node's
-    const bool open = slots_.Open(h, gate_now);
-    host_closed = host_closed || !open;
-    return open;
+  // When a host may go, in this clock: a host with its slots full is closed
+  // until Finish frees one (ReopenHost); another node's is looked at again
+  // after the idle recheck (ownership moves without a call here).
+  const sched::Scheduler::HostGate gate =
+      [&](sched::HostId h) -> sched::HostOpening {
+    if (stages_.owned && !stages_.owned(h)) return {now + kIdleRecheckS};
+    const double at = slots_.OpensAt(h);
+    if (at <= gate_now) return sched::kHostOpen;
+    host_closed = true;
+    if (at == std::numeric_limits<double>::infinity()) {
+      return sched::kHostClosedUntilReopened;
+    }
+    return {now + (at - gate_now)};
   };
   for (;;) {
     if (on_network_ >= options_.max_connections) {
@@ -134,8 +143,10 @@ void Dispatcher::Run(double now, double gate_now) {
       meter_.Note(Limit::kNone, now);
       return;
     }
-    std::optional<sched::PageId> page = sched_->Select(now, host_open);
+    std::optional<sched::PageId> page = sched_->Select(now, gate);
     if (!page) {
+      // Hosts closed by earlier Selects are left out, not asked again.
+      host_closed = host_closed || sched_->closed_hosts() > 0;
       limit = sched_->NextTokenTime(now) > now ? Limit::kBudget
               : host_closed                    ? Limit::kPoliteness
                                                : Limit::kIdle;
@@ -178,6 +189,7 @@ void Dispatcher::NetworkDone(sched::PageId page, double next_allowed) {
     it->second.on_network = false;
     --on_network_;
     slots_.Finish(it->second.host, next_allowed);
+    sched_->ReopenHost(it->second.host);  // a slot freed: asked again
   }
 }
 
@@ -188,6 +200,7 @@ double Dispatcher::Finish(sched::PageId page, double gate_now) {
   if (f.on_network) {  // the slot's release is behind us
     --on_network_;
     slots_.Finish(f.host, gate_now);
+    sched_->ReopenHost(f.host);
   }
   return f.started_unix;
 }

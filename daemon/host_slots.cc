@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace freshd::daemon {
 
@@ -13,10 +14,13 @@ HostSlots::Host& HostSlots::Get(sched::HostId host) {
   return hosts_[host];
 }
 
-bool HostSlots::Open(sched::HostId host, double now) const {
-  if (host >= hosts_.size()) return true;
+double HostSlots::OpensAt(sched::HostId host) const {
+  if (host >= hosts_.size()) return 0;
   const Host& h = hosts_[host];
-  return h.in_flight < max_in_flight_ && h.next_allowed <= now;
+  if (h.in_flight >= max_in_flight_) {
+    return std::numeric_limits<double>::infinity();
+  }
+  return h.next_allowed;
 }
 
 void HostSlots::Start(sched::HostId host) {

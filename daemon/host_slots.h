@@ -31,7 +31,14 @@ class HostSlots {
   explicit HostSlots(int max_in_flight_per_host);
 
   // May a request to `host` start at `now`?
-  bool Open(sched::HostId host, double now) const;
+  bool Open(sched::HostId host, double now) const {
+    return OpensAt(host) <= now;
+  }
+  // When a request to `host` may start: its next_allowed, or +inf while its
+  // in-flight slots are full (until a Finish). The scheduler's host gate
+  // (sched::Scheduler::HostGate): a Finish must be followed by
+  // Scheduler::ReopenHost.
+  double OpensAt(sched::HostId host) const;
   // A request to `host` was dispatched.
   void Start(sched::HostId host);
   // A request to `host` ended; the gate lets the host go again at

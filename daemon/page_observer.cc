@@ -18,7 +18,7 @@ PageObserver::PageObserver(Options options, PageBook* book,
       route_away_(std::move(route_away)) {
   // Every outcome class is counted from zero, so /metrics shows each from
   // the start (a rate() over a series that appears late misses its first).
-  for (int c = 0; c <= static_cast<int>(fetch::OutcomeClass::kProtocol); ++c) {
+  for (int c = 0; c <= static_cast<int>(fetch::kLastOutcomeClass); ++c) {
     outcomes_.emplace(
         std::string(fetch::OutcomeName(static_cast<fetch::OutcomeClass>(c))),
         0);

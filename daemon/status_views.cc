@@ -522,8 +522,7 @@ nlohmann::json StatusViews::HostsJson(size_t offset, size_t limit,
     const HostGate gate = Gate(h);
     const double next = gate.next_allowed;
     nlohmann::json classes = nlohmann::json::array();
-    for (int k = 0; k <= static_cast<int>(fetch::OutcomeClass::kProtocol);
-         ++k) {
+    for (int k = 0; k <= static_cast<int>(fetch::kLastOutcomeClass); ++k) {
       if (c.error_classes & (1u << k)) {
         classes.push_back(std::string(
             fetch::OutcomeName(static_cast<fetch::OutcomeClass>(k))));

@@ -21,6 +21,7 @@ CrawlerOptions CrawlerOptionsFromConfig(const Config& config) {
   CrawlerOptions o;
   o.fetcher.config = config.fetch;
   o.fetcher.user_agent = UserAgentHeader(config.crawler);
+  o.fetcher.host_proxies = HostProxiesFromRules(config.rules);
   o.politeness = config.politeness;
   o.product_token = RobotsProductToken(config.crawler);
   return o;
@@ -333,8 +334,10 @@ void Crawler::Impl::OnRobots(const JobPtr& job, FetchResult r) {
   robots_waiters_.erase(origin);
   for (const JobPtr& w : waiters) {
     if (r.outcome == OutcomeClass::kBlockedAddress ||
-        r.outcome == OutcomeClass::kBadUrl) {
-      // The origin cannot be contacted at all: say so, not "robots".
+        r.outcome == OutcomeClass::kBadUrl ||
+        r.outcome == OutcomeClass::kProxy) {
+      // The origin cannot be contacted at all (or its proxy failed): say
+      // so, not "robots".
       Fail(w, r.outcome, r.detail);
       continue;
     }

@@ -19,7 +19,9 @@ curl_socket_t OpenSocketCb(void* clientp, curlsocktype purpose,
   auto* t = static_cast<Transfer*>(clientp);
   if (purpose != CURLSOCKTYPE_IPCXN) return CURL_SOCKET_BAD;
   const auto* sa = reinterpret_cast<const sockaddr*>(&addr->addr);
-  if (!t->env->guard->Allows(sa, addr->addrlen)) {
+  // Through a proxy the only connection is to the proxy (exempt: the
+  // operator named it); the target was judged before (PinTarget).
+  if (t->proxy.empty() && !t->env->guard->Allows(sa, addr->addrlen)) {
     t->blocked = FormatSocketAddress(sa, addr->addrlen);
     return CURL_SOCKET_BAD;
   }
@@ -74,7 +76,24 @@ bool SetUpEasy(Transfer* t, const TargetParts& target) {
   curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
   curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
   curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
-  curl_easy_setopt(e, CURLOPT_PROXY, "");  // never an environment proxy
+  // Never an environment proxy; a configured one only with PinTarget.
+  curl_easy_setopt(e, CURLOPT_PROXY, t->proxy.c_str());
+  if (!t->proxy.empty()) {
+    const ProxyRoutes& p = *t->env->proxies;
+    // A tunnel for plain http too: the proxy then only ever sees
+    // "CONNECT ip:port" (CONNECT_TO, set by PinTarget), never a name.
+    curl_easy_setopt(e, CURLOPT_HTTPPROXYTUNNEL, 1L);
+    curl_easy_setopt(e, CURLOPT_SUPPRESS_CONNECT_HEADERS, 1L);
+    if (!p.user().empty()) {
+      curl_easy_setopt(e, CURLOPT_PROXYUSERNAME, p.user().c_str());
+      curl_easy_setopt(e, CURLOPT_PROXYPASSWORD, p.password().c_str());
+      curl_easy_setopt(e, CURLOPT_PROXYAUTH, static_cast<long>(CURLAUTH_BASIC));
+    }
+    curl_easy_setopt(e, CURLOPT_PROXY_SSL_VERIFYPEER, c.tls_verify ? 1L : 0L);
+    curl_easy_setopt(e, CURLOPT_PROXY_SSL_VERIFYHOST, c.tls_verify ? 2L : 0L);
+    if (!c.ca_file.empty())
+      curl_easy_setopt(e, CURLOPT_PROXY_CAINFO, c.ca_file.c_str());
+  }
   curl_easy_setopt(e, CURLOPT_USERAGENT, o.user_agent.c_str());
   curl_easy_setopt(e, CURLOPT_HTTP_VERSION,
                    static_cast<long>(CURL_HTTP_VERSION_2TLS));
@@ -117,7 +136,7 @@ bool SetUpEasy(Transfer* t, const TargetParts& target) {
   }
   curl_easy_setopt(e, CURLOPT_HTTPHEADER, t->headers);
   auto res = c.resolve.find(target.host);
-  if (res != c.resolve.end()) {
+  if (t->proxy.empty() && res != c.resolve.end()) {
     std::string ip = res->second;
     if (ip.find(':') != std::string::npos && ip.front() != '[') {
       ip = "[" + ip + "]";
@@ -127,6 +146,17 @@ bool SetUpEasy(Transfer* t, const TargetParts& target) {
     curl_easy_setopt(e, CURLOPT_RESOLVE, t->resolve);
   }
   return true;
+}
+
+void PinTarget(Transfer* t, const TargetParts& target, const std::string& ip) {
+  t->pinned = ip;
+  const std::string literal =
+      ip.find(':') != std::string::npos ? "[" + ip + "]" : ip;
+  curl_slist_free_all(t->resolve);
+  t->resolve = curl_slist_append(nullptr, (target.host + ":" + target.port +
+                                           ":" + literal + ":" + target.port)
+                                              .c_str());
+  curl_easy_setopt(t->easy, CURLOPT_CONNECT_TO, t->resolve);
 }
 
 }  // namespace freshd::fetch

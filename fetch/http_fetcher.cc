@@ -3,6 +3,8 @@
 #include <curl/curl.h>
 
 #include <algorithm>
+#include <boost/asio/ip/address.hpp>
+#include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <chrono>
@@ -40,13 +42,15 @@ constexpr size_t kMaxMultiHandles = 4;
 // multi loop, runs the low-speed check, and reports each exactly once.
 class HttpFetcher::Impl {
  public:
-  Impl(asio::io_context& io, FetcherOptions options)
+  Impl(asio::io_context& io, FetcherOptions options, ProxyRoutes proxies)
       : io_(io),
         options_(std::move(options)),
         guard_(options_.config.allow_private_networks,
-               options_.exempt_endpoints) {
+               options_.exempt_endpoints),
+        proxies_(std::move(proxies)) {
     env_.options = &options_;
     env_.guard = &guard_;
+    env_.proxies = &proxies_;
     env_.note_socket_opened = [this](curl_socket_t fd) {
       for (Multi& m : multis_) m.loop->NoteSocketOpened(fd);
     };
@@ -100,10 +104,21 @@ class HttpFetcher::Impl {
   void OnDone(CURL* easy, CURLcode code);
   void Finish(uint64_t id, CURLcode code);
   void Fail(Callback done, FetchResult r);
+  // Through a proxy: the target's address from [fetch] resolve, an IP
+  // literal or an async lookup, then PinChecked.
+  void ResolveForProxy(uint64_t id, const TargetParts& target);
+  // Pins the first of `ips` the SSRF guard allows and queues the transfer;
+  // none allowed: kBlockedAddress.
+  void PinChecked(uint64_t id, const TargetParts& target,
+                  const std::vector<std::string>& ips);
+  // Reports a transfer not yet on curl as failed.
+  void FailTransfer(uint64_t id, OutcomeClass c, std::string detail);
 
   asio::io_context& io_;
   const FetcherOptions options_;
   const AddressGuard guard_;
+  const ProxyRoutes proxies_;
+  asio::ip::tcp::resolver resolver_{io_};
   TransferEnv env_;
   uint64_t next_id_ = 1;
   std::unordered_map<uint64_t, std::unique_ptr<Transfer>> transfers_;
@@ -190,6 +205,7 @@ void HttpFetcher::Impl::Fetch(FetchRequest request, Callback done) {
   t->origin = target.scheme + "://" + target.host + ":" + target.port;
   t->req = std::move(request);
   t->max_body = t->req.max_body_bytes.value_or(options_.config.max_body_bytes);
+  t->proxy = proxies_.For(target.host);
   if (!SetUpEasy(t.get(), target)) {
     r.outcome = OutcomeClass::kNetwork;
     r.detail = "curl_easy_init failed";
@@ -199,9 +215,90 @@ void HttpFetcher::Impl::Fetch(FetchRequest request, Callback done) {
   t->done = std::move(done);
   t->result = std::move(r);
   const uint64_t id = t->id;
+  const bool proxied = !t->proxy.empty();
   transfers_.emplace(id, std::move(t));
+  if (proxied) {
+    ResolveForProxy(id, target);
+    return;
+  }
   waiting_.push_back(id);
   StartWaiting();
+}
+
+void HttpFetcher::Impl::ResolveForProxy(uint64_t id,
+                                        const TargetParts& target) {
+  std::string name = target.host;
+  if (name.size() > 2 && name.front() == '[' && name.back() == ']') {
+    name = name.substr(1, name.size() - 2);
+  }
+  auto fixed = options_.config.resolve.find(target.host);
+  boost::system::error_code ec;
+  asio::ip::make_address(name, ec);
+  if (fixed != options_.config.resolve.end() || !ec) {
+    std::string ip =
+        fixed != options_.config.resolve.end() ? fixed->second : name;
+    if (ip.size() > 2 && ip.front() == '[') ip = ip.substr(1, ip.size() - 2);
+    PinChecked(id, target, {ip});
+    return;
+  }
+  std::weak_ptr<char> alive = alive_;
+  resolver_.async_resolve(
+      name, target.port,
+      [this, alive, id, target, name](
+          const boost::system::error_code& error,
+          const asio::ip::tcp::resolver::results_type& results) {
+        if (alive.expired()) return;
+        if (error) {
+          FailTransfer(id, OutcomeClass::kDns,
+                       "could not resolve host: " + name);
+          return;
+        }
+        std::vector<std::string> ips;
+        for (const auto& entry : results) {
+          ips.push_back(entry.endpoint().address().to_string());
+        }
+        PinChecked(id, target, ips);
+      });
+}
+
+void HttpFetcher::Impl::PinChecked(uint64_t id, const TargetParts& target,
+                                   const std::vector<std::string>& ips) {
+  auto it = transfers_.find(id);
+  if (it == transfers_.end()) return;
+  const auto port = static_cast<unsigned short>(std::stoi(target.port));
+  std::string refused;
+  for (const std::string& ip : ips) {
+    boost::system::error_code ec;
+    const asio::ip::address address = asio::ip::make_address(ip, ec);
+    if (ec) continue;
+    const asio::ip::tcp::endpoint endpoint(address, port);
+    if (guard_.Allows(endpoint.data(), endpoint.size())) {
+      PinTarget(it->second.get(), target, ip);
+      waiting_.push_back(id);
+      StartWaiting();
+      return;
+    }
+    if (refused.empty()) {
+      refused = FormatSocketAddress(endpoint.data(), endpoint.size());
+    }
+  }
+  FailTransfer(id, OutcomeClass::kBlockedAddress,
+               refused.empty()
+                   ? "no usable address for " + target.host
+                   : "refused to connect to non-public address " + refused +
+                         " ([fetch] allow_private_networks = false)");
+}
+
+void HttpFetcher::Impl::FailTransfer(uint64_t id, OutcomeClass c,
+                                     std::string detail) {
+  auto it = transfers_.find(id);
+  if (it == transfers_.end()) return;
+  FetchResult r = std::move(it->second->result);
+  Callback done = std::move(it->second->done);
+  transfers_.erase(it);  // not on curl: ~Transfer cleans up
+  r.outcome = c;
+  r.detail = std::move(detail);
+  Fail(std::move(done), std::move(r));
 }
 
 void HttpFetcher::Impl::StartWaiting() {
@@ -335,7 +432,11 @@ Result<std::unique_ptr<HttpFetcher>> HttpFetcher::Create(
     asio::io_context& io, FetcherOptions options) {
   static const OnceInit once;  // curl_global_init is not thread-safe itself
   (void)once;
-  auto impl = std::make_unique<Impl>(io, std::move(options));
+  Result<ProxyRoutes> proxies =
+      ProxyRoutes::Create(options.config, options.host_proxies);
+  if (!proxies.ok()) return proxies.status();
+  auto impl = std::make_unique<Impl>(io, std::move(options),
+                                     std::move(proxies).value());
   if (!impl->ok()) return Status::Internal("curl_multi_init failed");
   return std::unique_ptr<HttpFetcher>(new HttpFetcher(std::move(impl)));
 }

@@ -14,7 +14,14 @@
 // body bytes, decoded bytes (gzip/deflate/br decoded here, streaming, so a
 // bomb stops at the cap), accepted content types, http/https only. The SSRF
 // guard (fetch/address_guard.h) runs in CURLOPT_OPENSOCKETFUNCTION on the
-// resolved address of every connection. Redirects are NOT followed: a 3xx is
+// resolved address of every connection. Through an egress proxy
+// (proxy_routes.h) the fetcher resolves the target itself (the [fetch]
+// resolve table, an IP literal, or an async lookup), lets the SSRF guard
+// judge that address and pins it: an HTTP(S) proxy gets a CONNECT tunnel to
+// "ip:port" (plain http too), a socks5 proxy the address, so the proxy
+// never resolves a name; the proxy's own address is exempt from the guard.
+// A failing proxy (refused, 407, CONNECT refused) is reported as kProxy.
+// Redirects are NOT followed: a 3xx is
 // reported as kRedirect with its absolute `location`, so the caller (Crawler)
 // can put every hop through robots.txt and the politeness gate.
 //
@@ -35,6 +42,7 @@
 #include "base/status.h"
 #include "conf/config.h"
 #include "fetch/outcome.h"
+#include "fetch/proxy_routes.h"
 
 namespace freshd::fetch {
 
@@ -56,6 +64,9 @@ struct FetcherOptions {
   // most 4 handles are open at once (each up to max_connections sockets):
   // at that cap the newest serves on until an older one has finished.
   size_t origins_per_multi_handle = 1024;
+  // Per-host overrides of [fetch] proxy, from [[rule]] host rules
+  // (HostProxiesFromRules): "direct" or a proxy URL.
+  std::vector<HostProxy> host_proxies;
 };
 
 struct FetchRequest {

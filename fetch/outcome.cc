@@ -40,6 +40,8 @@ std::string_view OutcomeName(OutcomeClass c) {
       return "bad-encoding";
     case OutcomeClass::kProtocol:
       return "protocol";
+    case OutcomeClass::kProxy:
+      return "proxy";
   }
   return "unknown";
 }

@@ -40,12 +40,17 @@ enum class OutcomeClass {
   kBadEncoding,     // Content-Encoding unknown or the stream is corrupt
   kProtocol,        // the reply is not HTTP: no status line (HTTP/0.9),
                     // a malformed status line or header, HTTP/2 framing
+  kProxy,           // the egress proxy failed (refused, 407, CONNECT
+                    // refused): the proxy's error, not the target host's
 };
+
+// The last class, for loops over every class (counters from zero).
+inline constexpr OutcomeClass kLastOutcomeClass = OutcomeClass::kProxy;
 
 // "ok", "not-modified", "redirect", "4xx", "5xx", "network", "dns", "tls",
 // "timeout", "too-large", "robots-denied", "redirect-loop",
 // "blocked-address", "bad-content-type", "bad-redirect", "bad-url",
-// "bad-encoding", "protocol".
+// "bad-encoding", "protocol", "proxy".
 std::string_view OutcomeName(OutcomeClass c);
 
 // True for outcomes that count as a host error for back-off: 5xx, 429,

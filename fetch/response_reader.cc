@@ -1,6 +1,7 @@
 #include "fetch/response_reader.h"
 
 #include <algorithm>
+#include <cstring>
 #include <ctime>
 #include <string>
 #include <string_view>
@@ -216,6 +217,9 @@ int PrereqCb(void* clientp, char* /*primary_ip*/, char* /*local_ip*/,
 int DebugCb(CURL* /*easy*/, curl_infotype type, char* data, size_t size,
             void* userp) {
   if (type != CURLINFO_HEADER_OUT) return 0;
+  // The CONNECT to a proxy (with its Proxy-Authorization) is not part of
+  // the exchange with the target: never archived.
+  if (size >= 8 && std::memcmp(data, "CONNECT ", 8) == 0) return 0;
   std::string& head = static_cast<Transfer*>(userp)->result.raw_request;
   // A complete head already captured means curl is re-sending (a retry on
   // a fresh connection): keep the last one only.

@@ -38,7 +38,8 @@ RobotsCache::Verdict RobotsCache::CheckCached(
 void RobotsCache::Record(std::string_view origin, const FetchResult& r,
                          double now) {
   if (r.outcome == OutcomeClass::kBlockedAddress ||
-      r.outcome == OutcomeClass::kBadUrl) {
+      r.outcome == OutcomeClass::kBadUrl ||
+      r.outcome == OutcomeClass::kProxy) {  // the host was never asked
     return;
   }
   Entry& e = entries_[std::string(origin)];

@@ -70,8 +70,9 @@ class RobotsCache {
 
   // Records the final outcome of fetching `origin`/robots.txt (after at most
   // kRobotsMaxRedirects hops; the caller reports a longer chain as
-  // kRedirectLoop). kBlockedAddress and kBadUrl are not recorded (the host
-  // cannot be contacted at all; the caller reports that instead).
+  // kRedirectLoop). kBlockedAddress, kBadUrl and kProxy are not recorded
+  // (the host cannot be contacted at all, or was not asked because its
+  // proxy failed; the caller reports that instead).
   void Record(std::string_view origin, const FetchResult& result, double now);
 
   // The Crawl-delay for our product token, if the cached rules give one.

@@ -25,6 +25,7 @@
 #include "fetch/curl_multi_loop.h"
 #include "fetch/http_fetcher.h"
 #include "fetch/outcome.h"
+#include "fetch/proxy_routes.h"
 
 namespace freshd::fetch {
 
@@ -46,6 +47,7 @@ struct TransferEnv {
   const FetcherOptions* options = nullptr;
   std::vector<std::string> accepted_types;  // lower case
   const AddressGuard* guard = nullptr;
+  const ProxyRoutes* proxies = nullptr;
   // Tells every multi loop of the fetcher that curl opened `fd`
   // (CurlMultiLoop::NoteSocketOpened): a number one loop saw closed behind
   // its back may now be another loop's socket.
@@ -87,6 +89,8 @@ struct Transfer {
   CURLcode curl_code = CURLE_OK;
   Abort abort = Abort::kNone;
   std::string blocked;  // endpoint refused by the SSRF guard
+  std::string proxy;    // egress proxy URL ("" = direct)
+  std::string pinned;   // through a proxy: the target's checked IP
   std::unique_ptr<boost::asio::steady_timer> speed_timer;
   char error[CURL_ERROR_SIZE] = {};
 

@@ -76,6 +76,40 @@ void ClassifyStatus(CURL* easy, FetchResult* r) {
   }
 }
 
+// Through a proxy, the failures that are the proxy's own: it cannot be
+// reached, it refused the CONNECT (407 included), or its socks5 handshake
+// failed for a reason other than the target being unreachable.
+void ClassifyProxyFailure(const Transfer& t, CURLcode code, FetchResult* r) {
+  long connect_code = 0;
+  curl_easy_getinfo(t.easy, CURLINFO_HTTP_CONNECTCODE, &connect_code);
+  if (connect_code >= 300) {
+    r->outcome = OutcomeClass::kProxy;
+    r->detail = "the proxy answered the CONNECT with " +
+                std::to_string(connect_code) +
+                (connect_code == 407 ? " (proxy authentication failed)" : "");
+    return;
+  }
+  if (code == CURLE_COULDNT_CONNECT || code == CURLE_COULDNT_RESOLVE_PROXY ||
+      code == CURLE_RECV_ERROR || code == CURLE_SEND_ERROR) {
+    if (connect_code == 0) {  // no tunnel was ever set up
+      r->outcome = OutcomeClass::kProxy;
+      r->detail = "proxy: " + r->detail;
+    }
+    return;
+  }
+  if (code == CURLE_PROXY) {
+    long px = 0;
+    curl_easy_getinfo(t.easy, CURLINFO_PROXY_ERROR, &px);
+    const bool target_unreachable = px == CURLPX_REPLY_CONNECTION_REFUSED ||
+                                    px == CURLPX_REPLY_HOST_UNREACHABLE ||
+                                    px == CURLPX_REPLY_NETWORK_UNREACHABLE ||
+                                    px == CURLPX_REPLY_TTL_EXPIRED;
+    r->outcome =
+        target_unreachable ? OutcomeClass::kNetwork : OutcomeClass::kProxy;
+    r->detail = "proxy: " + r->detail;
+  }
+}
+
 // A transport failure: the class of curl's error code.
 void ClassifyCurlError(const Transfer& t, CURLcode code, FetchResult* r) {
   r->detail = t.error[0] != '\0' ? t.error : curl_easy_strerror(code);
@@ -134,6 +168,7 @@ void ClassifyCurlError(const Transfer& t, CURLcode code, FetchResult* r) {
     r->detail = "refused to connect to non-public address " + t.blocked +
                 " ([fetch] allow_private_networks = false)";
   }
+  if (!t.proxy.empty()) ClassifyProxyFailure(t, code, r);
 }
 
 }  // namespace
@@ -163,6 +198,7 @@ FetchResult TakeResult(Transfer* t, CURLcode code) {
   if (curl_easy_getinfo(t->easy, CURLINFO_PRIMARY_IP, &ip) == CURLE_OK && ip) {
     r.remote_ip = ip;
   }
+  if (!t->pinned.empty()) r.remote_ip = t->pinned;  // the target, not proxy
   long version = 0;
   if (curl_easy_getinfo(t->easy, CURLINFO_HTTP_VERSION, &version) == CURLE_OK) {
     r.http_version = HttpVersionName(version);

@@ -155,8 +155,7 @@ std::vector<double> Scheduler::ProfileBaseTimes(PageId page) const {
   return estimator_.Profiles(page)->BaseTimes();
 }
 
-bool Scheduler::Eligible(PageId page, double now,
-                         const HostGate& host_open) const {
+bool Scheduler::PageEligible(PageId page, double now) const {
   const PageState& s = pages_[page];
   if (s.in_flight() || now < s.not_before) return false;
   if (s.fetched() && now - s.last_fetch < options_.min_interval) return false;
@@ -164,10 +163,23 @@ bool Scheduler::Eligible(PageId page, double now,
       rule && s.fetched() && now - s.last_fetch < rule->min_interval) {
     return false;
   }
-  return host_open(s.host);
+  return true;
 }
 
-std::optional<PageId> Scheduler::Select(double now, const HostGate& host_open) {
+bool Scheduler::Eligible(PageId page, double now,
+                         const HostOpenFn& host_open) const {
+  return PageEligible(page, now) && host_open(pages_[page].host);
+}
+
+std::optional<PageId> Scheduler::Select(double now,
+                                        const HostOpenFn& host_open) {
+  index_.ReopenAllHosts();
+  return Select(now, HostGate([&](HostId h) {
+                  return host_open(h) ? kHostOpen : kHostClosedUntilReopened;
+                }));
+}
+
+std::optional<PageId> Scheduler::Select(double now, const HostGate& gate) {
   if (index_.restoring()) FinishRestore();
   if (bucket_.Available(now) < 1 - 1e-9) return std::nullopt;
   // Nothing eligible, or (a due-only policy, nutch) nothing due: no
@@ -177,8 +189,8 @@ std::optional<PageId> Scheduler::Select(double now, const HostGate& host_open) {
              pages_[c.page].fetched() && !(c.priority.key > 0));
   };
   const auto selection = index_.Select(
-      now, bucket_.rate(),
-      [&](PageId p) { return Eligible(p, now, host_open); }, usable);
+      now, bucket_.rate(), [&](PageId p) { return PageEligible(p, now); },
+      usable, &gate);
   if (!selection) return std::nullopt;
   const Selector::Choice* choice = &selection->choice;
   // The implied threshold is the value a token buys at the margin. When a

@@ -205,15 +205,34 @@ class Scheduler {
     return estimator_.IsStaleSignal(page, now, signal);
   }
 
-  // May the caller contact `host` now? (politeness, in-flight limit)
-  using HostGate = std::function<bool(HostId)>;
+  // When may the caller contact `host`? (politeness, in-flight limit,
+  // back-off): a time at or before Select's `now`: now; a later time: not
+  // before it; +inf (kHostClosedUntilReopened): not until ReopenHost(host).
+  // The answer binds until then: a host the gate closes leaves the
+  // selection (none of its pages is looked at) until that time or
+  // ReopenHost, whichever comes first, so the caller must call ReopenHost
+  // whenever a host may go earlier than it said (a slot freed, a delay
+  // shortened). An open host is asked again at every Select that reaches it.
+  using HostGate = std::function<HostOpening(HostId)>;
+  // The older form: may the caller contact `host` now? Asked anew at every
+  // Select (the hosts it closed are reopened at the next Select's start,
+  // O(closed hosts)); for callers whose gates are not times (tests).
+  using HostOpenFn = std::function<bool(HostId)>;
 
   // Takes a token and returns the page to fetch now, marked in flight; or
   // nullopt (no token kept back) when no token is available or no page is
   // eligible: not in flight, past min_interval and its back-off, host open;
   // for a due-only policy (Policy::due_only, nutch) also when no known page
-  // is due (the best value is 0): the token is left unused.
-  std::optional<PageId> Select(double now, const HostGate& host_open);
+  // is due (the best value is 0): the token is left unused. The choice is
+  // the brute-force argmax of PriorityOf over the eligible pages (Eligible).
+  std::optional<PageId> Select(double now, const HostGate& gate);
+  std::optional<PageId> Select(double now, const HostOpenFn& host_open);
+
+  // `host`, closed by a HostGate answer, may go before the time it gave:
+  // it rejoins the selection (asked again when reached). O(log hosts).
+  void ReopenHost(HostId host) { index_.ReopenHost(host); }
+  // Hosts a gate has closed and that have not reopened yet.
+  size_t closed_hosts() const { return index_.closed_hosts(); }
 
   // When the next token is available (>= now); +inf at rate 0.
   double NextTokenTime(double now) { return bucket_.NextTokenTime(now); }
@@ -238,7 +257,10 @@ class Scheduler {
   Priority PriorityOf(PageId page, double now) const {
     return valuer_.PriorityOf(page, now);
   }
-  bool Eligible(PageId page, double now, const HostGate& host_open) const;
+  bool Eligible(PageId page, double now, const HostOpenFn& host_open) const;
+  bool Eligible(PageId page, double now, const HostGate& gate) const {
+    return Eligible(page, now, [&](HostId h) { return gate(h).at <= now; });
+  }
 
   // The model the value function reads (truth or estimate).
   PageParams Params(PageId page) const { return valuer_.Params(page); }
@@ -323,6 +345,9 @@ class Scheduler {
   void Reindex(PageId page) { index_.Reindex(page); }
   void OnContent(PageId page, double now, const FetchedObs* fetched);
   void OnFailure(PageId page, double now, FailureClass failure);
+  // The page's own conditions of Eligible (not in flight, past its
+  // back-off, min_interval and its rule's), its host aside.
+  bool PageEligible(PageId page, double now) const;
   bool KeepsTruth() const { return options_.oracle || options_.oracle_rate; }
 
   SchedulerOptions options_;

@@ -17,7 +17,8 @@ SelectionIndex::SelectionIndex(const IndexedValues& values,
 void SelectionIndex::Reindex(PageId page) {
   if (!value_memo_.empty()) value_memo_.erase(page);
   if (restoring_) return;  // FinishRestore indexes every page
-  selector_.Update(page, IndexBound(page), values_.Deadline(page));
+  selector_.Update(page, IndexBound(page), values_.Deadline(page),
+                   values_.Host(page));
   ++bound_evaluations_;
   if (selector_.Staged(page)) {  // its staged bound is stale: recompute it
     selector_.Restage(page, values_.IndexBound(page, horizon_, next_horizon_));
@@ -36,15 +37,13 @@ void SelectionIndex::FinishRestore(std::optional<double> now,
   }
   // Selects before the restore: every page over the current horizon (the
   // staging, if any, is dropped: the next horizon is a full refresh).
-  selector_.UpdateAll(values_.pages(), [this](PageId p) {
-    ++bound_evaluations_;
-    return std::pair<double, double>(IndexBound(p), values_.Deadline(p));
-  });
+  UpdateAll();
 }
 
 std::optional<SelectionIndex::Selection> SelectionIndex::Select(
     double now, double token_rate, const Selector::EligibleFn& eligible,
-    const std::function<bool(const Selector::Choice&)>& usable) {
+    const std::function<bool(const Selector::Choice&)>& usable,
+    const Selector::HostGate* gate) {
   if (now > horizon_) {
     AdvanceHorizon(now, token_rate);
   } else {
@@ -71,17 +70,28 @@ std::optional<SelectionIndex::Selection> SelectionIndex::Select(
     return std::isnan(bound) ? kInf : bound;
   };
   const Selector::ValueFn* lazy = options_.memo_values ? &value_bound : nullptr;
-  auto choice = selector_.Select(now, eligible, value, lazy);
+  auto choice = selector_.Select(now, eligible, value, lazy, gate);
   if (!choice || !usable(*choice)) {
     horizon_evaluations_ += SelectionWork();
     return std::nullopt;
   }
   Selection out{*choice, choice};
   if (choice->priority.overdue) {
-    out.margin = selector_.BestByValue(eligible, value, lazy);
+    out.margin = selector_.BestByValue(now, eligible, value, lazy, gate);
   }
   horizon_evaluations_ += SelectionWork();
   return out;
+}
+
+void SelectionIndex::UpdateAll() {
+  const Selector::HostFn host = [this](PageId p) { return values_.Host(p); };
+  selector_.UpdateAll(
+      values_.pages(),
+      [this](PageId p) {
+        ++bound_evaluations_;
+        return std::pair<double, double>(IndexBound(p), values_.Deadline(p));
+      },
+      &host);
 }
 
 void SelectionIndex::RescaleHorizon() {
@@ -161,10 +171,7 @@ void SelectionIndex::AdvanceHorizon(double now, double token_rate) {
     ++full_refreshes_;
     horizon_ = now + HorizonSpan(token_rate);
     horizon_start_ = now;
-    selector_.UpdateAll(values_.pages(), [this](PageId p) {
-      ++bound_evaluations_;
-      return std::pair<double, double>(IndexBound(p), values_.Deadline(p));
-    });
+    UpdateAll();
   }
   if (Stages()) {
     next_horizon_ = horizon_ + HorizonSpan(token_rate);
@@ -192,8 +199,9 @@ void SelectionIndex::StageSlice(double now, double token_rate, bool all) {
             : std::min(slice, std::max<size_t>(std::min<size_t>(slice, 64),
                                                static_cast<size_t>(even)));
     for (; budget > 0 && done < n; --budget, ++done) {
-      selector_.StageNext(values_.IndexBound(static_cast<PageId>(done),
-                                             horizon_, next_horizon_));
+      const auto page = static_cast<PageId>(done);
+      selector_.StageNext(values_.IndexBound(page, horizon_, next_horizon_),
+                          values_.Host(page));
       ++bound_evaluations_;
     }
     if (done < n) return;

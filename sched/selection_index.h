@@ -17,7 +17,7 @@
 // state. Reads: the pages' bounds, deadlines, values and growth bounds
 // through IndexedValues (the Valuer). Called by the Scheduler facade
 // (Reindex whenever a page's value or deadline may have changed, Select
-// once a token). One owner thread, no locks. Issue 43 rewrites this part.
+// once a token). One owner thread, no locks.
 
 #ifndef FRESHD_SCHED_SELECTION_INDEX_H_
 #define FRESHD_SCHED_SELECTION_INDEX_H_
@@ -52,6 +52,9 @@ class IndexedValues {
   // An upper bound of dValue/dnow while the page stays as it is (+inf:
   // none).
   virtual double ValueGrowth(PageId page) const = 0;
+  // The page's host (never changes): the selector keeps each host's pages
+  // together and leaves a closed host's out of its scans.
+  virtual HostId Host(PageId /*page*/) const { return 0; }
 };
 
 struct SelectionIndexOptions {
@@ -87,16 +90,24 @@ class SelectionIndex {
   bool restoring() const { return restoring_; }
 
   // A Select's work: moves or stages the horizon, then the best eligible
-  // page by priority (`eligible` in scan order); nullopt when none is, or
-  // when `usable` refuses it. `margin`: the best eligible page by value
-  // when a deadline chose (else the choice).
+  // page by priority (`eligible` in scan order, on a host `gate` keeps open:
+  // Selector::Select); nullopt when none is, or when `usable` refuses it.
+  // `margin`: the best eligible page by value when a deadline chose (else
+  // the choice).
   struct Selection {
     Selector::Choice choice;
     std::optional<Selector::Choice> margin;
   };
   std::optional<Selection> Select(
       double now, double token_rate, const Selector::EligibleFn& eligible,
-      const std::function<bool(const Selector::Choice&)>& usable);
+      const std::function<bool(const Selector::Choice&)>& usable,
+      const Selector::HostGate* gate = nullptr);
+
+  // A host closed by the gate may go before the time it gave
+  // (Selector::Reopen); every closed host (Selector::ReopenAll).
+  void ReopenHost(HostId host) { selector_.Reopen(host); }
+  void ReopenAllHosts() { selector_.ReopenAll(); }
+  size_t closed_hosts() const { return selector_.closed_hosts(); }
 
   size_t last_evaluations() const { return selector_.last_evaluations(); }
   uint64_t horizon_refreshes() const { return horizon_refreshes_; }
@@ -113,6 +124,8 @@ class SelectionIndex {
   // refreshes every bound when none is staged for `now`; then starts staging
   // the next.
   void AdvanceHorizon(double now, double token_rate);
+  // Every page's bound over the current horizon, its deadline and host.
+  void UpdateAll();
   // A horizon's length: the adapted scale, lengthened so that the next
   // one's staging fits in it.
   double HorizonSpan(double token_rate) const;

@@ -9,6 +9,7 @@ namespace freshd::sched {
 namespace {
 // The deadline heap's order: std::greater makes the earliest the top.
 constexpr std::greater<> kLater{};
+constexpr float kInfF = std::numeric_limits<float>::infinity();
 }  // namespace
 
 float Selector::RoundUp(double upper_bound) {
@@ -36,17 +37,61 @@ void Selector::Resize(size_t pages) {
   bound_.resize(pages, std::numeric_limits<float>::quiet_NaN());
   deadline_.resize(pages, std::numeric_limits<double>::infinity());
   stamp_.resize(pages, 0);
+  host_.resize(pages, 0);
   in_recent_.resize(pages, 0);
 }
 
-void Selector::Update(PageId page, double upper_bound, double deadline) {
+void Selector::GrowHosts(HostId host) {
+  if (host < host_key_.size()) return;
+  const size_t n = static_cast<size_t>(host) + 1;
+  first_live_.resize(n, 0);
+  for (size_t h = host_key_.size(); h < n; ++h) {
+    first_live_[h] = HostBegin(static_cast<HostId>(h));
+  }
+  host_key_.resize(n, kNoEntry);
+  closed_.resize(n, 0);
+  close_stamp_.resize(n, 0);
+  asked_in_.resize(n, 0);
+}
+
+Selector::BoundEntry Selector::HostNext(
+    HostId host, size_t* pos,
+    std::set<RecentEntry, ByHostThenBound>::const_iterator recent) const {
+  const size_t end = HostEnd(host);
+  while (*pos < end && in_recent_[sorted_[*pos].second]) ++*pos;
+  const bool has_sorted = *pos < end;
+  const bool has_recent = recent != recent_.end() && recent->host == host;
+  if (!has_sorted) return has_recent ? recent->entry : kNoEntry;
+  if (!has_recent) return sorted_[*pos];
+  return ByBoundDesc()(sorted_[*pos], recent->entry) ? sorted_[*pos]
+                                                     : recent->entry;
+}
+
+void Selector::RefreshHostKey(HostId host) {
+  GrowHosts(host);
+  const auto first = recent_.lower_bound(RecentEntry{host, {kInfF, 0}});
+  const BoundEntry key = HostNext(host, &first_live_[host], first);
+  BoundEntry& old = host_key_[host];
+  if (key == old || (!IsEntry(key) && !IsEntry(old))) return;
+  if (!closed_[host]) {
+    if (IsEntry(old)) open_.erase(old);
+    if (IsEntry(key)) open_.insert(key);
+  }
+  old = key;
+}
+
+void Selector::Update(PageId page, double upper_bound, double deadline,
+                      HostId host) {
   if (page >= bound_.size()) Resize(static_cast<size_t>(page) + 1);
+  GrowHosts(host);
+  host_[page] = host;
   const float bound = RoundUp(upper_bound);
   if (bound != bound_[page]) {  // (true for NaN: not indexed yet)
-    if (in_recent_[page]) recent_.erase({bound_[page], page});
+    if (in_recent_[page]) recent_.erase({host, {bound_[page], page}});
     bound_[page] = bound;
-    recent_.insert({bound, page});
+    recent_.insert({host, {bound, page}});
     in_recent_[page] = 1;  // its sorted_ entry, if any, is dead now
+    RefreshHostKey(host);
     if (recent_.size() > std::max<size_t>(1024, sorted_.size() / 8)) {
       MergeRecent();
     }
@@ -54,50 +99,82 @@ void Selector::Update(PageId page, double upper_bound, double deadline) {
   SetDeadline(page, deadline);
 }
 
-void Selector::UpdateAll(size_t pages, const IndexFn& index) {
+void Selector::Group(const std::vector<float>& bounds, size_t pages,
+                     std::vector<BoundEntry>* out, std::vector<size_t>* begin) {
+  const size_t hosts = host_key_.size();
+  begin->assign(hosts + 1, 0);
+  for (size_t i = 0; i < pages; ++i) {
+    if (!std::isnan(bounds[i])) ++(*begin)[host_[i] + 1];
+  }
+  for (size_t h = 0; h < hosts; ++h) (*begin)[h + 1] += (*begin)[h];
+  std::vector<size_t> fill(begin->begin(), begin->end() - 1);
+  out->resize(begin->back());
+  for (size_t i = 0; i < pages; ++i) {
+    if (std::isnan(bounds[i])) continue;
+    (*out)[fill[host_[i]]++] = {bounds[i], static_cast<PageId>(i)};
+  }
+  for (size_t h = 0; h < hosts; ++h) {
+    SortHost(static_cast<HostId>(h), out, *begin);
+  }
+}
+
+void Selector::SortHost(HostId host, std::vector<BoundEntry>* order,
+                        const std::vector<size_t>& begin) {
+  const auto first = order->begin();
+  std::sort(first + static_cast<std::ptrdiff_t>(begin[host]),
+            first + static_cast<std::ptrdiff_t>(begin[host + 1]),
+            ByBoundDesc());
+}
+
+void Selector::RebuildHostOrder() {
+  open_.clear();
+  std::vector<BoundEntry> keys;
+  for (size_t h = 0; h < host_key_.size(); ++h) {
+    const auto host = static_cast<HostId>(h);
+    first_live_[h] = HostBegin(host);
+    const auto first = recent_.lower_bound(RecentEntry{host, {kInfF, 0}});
+    host_key_[h] = HostNext(host, &first_live_[h], first);
+    if (!closed_[h] && IsEntry(host_key_[h])) keys.push_back(host_key_[h]);
+  }
+  std::sort(keys.begin(), keys.end(), ByBoundDesc());
+  for (const BoundEntry& k : keys) open_.insert(open_.end(), k);
+}
+
+void Selector::UpdateAll(size_t pages, const IndexFn& index,
+                         const HostFn* host_of) {
   CancelStage();
   Resize(pages);
-  sorted_.clear();
-  sorted_.reserve(bound_.size());
-  for (const BoundEntry& e : recent_) in_recent_[e.second] = 0;
+  for (const RecentEntry& e : recent_) in_recent_[e.entry.second] = 0;
   recent_.clear();
-  for (size_t i = 0; i < bound_.size(); ++i) {
+  for (size_t i = 0; i < pages; ++i) {
     const auto page = static_cast<PageId>(i);
-    if (i < pages) {
-      auto [upper_bound, deadline] = index(page);
-      bound_[i] = RoundUp(upper_bound);
-      SetDeadline(page, deadline);
-    }
-    if (!std::isnan(bound_[i])) sorted_.emplace_back(bound_[i], page);
+    if (host_of) host_[i] = (*host_of)(page);
+    GrowHosts(host_[i]);
+    auto [upper_bound, deadline] = index(page);
+    bound_[i] = RoundUp(upper_bound);
+    SetDeadline(page, deadline);
   }
-  // Only the head is put in order: a horizon's selections scan a few
-  // thousand entries from the top, and sorting all N cost more than the
-  // bounds themselves for cheap policies. The tail is sorted if a scan
-  // ever reaches it (SortTail).
-  const size_t head = std::min(
-      sorted_.size(),
-      kSortedHeadMin +
-          static_cast<size_t>(kSortedHeadPerRoot *
-                              std::sqrt(static_cast<double>(sorted_.size()))));
-  const auto head_end = sorted_.begin() + static_cast<std::ptrdiff_t>(head);
-  std::nth_element(sorted_.begin(), head_end, sorted_.end(), ByBoundDesc());
-  std::sort(sorted_.begin(), head_end, ByBoundDesc());
-  sorted_head_ = head;
+  Group(bound_, bound_.size(), &sorted_, &host_begin_);
+  RebuildHostOrder();
 }
 
 void Selector::BeginStage() {
   stage_ = Stage::kBounds;
   next_bound_.clear();  // (capacity kept: the previous order's)
   stage_pages_ = 0;
-  sample_.clear();
+  next_fill_.assign(host_key_.size(), 0);
   restaged_.clear();
 }
 
-void Selector::StageNext(double upper_bound) {
+void Selector::StageNext(double upper_bound, HostId host) {
   const float bound = RoundUp(upper_bound);
   const auto page = static_cast<PageId>(stage_pages_++);
+  if (page >= bound_.size()) Resize(static_cast<size_t>(page) + 1);
+  GrowHosts(host);
+  host_[page] = host;
   next_bound_.push_back(bound);
-  if (page % kSampleEvery == 0) sample_.emplace_back(bound, page);
+  if (next_fill_.size() <= host) next_fill_.resize(host + 1, 0);
+  ++next_fill_[host];  // (a count until EndStageBounds)
 }
 
 void Selector::Restage(PageId page, double upper_bound) {
@@ -107,7 +184,7 @@ void Selector::Restage(PageId page, double upper_bound) {
                        std::numeric_limits<float>::quiet_NaN());
   }
   next_bound_[page] = RoundUp(upper_bound);
-  // Before ordering reaches it, the ordering reads the new bound; after, or
+  // Before placing reaches it, the placing reads the new bound; after, or
   // past the staged pages, the page joins recent_ at the swap.
   if (stage_ != Stage::kBounds &&
       (page < order_cursor_ || page >= stage_pages_)) {
@@ -117,44 +194,39 @@ void Selector::Restage(PageId page, double upper_bound) {
 
 void Selector::EndStageBounds() {
   stage_ = Stage::kOrder;
-  const size_t n = stage_pages_;
-  // The head to sort: as UpdateAll's, a quarter more for the sample's error.
-  const double want =
-      1.25 *
-      (kSortedHeadMin + kSortedHeadPerRoot * std::sqrt(static_cast<double>(n)));
-  const auto rank = static_cast<size_t>(want / kSampleEvery);
-  all_head_ = rank >= sample_.size();
-  if (!all_head_) {
-    const auto nth = sample_.begin() + static_cast<std::ptrdiff_t>(rank);
-    std::nth_element(sample_.begin(), nth, sample_.end(), ByBoundDesc());
-    pivot_ = *nth;
+  order_phase_ = OrderPhase::kPlace;
+  const size_t hosts = next_fill_.size();
+  next_begin_.assign(hosts + 1, 0);
+  for (size_t h = 0; h < hosts; ++h) {
+    next_begin_[h + 1] = next_begin_[h] + next_fill_[h];
+    next_fill_[h] = next_begin_[h];
   }
-  next_sorted_.resize(n);  // (reused: the previous order's storage)
-  next_head_ = 0;
-  next_tail_ = n;
+  next_sorted_.resize(stage_pages_);  // (reused: the previous order's)
   order_cursor_ = 0;
+  sort_cursor_ = 0;
 }
 
 bool Selector::OrderStage(size_t count) {
   if (stage_ != Stage::kOrder) return stage_ == Stage::kReady;
-  const ByBoundDesc before;
-  const size_t end = std::min(stage_pages_, order_cursor_ + count);
-  const size_t head0 = next_head_;
-  for (size_t i = order_cursor_; i < end; ++i) {
-    const BoundEntry e{next_bound_[i], static_cast<PageId>(i)};
-    if (all_head_ || !before(pivot_, e)) {
-      next_sorted_[next_head_++] = e;
-    } else {
-      next_sorted_[--next_tail_] = e;
+  size_t budget = std::max<size_t>(count, 1);
+  if (order_phase_ == OrderPhase::kPlace) {
+    const size_t end = std::min(stage_pages_, order_cursor_ + budget);
+    for (size_t i = order_cursor_; i < end; ++i) {
+      next_sorted_[next_fill_[host_[i]]++] = {next_bound_[i],
+                                              static_cast<PageId>(i)};
     }
+    budget -= end - order_cursor_;
+    order_cursor_ = end;
+    if (order_cursor_ < stage_pages_) return false;
+    order_phase_ = OrderPhase::kSort;
   }
-  order_cursor_ = end;
-  const auto first = next_sorted_.begin();
-  const auto mid = first + static_cast<std::ptrdiff_t>(head0);
-  const auto last = first + static_cast<std::ptrdiff_t>(next_head_);
-  std::sort(mid, last, before);
-  std::inplace_merge(first, mid, last, before);
-  if (order_cursor_ < stage_pages_) return false;
+  const size_t hosts = next_begin_.size() - 1;
+  while (sort_cursor_ < hosts && budget > 0) {
+    const HostId h = sort_cursor_++;
+    SortHost(h, &next_sorted_, next_begin_);
+    budget -= std::min(budget, next_begin_[h + 1] - next_begin_[h] + 1);
+  }
+  if (sort_cursor_ < hosts) return false;
   stage_ = Stage::kReady;
   return true;
 }
@@ -162,10 +234,10 @@ bool Selector::OrderStage(size_t count) {
 void Selector::FinishStage() {
   if (stage_ != Stage::kReady) return;
   stage_ = Stage::kNone;
-  for (const BoundEntry& e : recent_) in_recent_[e.second] = 0;
+  for (const RecentEntry& e : recent_) in_recent_[e.entry.second] = 0;
   recent_.clear();
   sorted_.swap(next_sorted_);
-  sorted_head_ = next_head_;
+  host_begin_.swap(next_begin_);
   // Pages indexed since staging began were restaged (Staged() is true for
   // every page once the bounds ended); any other is left unindexed.
   next_bound_.resize(std::max(next_bound_.size(), bound_.size()),
@@ -175,54 +247,55 @@ void Selector::FinishStage() {
   if (deadline_.size() < n) {
     deadline_.resize(n, std::numeric_limits<double>::infinity());
     stamp_.resize(n, 0);
+    host_.resize(n, 0);
     in_recent_.resize(n, 0);
   }
   for (PageId page : restaged_) {
     if (in_recent_[page] || std::isnan(bound_[page])) continue;
-    recent_.insert({bound_[page], page});
+    recent_.insert({host_[page], {bound_[page], page}});
     in_recent_[page] = 1;
   }
   restaged_.clear();
+  RebuildHostOrder();
   if (recent_.size() > std::max<size_t>(1024, sorted_.size() / 8)) {
     MergeRecent();
   }
 }
 
-void Selector::SortTail() {
-  std::sort(sorted_.begin() + static_cast<std::ptrdiff_t>(sorted_head_),
-            sorted_.end(), ByBoundDesc());
-  sorted_head_ = sorted_.size();
-}
-
 void Selector::MergeRecent() {
-  // Dead entries go (the page is in recent_); the live head stays in order.
-  size_t head = 0;
-  for (size_t i = 0; i < sorted_head_; ++i)
-    head += in_recent_[sorted_[i].second] == 0;
-  std::erase_if(sorted_, [this](const BoundEntry& e) {
-    return in_recent_[e.second] != 0;
-  });
-  // A recent entry ordered before the head's last joins the head (one
-  // linear merge); the others join the unsorted tail.
-  std::vector<BoundEntry> into_head, into_tail;
-  const ByBoundDesc before;
-  for (const BoundEntry& e : recent_) {
-    in_recent_[e.second] = 0;
-    if (head > 0 && before(e, sorted_[head - 1])) {
-      into_head.push_back(e);
-    } else {
-      into_tail.push_back(e);
+  // One linear merge of the live sorted_ entries and recent_, both by host
+  // then bound: the host keys stay (the same entries head each host).
+  std::vector<BoundEntry> merged;
+  merged.reserve(sorted_.size() + recent_.size());
+  const size_t hosts = host_key_.size();
+  std::vector<size_t> begin(hosts + 1, 0);
+  auto r = recent_.begin();
+  for (size_t h = 0; h < hosts; ++h) {
+    const auto host = static_cast<HostId>(h);
+    begin[h] = merged.size();
+    size_t pos = HostBegin(host);
+    const size_t end = HostEnd(host);
+    const ByBoundDesc before;
+    for (;;) {
+      while (pos < end && in_recent_[sorted_[pos].second]) ++pos;
+      const bool has_sorted = pos < end;
+      const bool has_recent = r != recent_.end() && r->host == host;
+      if (!has_sorted && !has_recent) break;
+      if (has_sorted && (!has_recent || before(sorted_[pos], r->entry))) {
+        merged.push_back(sorted_[pos++]);
+      } else {
+        in_recent_[r->entry.second] = 0;
+        merged.push_back((r++)->entry);
+      }
     }
   }
+  begin[hosts] = merged.size();
   recent_.clear();
-  const auto head_end = sorted_.begin() + static_cast<std::ptrdiff_t>(head);
-  sorted_.insert(head_end, into_head.begin(), into_head.end());
-  std::inplace_merge(
-      sorted_.begin(), sorted_.begin() + static_cast<std::ptrdiff_t>(head),
-      sorted_.begin() + static_cast<std::ptrdiff_t>(head + into_head.size()),
-      before);
-  sorted_.insert(sorted_.end(), into_tail.begin(), into_tail.end());
-  sorted_head_ = head + into_head.size();
+  sorted_.swap(merged);
+  host_begin_.swap(begin);
+  for (size_t h = 0; h < hosts; ++h) {
+    first_live_[h] = HostBegin(static_cast<HostId>(h));
+  }
 }
 
 void Selector::SetDeadline(PageId page, double deadline) {
@@ -245,8 +318,66 @@ void Selector::CompactHeap() {
   std::make_heap(deadlines_.begin(), deadlines_.end(), kLater);
 }
 
+void Selector::Close(HostId host, double at) {
+  GrowHosts(host);
+  if (!closed_[host]) {
+    closed_[host] = 1;
+    ++closed_count_;
+    if (IsEntry(host_key_[host])) open_.erase(host_key_[host]);
+  }
+  ++close_stamp_[host];
+  if (at < std::numeric_limits<double>::infinity()) {
+    reopen_.push_back({at, host, close_stamp_[host]});
+    std::push_heap(reopen_.begin(), reopen_.end(), kLater);
+    if (reopen_.size() > 2 * closed_count_ + 1024) {
+      std::erase_if(reopen_, [this](const ReopenEntry& e) {
+        return !closed_[e.host] || e.stamp != close_stamp_[e.host];
+      });
+      std::make_heap(reopen_.begin(), reopen_.end(), kLater);
+    }
+  }
+}
+
+void Selector::Reopen(HostId host) {
+  if (host >= closed_.size() || !closed_[host]) return;
+  closed_[host] = 0;
+  --closed_count_;
+  ++close_stamp_[host];  // its reopen_ entry, if any, is stale
+  asked_in_[host] = 0;   // to be asked again
+  if (IsEntry(host_key_[host])) open_.insert(host_key_[host]);
+}
+
+void Selector::ReopenAll() {
+  if (closed_count_ == 0) return;
+  for (size_t h = 0; h < closed_.size(); ++h) {
+    if (closed_[h]) Reopen(static_cast<HostId>(h));
+  }
+  reopen_.clear();
+}
+
+void Selector::ReopenDue(double now) {
+  while (!reopen_.empty() && reopen_.front().at <= now) {
+    std::pop_heap(reopen_.begin(), reopen_.end(), kLater);
+    const ReopenEntry e = reopen_.back();
+    reopen_.pop_back();
+    if (closed_[e.host] && e.stamp == close_stamp_[e.host]) Reopen(e.host);
+  }
+}
+
+bool Selector::HostOpen(HostId host, double now, const HostGate* gate) {
+  if (closed_[host]) return false;
+  if (gate == nullptr || asked_in_[host] == select_count_) return true;
+  const double at = (*gate)(host).at;
+  if (at <= now) {
+    asked_in_[host] = select_count_;
+    return true;
+  }
+  Close(host, at);
+  return false;
+}
+
 std::optional<Selector::Choice> Selector::SelectOverdue(
-    double now, const EligibleFn& eligible) {
+    double now, const EligibleFn& eligible, const HostGate* gate) {
   std::vector<DeadlineEntry> skipped;
   std::optional<Choice> choice;
   while (!deadlines_.empty() && deadlines_.front().deadline <= now) {
@@ -255,7 +386,8 @@ std::optional<Selector::Choice> Selector::SelectOverdue(
     deadlines_.pop_back();
     if (e.stamp != stamp_[e.page]) continue;  // superseded
     skipped.push_back(e);                     // still overdue: keep it
-    if (eligible(e.page)) {
+    if (closed_[host_[e.page]]) continue;
+    if (eligible(e.page) && HostOpen(host_[e.page], now, gate)) {
       choice = Choice{e.page, Priority{true, e.deadline}};
       break;
     }
@@ -270,34 +402,62 @@ std::optional<Selector::Choice> Selector::SelectOverdue(
 std::optional<Selector::Choice> Selector::Select(double now,
                                                  const EligibleFn& eligible,
                                                  const ValueFn& value,
-                                                 const ValueFn* value_bound) {
+                                                 const ValueFn* value_bound,
+                                                 const HostGate* gate) {
   last_evaluations_ = 0;
   last_passed_over_ = 0;
-  if (auto overdue = SelectOverdue(now, eligible)) return overdue;
-  return BestByValue(eligible, value, value_bound);
+  ++select_count_;
+  ReopenDue(now);
+  if (auto overdue = SelectOverdue(now, eligible, gate)) return overdue;
+  return BestByValue(now, eligible, value, value_bound, gate);
 }
 
 std::optional<Selector::Choice> Selector::BestByValue(
-    const EligibleFn& eligible, const ValueFn& value,
-    const ValueFn* value_bound) {
+    double now, const EligibleFn& eligible, const ValueFn& value,
+    const ValueFn* value_bound, const HostGate* gate) {
   std::optional<Choice> best;
-  // Merge the two bound orders (each page is in exactly one of them).
+  // Merge the open hosts' orders: hosts not entered yet come from open_ (by
+  // their best entry), entered ones from a heap by their next entry.
   const ByBoundDesc before;
-  auto s = sorted_.begin();
-  auto r = recent_.begin();
+  const auto later = [&](const HostCursor& a, const HostCursor& b) {
+    return before(b.next, a.next);
+  };
+  std::vector<HostCursor> entered;
+  auto h = open_.begin();
   for (;;) {
-    for (;; ++s) {  // skips dead entries; sorts the tail on reaching it
-      if (s != sorted_.end() &&
-          static_cast<size_t>(s - sorted_.begin()) == sorted_head_) {
-        SortTail();  // (in place: s stays valid)
-      }
-      if (s == sorted_.end() || !in_recent_[s->second]) break;
+    const bool from_open =
+        h != open_.end() &&
+        (entered.empty() || before(*h, entered.front().next));
+    if (!from_open && entered.empty()) break;
+    HostCursor cursor;
+    if (from_open) {
+      const BoundEntry key = *h;
+      const HostId host = host_[key.second];
+      ++h;  // (a host closed now leaves open_: the iterator stays valid)
+      if (best && !(key.first > best->priority.key)) break;
+      if (!HostOpen(host, now, gate)) continue;
+      cursor = HostCursor{key, host, first_live_[host],
+                          recent_.lower_bound(RecentEntry{host, {kInfF, 0}})};
+      cursor.next = HostNext(host, &cursor.pos, cursor.recent);  // == key
+    } else {
+      std::pop_heap(entered.begin(), entered.end(), later);
+      cursor = entered.back();
+      entered.pop_back();
     }
-    if (s == sorted_.end() && r == recent_.end()) break;
-    const bool from_sorted =
-        r == recent_.end() || (s != sorted_.end() && before(*s, *r));
-    const auto [bound, page] = from_sorted ? *s++ : *r++;
+    const auto [bound, page] = cursor.next;
     if (best && !(bound > best->priority.key)) break;
+    // The host's next entry after this one.
+    if (cursor.pos < HostEnd(cursor.host) &&
+        sorted_[cursor.pos] == cursor.next) {
+      ++cursor.pos;
+    } else {
+      ++cursor.recent;
+    }
+    cursor.next = HostNext(cursor.host, &cursor.pos, cursor.recent);
+    if (IsEntry(cursor.next)) {
+      entered.push_back(cursor);
+      std::push_heap(entered.begin(), entered.end(), later);
+    }
     if (!eligible(page)) continue;
     // Its value is at most value_bound, and a value equal to the best's
     // does not replace it: passing over such a page changes nothing.

@@ -54,6 +54,7 @@ class Valuer final : public IndexedValues {
   // as it is (+inf: none): Policy::MaxValueGrowth, over the draws when the
   // value is averaged over them.
   double ValueGrowth(PageId page) const override;
+  HostId Host(PageId page) const override { return pages_[page].host; }
 
   Priority PriorityOf(PageId page, double now) const;
   // The model the value function reads (truth or estimate; a rule's

@@ -698,7 +698,9 @@ Status Run::HandleEvent(const Event& e, double now) {
 void Run::SelectOn(size_t pick, double now) {
   Shard& sh = shards_[pick];
   auto chosen = sh.sched->Select(
-      now, [&](sched::HostId h) { return host_next_[h] <= now; });
+      now, sched::Scheduler::HostGate([&](sched::HostId h) {
+        return sched::HostOpening{host_next_[h]};  // (only ever later)
+      }));
   ++selections_;
   evaluations_ += sh.sched->last_evaluations();
   if (chosen) {

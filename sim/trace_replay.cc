@@ -154,7 +154,8 @@ class Replay {
         continue;
       }
       now = t_try;
-      auto chosen = sched_.Select(now, [](sched::HostId) { return true; });
+      auto chosen =
+          sched_.Select(now, [](sched::HostId) { return sched::kHostOpen; });
       ++selections;
       evaluations += sched_.last_evaluations();
       if (chosen) {

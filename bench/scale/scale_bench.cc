@@ -29,9 +29,10 @@
 // machine; CPU figures do not (label them).
 //
 // Cycles: the budget --rate pages/s in simulated time; a host gate (one
-// fetch in flight per host, --crawl-delay s between its fetches); 16 fetches
-// in flight, each completed 16 selections later (2% fail, 30% changed) and
-// observed through the book (PageBook::Note); a sitemap signal for a random
+// fetch in flight per host, --crawl-delay s between its fetches; it answers
+// when the host reopens, and a completion calls Scheduler::ReopenHost); 16
+// fetches in flight, each completed 16 selections later (2% fail, 30% changed)
+// and observed through the book (PageBook::Note); a sitemap signal for a random
 // fetched page every other cycle. Reported: cycles per CPU-second over
 // --cycle-cpu s, values evaluated per selection, horizon refreshes, the
 // longest single Select and Observe (wall, steady clock), and the status
@@ -364,8 +365,11 @@ CycleResult RunCycles(const Flags& f, Frontier& fr) {
   std::deque<PageId> in_flight;
   double now = RunStart(f);
   const double dt = 1 / f.rate;
+  // When a host may go: closed until its fetch completes (ReopenHost), then
+  // its crawl delay.
   const sched::Scheduler::HostGate gate = [&](HostId h) {
-    return host_busy[h] == 0 && host_next[h] <= now;
+    return host_busy[h] > 0 ? sched::kHostClosedUntilReopened
+                            : sched::HostOpening{host_next[h]};
   };
   CycleResult r;
   uint64_t selected = 0, evaluations = 0, empty = 0;
@@ -402,6 +406,7 @@ CycleResult RunCycles(const Flags& f, Frontier& fr) {
       const HostId h = s.page(q).host;
       --host_busy[h];
       host_next[h] = now + f.crawl_delay;
+      s.ReopenHost(h);  // its slot freed
       if (unit(rng) < 0.02) {
         observe({q, now, sched::FailedObs{sched::FailureClass::kNetwork}});
       } else {

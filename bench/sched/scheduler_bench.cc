@@ -9,9 +9,11 @@
 // a changed bit and signals drawn from its truth, so estimators have evidence.
 // The timed loop runs at budget R = 0.25·N per day: signals arrive (Poisson,
 // page drawn ∝ αΔ+ν), Select() runs under a host gate (crawl delay 100 token
-// intervals, one fetch in flight per host, 1% of hosts down in rotating
-// 6-hour epochs), fetches complete 16 selections later (2% fail) and are
-// Observe()d. Measured in CPU time, median of --runs runs per figure:
+// intervals, --delay-tokens, one fetch in flight per host, 1% of hosts down
+// in rotating 6-hour epochs; the gate answers when the host reopens, and a
+// completion calls Scheduler::ReopenHost), fetches complete 16 selections later
+// (2% fail) and are Observe()d. Measured in CPU time, median of --runs runs per
+// figure:
 //   cycle  — Select + the Observe of one completed fetch + arriving signals;
 //   select — Select alone (batches of 16 Selects, completions untimed);
 //   brute  — the reference: argmax of PriorityOf() over every eligible page
@@ -80,6 +82,12 @@ struct Flags {
   std::vector<std::string> modes = {"oracle", "estimated"};
   int runs = 5;
   uint32_t hosts = 1000;
+  // A host's politeness delay after a fetch, in token intervals (with many
+  // hosts and a long delay, most hosts are closed at any time).
+  double delay_tokens = 100;
+  // Cycles run before the timed runs, besides one run's worth (so that a
+  // long delay has closed its hosts whatever the machine's speed).
+  int warmup_cycles = 0;
   std::string web = "sim/webs/noisy.toml";
   size_t longevity_max_pages = 100000;  // estimated mode only
   // SchedulerOptions::refresh_slice_pages (0: the refresh all at once).
@@ -131,11 +139,11 @@ class Workload {
  public:
   Workload(const sim::WebModel& web,
            const std::vector<sched::PageParams>& truth, sched::Scheduler& s,
-           sim::OracleTruth& oracle, uint64_t seed)
+           sim::OracleTruth& oracle, uint64_t seed, double delay_tokens)
       : web_(web), truth_(truth), s_(s), oracle_(oracle), rng_(seed) {
     const size_t n = web.pages.size();
     dt_ = kDay / (0.25 * static_cast<double>(n));
-    delay_ = 100 * dt_;
+    delay_ = delay_tokens * dt_;
     host_next_.assign(web.spec.hosts, 0);
     host_busy_.assign(web.spec.hosts, 0);
     std::vector<double> w(n);
@@ -149,7 +157,7 @@ class Workload {
       signals_per_tick_ = std::poisson_distribution<int>(total * dt_);
     }
     signals_ = total > 0;
-    gate_ = [this](sched::HostId h) { return Open(h); };
+    gate_ = [this](sched::HostId h) { return Opening(h); };
   }
 
   // AddUrl (+ its truth, oracle mode) every page and replays 2 fetches per page
@@ -186,9 +194,18 @@ class Workload {
     auto epoch = static_cast<uint64_t>(now_ / (6 * 3600));
     return (h + epoch) % 100 == 0;
   }
-  bool Open(sched::HostId h) const {
-    return host_busy_[h] == 0 && host_next_[h] <= now_ && !Down(h);
+  // When the host may go: closed until its fetch completes (ReopenHost),
+  // its delay, the end of its outage.
+  sched::HostOpening Opening(sched::HostId h) const {
+    if (host_busy_[h] > 0) return sched::kHostClosedUntilReopened;
+    double at = host_next_[h];
+    if (Down(h)) {
+      const double epoch = std::floor(now_ / (6 * 3600));
+      at = std::max(at, (epoch + 1) * 6 * 3600);
+    }
+    return {at};
   }
+  bool Open(sched::HostId h) const { return Opening(h).at <= now_; }
   const sched::Scheduler::HostGate& gate() const { return gate_; }
   double now() const { return now_; }
 
@@ -232,6 +249,7 @@ class Workload {
     sched::HostId h = web_.pages[p].host;
     --host_busy_[h];
     host_next_[h] = now_ + delay_;
+    s_.ReopenHost(h);  // its slot freed
     if (uniform_(rng_) < 0.02) {
       s_.Observe({p, now_, sched::FailedObs{sched::FailureClass::kNetwork}});
       return;
@@ -343,12 +361,13 @@ std::optional<SelectResult> BenchSelect(
   SelectResult r;
   {
     std::unique_ptr<sched::Scheduler> s = std::move(created).value();
-    Workload w(web, truth, *s, oracle_truth, 7);
+    Workload w(web, truth, *s, oracle_truth, 7, flags.delay_tokens);
     double t0 = CpuNow();
     if (!w.Populate()) return std::nullopt;
     r.setup_cpu = CpuNow() - t0;
     // Warm up: one run's worth of cycles, so the state is the loop's own.
     OpsPerCpuSecond(flags.min_run_cpu, [&] { w.Cycle(); });
+    for (int i = 0; i < flags.warmup_cycles; ++i) w.Cycle();
     // Memory in that steady state (the selector's index is rebuilt flat by
     // the first horizon refresh; the pages were added one by one before).
     w.max_select_cpu_ = w.max_select_wall_ = 0;
@@ -587,6 +606,7 @@ constexpr const char* kUsage =
     "usage: scheduler_bench [--pages 100000,1000000] [--runs 5]\n"
     "  [--policies freshness,ncis,nutch,uniform,longevity]\n"
     "  [--modes oracle,estimated] [--hosts 1000] [--web sim/webs/noisy.toml]\n"
+    "  [--delay-tokens 100] [--warmup-cycles 0]\n"
     "  [--longevity-max-pages 100000] [--refresh-slice 1024]\n"
     "  [--sim-pages 2000] [--sim-hosts 100]\n"
     "  [--sim-days 4] [--min-run-cpu 0.1] [--no-select] [--no-sim]\n";
@@ -619,6 +639,10 @@ bool ParseFlags(int argc, char** argv, Flags* f) {
       f->modes = Split(v);
     } else if (a == "--hosts") {
       f->hosts = static_cast<uint32_t>(std::max(1ul, std::stoul(v)));
+    } else if (a == "--warmup-cycles") {
+      f->warmup_cycles = std::stoi(v);
+    } else if (a == "--delay-tokens") {
+      f->delay_tokens = std::stod(v);
     } else if (a == "--web") {
       f->web = v;
     } else if (a == "--refresh-slice") {

@@ -295,7 +295,7 @@ TEST(RulesConfigTest, ErrorsNameTheRuleLineAndKey) {
             std::string::npos);
   EXPECT_EQ(LoadError("[[rule]]\nname = \"a\"\nhost = \"x.test\"\n"),
             "test.toml:2: [rule \"a\"] name: sets none of min_interval, "
-            "max_interval, importance");
+            "max_interval, importance, proxy");
   EXPECT_EQ(LoadError("[[rule]]\nhost = \"x.test\"\nimportance = 2\n"),
             "test.toml: [rule #1] name: required: at most 64 printable "
             "characters, no '\"'");

@@ -121,7 +121,7 @@ int SameSelections(Scheduler* a, Scheduler* b, double now, int selects,
   std::uniform_real_distribution<double> u(0, 1);
   std::vector<PageId> in_flight;
   std::vector<bool> open(kHosts, true);
-  const Scheduler::HostGate gate = [&](HostId h) { return bool(open[h]); };
+  const Scheduler::HostOpenFn gate = [&](HostId h) { return bool(open[h]); };
   int chosen = 0;
   for (int k = 0; k < selects; ++k) {
     now += 0.5;

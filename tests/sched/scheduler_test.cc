@@ -174,7 +174,7 @@ int RunExactness(const std::string& policy, bool oracle, uint32_t seed,
     // A random gate closes some hosts.
     std::vector<bool> open(kHosts);
     for (uint32_t h = 0; h < kHosts; ++h) open[h] = u(rng) < 0.7;
-    Scheduler::HostGate gate = [&](HostId h) { return bool(open[h]); };
+    Scheduler::HostOpenFn gate = [&](HostId h) { return bool(open[h]); };
     for (int pick = 0; pick < 3; ++pick) {
       // Brute force: overdue first by earliest deadline, then value.
       std::optional<PageId> best;
@@ -600,7 +600,7 @@ TEST(SchedulerTest, ThresholdTracksTheMarginWhenDeadlinesDecide) {
     ASSERT_TRUE(sched->AddUrl(p % 5, 0.1 + u(rng)).ok());
     sched->Observe({p, 0, Changed(false)});
   }
-  Scheduler::HostGate open = [](HostId) { return true; };
+  Scheduler::HostOpenFn open = [](HostId) { return true; };
   double now = 3 * kDay, expected = 0;
   for (int k = 0; k < 20; ++k) {
     now += 60;

@@ -201,17 +201,17 @@ TEST(SelectorTest, ManyUpdatesFoldIntoTheArrayExactly) {
   }
 }
 
-// More pages than UpdateAll puts in order (kSortedHeadMin +
-// kSortedHeadPerRoot·√N): scans that must reach the unsorted tail (only
-// low-valued pages eligible), and folds of recent updates into the partly
-// sorted array, before and after the tail was sorted, still give the
-// brute-force argmax, each page scanned at most once.
+// Many pages on many hosts: scans that must reach the bottom of the order
+// (only low-valued pages eligible), and folds of recent updates into the
+// array grouped by host, still give the brute-force argmax, each page
+// scanned at most once.
 TEST(SelectorTest, PartlySortedArrayStaysExact) {
   const uint32_t seed = 20261125;
   SCOPED_TRACE("seed " + std::to_string(seed));
   Uniform u(seed);
   const size_t n = 30000;
-  ASSERT_LT(kSortedHeadMin + kSortedHeadPerRoot * std::sqrt(n), n);
+  const auto host_of = [](PageId p) { return static_cast<HostId>(p % 300); };
+  const Selector::HostFn hosts = host_of;
   Selector selector;
   std::vector<double> value(n), bound(n);
   std::vector<bool> eligible(n);
@@ -222,13 +222,16 @@ TEST(SelectorTest, PartlySortedArrayStaysExact) {
       if (bulk || u() < 0.04) {
         value[p] = u() * 100;
         bound[p] = value[p] * (1 + u());
-        if (!bulk) selector.Update(p, bound[p], kNoDeadline);
+        if (!bulk) selector.Update(p, bound[p], kNoDeadline, host_of(p));
       }
     }
     if (bulk) {
-      selector.UpdateAll(n, [&](PageId p) {
-        return std::pair<double, double>(bound[p], kNoDeadline);
-      });
+      selector.UpdateAll(
+          n,
+          [&](PageId p) {
+            return std::pair<double, double>(bound[p], kNoDeadline);
+          },
+          &hosts);
     }
     // Odd rounds: only the lowest-valued pages (bounds at the very bottom
     // of the order) are eligible; even rounds: a random 30%.
