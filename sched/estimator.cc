@@ -176,8 +176,8 @@ void Estimator::RefreshEstimates(PageId page) {
     }
   }
   if (!from_mixture) {
-    s.rate = static_cast<float>(
-        s.rate_stats.Estimate(hosts_.PageRatePrior(s.host)));
+    s.rate =
+        static_cast<float>(s.rate_stats.Estimate(hosts_.PageRatePrior(s.host)));
   }
   if (options_.oracle_rate && truth_ != nullptr) {
     const PageParams* truth = truth_->TrueParams(page);
