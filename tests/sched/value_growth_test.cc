@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <random>
 #include <string>
 #include <vector>
@@ -69,8 +70,10 @@ TEST(ValueGrowthTest, PoliciesWithoutAKnownSlopeSayNone) {
 }
 
 // Two schedulers, lazy re-valuation on and off, fed the same events: every
-// Select picks the same page.
-void ExpectSameChoices(const std::string& policy, uint32_t seed) {
+// Select picks the same page, and the lazy one values no more pages. Adds
+// both counts of values computed to `*lazy_total` and `*eager_total`.
+void ExpectSameChoices(const std::string& policy, uint32_t seed,
+                       uint64_t* lazy_total, uint64_t* eager_total) {
   SCOPED_TRACE(policy + " seed " + std::to_string(seed));
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> u(0, 1);
@@ -118,14 +121,25 @@ void ExpectSameChoices(const std::string& policy, uint32_t seed) {
     f.changed = u(rng) < -std::expm1(-truth[*got].delta * tau);
     for (Scheduler* s : {&lazy, &eager}) s->Observe({*got, t, f});
   }
-  EXPECT_LT(lazy_values, eager_values);
+  // Where the bound order alone finds the best page at the first value
+  // (pages whose rates the host's mixture pools to one grid point), there
+  // is nothing for laziness to save: no more, not always fewer.
+  EXPECT_LE(lazy_values, eager_values);
+  *lazy_total += lazy_values;
+  *eager_total += eager_values;
 }
 
 TEST(ValueGrowthTest, LazyRevaluationPicksTheSamePages) {
+  uint64_t lazy_values = 0, eager_values = 0;
   for (uint32_t seed : {1u, 2u}) {
-    ExpectSameChoices("ncis", seed);
-    ExpectSameChoices("freshness", seed);
+    ExpectSameChoices("ncis", seed, &lazy_values, &eager_values);
+    ExpectSameChoices("freshness", seed, &lazy_values, &eager_values);
   }
+  // Over the four runs, laziness saves values.
+  EXPECT_LT(lazy_values, eager_values);
+  std::printf("values computed: lazy %llu, eager %llu\n",
+              static_cast<unsigned long long>(lazy_values),
+              static_cast<unsigned long long>(eager_values));
 }
 
 }  // namespace
