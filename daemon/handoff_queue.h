@@ -9,6 +9,11 @@
 // consumed are destroyed with the queue or at the drain that finds it
 // stopped. The io_context may outlive the queue (a drain posted finds the
 // shared state, not the queue).
+// Not bounded here: each queue's producer is bounded where the work starts
+// (fetch requests and their hand-backs by what may be in flight: the
+// dispatcher's slots for pages, their own caps for sitemap, feed and key
+// file fetches; parsed results by the parse queue's job and byte limits),
+// so a queue holds at most what those limits let through.
 // Threads: Push, PushAll and posts() from any thread; `consume` on io's
 // thread; Stop from the consumer's thread (io's, or with io not running).
 // A producer with an io_context of its own batches its side too

@@ -6,6 +6,7 @@
 #include "daemon/json_reply.h"
 #include "daemon/status_page_assets.h"
 #include "daemon/status_routes.h"
+#include "parse/url.h"
 
 namespace freshd::daemon {
 namespace {
@@ -26,7 +27,7 @@ HttpReply Asset(std::string_view type, std::string_view body) {
 // A query parameter as a count in [0, max]; `fallback` when absent.
 std::optional<size_t> CountParam(std::string_view query, std::string_view name,
                                  size_t fallback, size_t max) {
-  std::optional<std::string> v = QueryParam(query, name);
+  std::optional<std::string> v = parse::FormValue(query, name);
   if (!v) return fallback;
   size_t n = 0;
   auto [end, ec] = std::from_chars(v->data(), v->data() + v->size(), n);
@@ -37,7 +38,7 @@ std::optional<size_t> CountParam(std::string_view query, std::string_view name,
 }
 
 HttpReply Hosts(CrawlLoop& loop, std::string_view query) {
-  const std::string sort = QueryParam(query, "sort").value_or("pages");
+  const std::string sort = parse::FormValue(query, "sort").value_or("pages");
   if (sort != "pages" && sort != "fetches" && sort != "errors" &&
       sort != "bytes" && sort != "host") {
     return JsonReply(

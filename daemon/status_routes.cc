@@ -10,6 +10,7 @@
 #include "base/clock.h"
 #include "daemon/json_reply.h"
 #include "daemon/status_page.h"
+#include "parse/url.h"
 #include "parse/w3c_datetime.h"
 
 namespace freshd::daemon {
@@ -19,47 +20,7 @@ HttpReply Error(int status, const std::string& message) {
   return JsonReply(status, {{"error", message}});
 }
 
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-// application/x-www-form-urlencoded value decoding ('+' is a space).
-std::string PercentDecode(std::string_view in) {
-  std::string out;
-  for (size_t i = 0; i < in.size(); ++i) {
-    if (in[i] == '+') {
-      out += ' ';
-    } else if (in[i] == '%' && i + 2 < in.size() && HexValue(in[i + 1]) >= 0 &&
-               HexValue(in[i + 2]) >= 0) {
-      out += static_cast<char>(HexValue(in[i + 1]) * 16 + HexValue(in[i + 2]));
-      i += 2;
-    } else {
-      out += in[i];
-    }
-  }
-  return out;
-}
-
 }  // namespace
-
-std::optional<std::string> QueryParam(std::string_view query,
-                                      std::string_view name) {
-  while (!query.empty()) {
-    size_t amp = query.find('&');
-    std::string_view pair = query.substr(0, amp);
-    size_t eq = pair.find('=');
-    if (pair.substr(0, eq) == name) {
-      return eq == std::string_view::npos ? std::string()
-                                          : PercentDecode(pair.substr(eq + 1));
-    }
-    if (amp == std::string_view::npos) break;
-    query.remove_prefix(amp + 1);
-  }
-  return std::nullopt;
-}
 
 namespace {
 
@@ -162,7 +123,7 @@ HttpReply RouteStatusRequest(CrawlLoop& loop, const HttpRequest& request) {
   }
   if (path == "/page") {
     if (!get) return Error(405, "use GET");
-    auto url = QueryParam(query, "url");
+    auto url = parse::FormValue(query, "url");
     if (!url || url->empty()) return Error(400, "usage: /page?url=URL");
     auto page = loop.PageJson(*url);
     if (!page.ok()) {

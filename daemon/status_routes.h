@@ -46,11 +46,6 @@ HttpReply RouteStatusRequest(CrawlLoop& loop, const HttpRequest& request);
 HttpReply RouteRecoveringRequest(const RecoveryProgress& progress,
                                  const HttpRequest& request, double now_unix);
 
-// The value of `name` in a query string (application/x-www-form-urlencoded,
-// percent-decoded), "" when it has no '=', or nullopt when absent.
-std::optional<std::string> QueryParam(std::string_view query,
-                                      std::string_view name);
-
 }  // namespace freshd::daemon
 
 #endif  // FRESHD_DAEMON_STATUS_ROUTES_H_

@@ -17,43 +17,6 @@ IndexNowParse Fail(int status, std::string error) {
   return out;
 }
 
-// application/x-www-form-urlencoded value decoding ('+' is a space).
-std::string FormDecode(std::string_view in) {
-  std::string out;
-  out.reserve(in.size());
-  for (size_t i = 0; i < in.size(); ++i) {
-    if (in[i] == '+') {
-      out += ' ';
-    } else if (in[i] == '%' && i + 2 < in.size() &&
-               AsciiHexValue(in[i + 1]) >= 0 && AsciiHexValue(in[i + 2]) >= 0) {
-      out += static_cast<char>(AsciiHexValue(in[i + 1]) * 16 +
-                               AsciiHexValue(in[i + 2]));
-      i += 2;
-    } else {
-      out += in[i];
-    }
-  }
-  return out;
-}
-
-// The decoded value of `name` in `query` (the first one); nullopt if
-// absent.
-std::optional<std::string> FormValue(std::string_view query,
-                                     std::string_view name) {
-  while (!query.empty()) {
-    const size_t amp = query.find('&');
-    const std::string_view pair = query.substr(0, amp);
-    const size_t eq = pair.find('=');
-    if (pair.substr(0, eq) == name) {
-      return eq == std::string_view::npos ? std::string()
-                                          : FormDecode(pair.substr(eq + 1));
-    }
-    if (amp == std::string_view::npos) break;
-    query.remove_prefix(amp + 1);
-  }
-  return std::nullopt;
-}
-
 // The deepest nesting of arrays and objects in `json` (outside strings),
 // stopping once past `limit`; the text need not be valid JSON.
 int NestingDepth(std::string_view json, int limit) {

@@ -14,6 +14,7 @@
 
 #include <array>
 #include <cstdlib>
+#include <optional>
 #include <string>
 
 #include "base/ascii.h"
@@ -407,6 +408,45 @@ std::string_view UrlPathAndQuery(std::string_view u) {
 
 std::string UrlOrigin(std::string_view u) {
   return std::string(UrlScheme(u)) + "://" + std::string(UrlAuthority(u));
+}
+
+namespace {
+
+// application/x-www-form-urlencoded value decoding ('+' is a space).
+std::string FormDecode(std::string_view in) {
+  std::string out;
+  out.reserve(in.size());
+  for (size_t i = 0; i < in.size(); ++i) {
+    if (in[i] == '+') {
+      out += ' ';
+    } else if (in[i] == '%' && i + 2 < in.size() &&
+               AsciiHexValue(in[i + 1]) >= 0 && AsciiHexValue(in[i + 2]) >= 0) {
+      out += static_cast<char>(AsciiHexValue(in[i + 1]) * 16 +
+                               AsciiHexValue(in[i + 2]));
+      i += 2;
+    } else {
+      out += in[i];
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::optional<std::string> FormValue(std::string_view query,
+                                     std::string_view name) {
+  while (!query.empty()) {
+    const size_t amp = query.find('&');
+    const std::string_view pair = query.substr(0, amp);
+    const size_t eq = pair.find('=');
+    if (pair.substr(0, eq) == name) {
+      return eq == std::string_view::npos ? std::string()
+                                          : FormDecode(pair.substr(eq + 1));
+    }
+    if (amp == std::string_view::npos) break;
+    query.remove_prefix(amp + 1);
+  }
+  return std::nullopt;
 }
 
 }  // namespace freshd::parse

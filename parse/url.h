@@ -18,6 +18,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -67,6 +68,12 @@ std::string_view UrlPathAndQuery(std::string_view normalized_url);
 // The origin "scheme://authority" of a normalized URL, e.g. the prefix to
 // which "/robots.txt" is appended.
 std::string UrlOrigin(std::string_view normalized_url);
+
+// The value of `name` in a query string or form body
+// (application/x-www-form-urlencoded: '+' is a space, %XX a byte), the
+// first one; "" when it has no '='; nullopt when absent.
+std::optional<std::string> FormValue(std::string_view query,
+                                     std::string_view name);
 
 }  // namespace freshd::parse
 

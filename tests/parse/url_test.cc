@@ -216,5 +216,16 @@ TEST(UrlNormalizeTest, IdempotentOnRandomInputs) {
   EXPECT_GT(valid, 5000);
 }
 
+// The one query-string reader (IndexNow's GET, the status endpoint's
+// /page?url= and /hosts?sort=): form decoding, first value, absent.
+TEST(FormValueTest, DecodesTheFirstValueOfAName) {
+  EXPECT_EQ(FormValue("a=1&url=http%3A%2F%2Fx.test%2Fa+b&url=2", "url"),
+            "http://x.test/a b");
+  EXPECT_EQ(FormValue("flag&b=2", "flag"), "");
+  EXPECT_EQ(FormValue("urls=1&xurl=2", "url"), std::nullopt);
+  EXPECT_EQ(FormValue("url=%zz%4", "url"), "%zz%4");  // bad escapes kept
+  EXPECT_EQ(FormValue("", "url"), std::nullopt);
+}
+
 }  // namespace
 }  // namespace freshd::parse
