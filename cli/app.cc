@@ -25,6 +25,7 @@ void BuildApp(CLI::App& app, int* exit_code) {
   AddChangesCommand(app, exit_code);
   AddCdxCommand(app, exit_code);
   AddClusterCommand(app, exit_code);
+  AddCtlCommand(app, exit_code);
 }
 
 }  // namespace freshd::cli

@@ -26,6 +26,7 @@ void AddStoreCommands(CLI::App& app, int* exit_code);    // store check|repair
 void AddChangesCommand(CLI::App& app, int* exit_code);   // changes
 void AddCdxCommand(CLI::App& app, int* exit_code);       // cdx
 void AddClusterCommand(CLI::App& app, int* exit_code);   // cluster status
+void AddCtlCommand(CLI::App& app, int* exit_code);       // ctl pause|resume|...
 
 // The whole command line: the description, --version and every subcommand
 // above, in --help order. main() parses with it; the man page generator

@@ -44,9 +44,11 @@ CrawlLoop::~CrawlLoop() {
   if (writer_) (void)writer_->Stop();
   // What was marked and never handed to the writer (a loop destroyed
   // without Stop): committed here, so nothing acknowledged is lost.
-  if (book_ && store_ && book_->marked()) {
+  if (book_ && store_ &&
+      (book_->marked() || (controls_ && controls_->marked()))) {
     store::StoreBatch batch;
     book_->TakeBatch(&batch);
+    if (controls_) controls_->TakeBatch(&batch);
     if (Status s = store_->Commit(batch, UnixNow()); !s.ok()) {
       spdlog::error("store: {}", s.ToString());
     }
@@ -95,6 +97,8 @@ Status CrawlLoop::Init() {
   frontier_ = std::make_unique<Frontier>(std::move(scope).value(),
                                          config_.crawler.max_urls_per_host,
                                          book_.get(), sched_.get());
+  controls_ = std::make_unique<OperatorControls>();
+  frontier_->set_controls(controls_.get());
   // The URLs go straight into the book (no transient string per page: at
   // 1M pages those left ~200 B/page of freed heap resident), and the scope
   // and origins are noted as they pass (no read of the URL file per page).
@@ -138,6 +142,7 @@ Status CrawlLoop::Init() {
   if (!report.ok()) return report.status();
   recovery_ = std::move(report).value();
   if (Status r = SetRules(config_.rules); !r.ok()) return r;
+  if (Status c = RestoreControls(); !c.ok()) return c;
 
   auto net = NetworkStage::Create(config_);
   if (!net.ok()) return net.status();
@@ -208,9 +213,10 @@ Status CrawlLoop::Init() {
           config_.store.warc_errors});
   committer_ = std::make_unique<GroupCommitter>(
       io_, writer_.get(),
-      RecordSource{[this] { return book_->marked(); },
+      RecordSource{[this] { return book_->marked() || controls_->marked(); },
                    [this](store::StoreBatch* batch, uint64_t* failures) {
                      book_->TakeBatch(batch, failures);
+                     controls_->TakeBatch(batch);
                    }},
       warc_ != nullptr);
   committer_->set_on_committed([this] { TryDispatch(); });
@@ -229,6 +235,9 @@ Status CrawlLoop::Init() {
   if (cluster_) {
     stages.owned = [this](sched::HostId h) { return cluster_->OwnsHost(h); };
   }
+  stages.held = [this](sched::HostId h) {
+    return controls_->HostHeld(h, book_->hosts().Name(h));
+  };
   stages.fetch = [this](sched::PageId page, double) { StartFetch(page); };
   dispatcher_ = std::make_unique<Dispatcher>(io_, sched_.get(), dispatch,
                                              std::move(stages), started_unix_);
@@ -294,8 +303,69 @@ void CrawlLoop::InitIndexNow() {
   indexnow_ = std::make_unique<IndexNowReceiver>(o, std::move(h));
 }
 
+Status CrawlLoop::RestoreControls() {
+  std::vector<store::ControlRecord> records;
+  Status s = store_->ForEachControl(
+      [&](const store::ControlRecord& r) {
+        records.push_back(r);
+        return true;
+      },
+      /*skip_corrupt=*/true);
+  if (!s.ok()) return s;
+  std::vector<std::string> skipped;
+  controls_->Restore(records, &skipped);
+  for (const std::string& target : skipped) {
+    spdlog::warn("controls: stored control on {} no longer fits; dropped",
+                 target);
+  }
+  if (controls_->size() > 0) {
+    spdlog::info("controls: {} operator controls restored", controls_->size());
+  }
+  ApplyControlChange({true, controls_->has_patterns()});
+  return Status::OK();
+}
+
+void CrawlLoop::ApplyControlChange(OperatorControls::Change change) {
+  if (change.hosts) {
+    for (sched::HostId h : controls_->TakeHostsToReopen()) {
+      sched_->ReopenHost(h);
+    }
+  }
+  if (change.patterns &&
+      (controls_->has_patterns() || sched_->held_pages() > 0)) {
+    book_->ForEachUrl([this](sched::PageId id, std::string_view url) {
+      sched_->SetHeld(id, controls_->PatternHeld(url));
+    });
+  }
+}
+
+Result<nlohmann::json> CrawlLoop::Control(std::string_view body) {
+  auto request = controls_->Parse(body);
+  if (!request.ok()) return request.status();
+  auto change = controls_->Apply(*request, UnixNow());
+  if (!change.ok()) return change.status();
+  ApplyControlChange(*change);
+  if (controls_->marked()) RequestCommit();
+  TryDispatch();
+  return ControlsJson();
+}
+
+nlohmann::json CrawlLoop::ControlsJson() const {
+  nlohmann::json j = controls_->Json(controls_->size());
+  j["held_pages"] = sched_->held_pages();
+  return j;
+}
+
 StatusViews::Sources CrawlLoop::StatusSources() {
   StatusViews::Sources s;
+  s.controls = [this] {
+    nlohmann::json j = controls_->Json(kStatusControlsListed);
+    j["held_pages"] = sched_->held_pages();
+    return j;
+  };
+  s.controls_metrics = [this](PrometheusText& out) {
+    controls_->AppendMetrics(out, sched_->held_pages());
+  };
   s.fetches = [this](double now) {
     return StatusViews::FetchCounts{
         observer_->fetched_total(), observer_->robots_denied_total(),

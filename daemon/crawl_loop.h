@@ -84,6 +84,7 @@
 #include "daemon/indexnow_receiver.h"
 #include "daemon/loop_lag_probe.h"
 #include "daemon/network_stage.h"
+#include "daemon/operator_controls.h"
 #include "daemon/page_book.h"
 #include "daemon/page_observer.h"
 #include "daemon/parse_queue.h"
@@ -103,6 +104,9 @@
 #include "store/warc_writer.h"
 
 namespace freshd::daemon {
+
+// /status "controls" lists at most this many (GET /control: all).
+inline constexpr size_t kStatusControlsListed = 100;
 
 class CrawlLoop {
  public:
@@ -160,6 +164,19 @@ class CrawlLoop {
       const std::vector<std::string>& urls,
       double changed_at = -std::numeric_limits<double>::infinity(),
       std::function<void(Status)> committed = nullptr);
+
+  // POST /control (daemon/operator_controls.h): parses and applies one
+  // operator control from `body`, in force from the next dispatch (a held
+  // host leaves the selection, a pattern's pages are matched in one pass
+  // over the book); durable with the next group commit (requested now).
+  // Returns GET /control's listing. InvalidArgument (400): a bad body or
+  // pattern, a refused transition; NotFound (404): no such control;
+  // ResourceExhausted (409): over the controls' bounds.
+  Result<nlohmann::json> Control(std::string_view body);
+  // GET /control: every control (at most
+  // OperatorControls::Limits::max_controls) and the counts.
+  nlohmann::json ControlsJson() const;
+  const OperatorControls& controls() const { return *controls_; }
 
   // `committed` runs on this thread once everything changed so far is
   // durable (committed by the writer): how POST /signal acknowledges.
@@ -278,6 +295,13 @@ class CrawlLoop {
     return cluster_ ? cluster_->RateShare() : config_.budget.rate;
   }
 
+  // The stored controls, before dispatch (Init).
+  Status RestoreControls();
+  // What a control change means for the scheduler: released hosts
+  // reopened in the selection, every page matched again when the patterns
+  // changed (one RE2::Set search per page).
+  void ApplyControlChange(OperatorControls::Change change);
+
   // The IndexNow receiver ([push] listen set), its hooks into the parts.
   void InitIndexNow();
   // The status views' readers of the parts (StatusViews::Sources).
@@ -297,6 +321,8 @@ class CrawlLoop {
   std::unique_ptr<sched::Scheduler> sched_;
   std::unique_ptr<PageBook> book_;
   std::unique_ptr<Frontier> frontier_;  // scope, [[rule]]s, adding URLs
+  // Pause/block of hosts and URL patterns (POST /control).
+  std::unique_ptr<OperatorControls> controls_;
   // Sitemaps, site feeds, dated signals and hints, robots refresh.
   std::unique_ptr<SignalIntake> intake_;
   RecoveryReport recovery_;

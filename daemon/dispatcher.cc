@@ -114,6 +114,7 @@ void Dispatcher::Run(double now, double gate_now) {
   const sched::Scheduler::HostGate gate =
       [&](sched::HostId h) -> sched::HostOpening {
     if (stages_.owned && !stages_.owned(h)) return {now + kIdleRecheckS};
+    if (stages_.held && stages_.held(h)) return sched::kHostClosedUntilReopened;
     const double at = slots_.OpensAt(h);
     if (at <= gate_now) return sched::kHostOpen;
     host_closed = true;

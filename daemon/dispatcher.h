@@ -90,6 +90,10 @@ class Dispatcher {
     std::function<uint64_t()> fetching;     // on the network thread now
     // Whether `host` is this node's to fetch (null: every host).
     std::function<bool(sched::HostId)> owned;
+    // Whether an operator holds `host` (paused or blocked; null: none): it
+    // is closed in the selection until the caller reopens it
+    // (Scheduler::ReopenHost) on release.
+    std::function<bool(sched::HostId)> held;
     // Starts the fetch of `page` (selected at `now`).
     std::function<void(sched::PageId, double now)> fetch;
   };

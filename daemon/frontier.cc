@@ -28,11 +28,15 @@ std::optional<sched::PageId> Frontier::AddUrl(const std::string& url,
     return known;
   }
   if (!seed && !InScope(url)) return std::nullopt;
+  if (controls_ != nullptr && !controls_->Admit(url)) return std::nullopt;
   auto host = book_->InternHost(parse::UrlAuthority(url));
   if (!host.ok()) return std::nullopt;
   auto id = book_->Add(url, host.value(), importance, max_urls_per_host_);
   if (!id.ok()) return std::nullopt;
   ApplyRule(id.value(), url);
+  if (controls_ != nullptr && controls_->has_patterns()) {
+    sched_->SetHeld(id.value(), controls_->PatternHeld(url));
+  }
   return id.value();
 }
 

@@ -17,6 +17,7 @@
 #include "base/status.h"
 #include "conf/config.h"
 #include "conf/rules.h"
+#include "daemon/operator_controls.h"
 #include "daemon/page_book.h"
 #include "daemon/url_scope.h"
 #include "sched/scheduler.h"
@@ -50,6 +51,10 @@ class Frontier {
   void ApplyRule(sched::PageId page);  // reads the page's URL
   void ApplyRule(sched::PageId page, std::string_view url);
   const RuleMatcher& rules() const { return rules_; }
+  // The operators' controls (null: none; must outlive the frontier): a new
+  // URL a block matches is not added (OperatorControls::Admit counts it);
+  // a new page a URL pattern holds is held in the scheduler.
+  void set_controls(OperatorControls* controls) { controls_ = controls; }
 
  private:
   UrlScope scope_;
@@ -57,6 +62,7 @@ class Frontier {
   PageBook* const book_;
   sched::Scheduler* const sched_;
   RuleMatcher rules_;
+  OperatorControls* controls_ = nullptr;
 };
 
 }  // namespace freshd::daemon

@@ -65,6 +65,21 @@ HttpReply PostSignal(CrawlLoop& loop, const std::string& body) {
   return JsonReply(200, loop.Signal(urls, changed_at));
 }
 
+HttpReply RouteControl(CrawlLoop& loop, const HttpRequest& request, bool get) {
+  if (get) return JsonReply(200, loop.ControlsJson());
+  if (request.method != "POST") return Error(405, "use GET or POST");
+  auto result = loop.Control(request.body);
+  if (result.ok()) return JsonReply(200, result.value());
+  switch (result.status().code()) {
+    case Status::Code::kNotFound:
+      return Error(404, result.status().message());
+    case Status::Code::kResourceExhausted:
+      return Error(409, result.status().message());
+    default:
+      return Error(400, result.status().message());
+  }
+}
+
 }  // namespace
 
 nlohmann::json RecoveringJson(const RecoveryProgress& progress,
@@ -136,9 +151,10 @@ HttpReply RouteStatusRequest(CrawlLoop& loop, const HttpRequest& request) {
     return request.method == "POST" ? PostSignal(loop, request.body)
                                     : Error(405, "use POST");
   }
+  if (path == "/control") return RouteControl(loop, request, get);
   return Error(404,
                "no such endpoint (/, /status, /metrics, /page, /signal, "
-               "/hosts, /history, /overview)");
+               "/control, /hosts, /history, /overview)");
 }
 
 }  // namespace freshd::daemon

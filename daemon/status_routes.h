@@ -9,6 +9,14 @@
 //                        change hints, like sitemap lastmod signals (one
 //                        not after the page's last fetch is stale, dropped).
 //                        More than kMaxSignalUrls URLs: 413, nothing taken.
+//   POST /control        {"action": "pause"|"resume"|"block"|"unblock",
+//                        "host": H} or {..., "pattern": RE2}: an operator
+//                        control (daemon/operator_controls.h); 200 with the
+//                        controls in force, 400 (bad body, unknown action,
+//                        bad pattern with RE2's error, refused transition),
+//                        404 (resume/unblock of no control), 409 (bounds).
+//                        Like every POST: loopback Host, no foreign Origin.
+//   GET  /control        the controls in force, all of them, and counts
 //   GET  /changes?since=C&limit=N&wait=S   the change feed: served by the
 //                        StatusService on its own thread (daemon/change_feed.h)
 // Access rules (Host, Origin, Content-Type, bearer token) and HTTP-level

@@ -111,6 +111,9 @@ class StatusViews {
     // /status "indexnow" and its /metrics (null without [push] listen).
     std::function<nlohmann::json()> indexnow;
     std::function<void(PrometheusText&)> indexnow_metrics;
+    // /status "controls" (daemon/operator_controls.h) and its /metrics.
+    std::function<nlohmann::json()> controls;
+    std::function<void(PrometheusText&)> controls_metrics;
     std::function<StageFigures()> stages;
     std::function<HostGate(sched::HostId)> host_gate;
     std::function<double()> rate_target;  // [budget] rate in force

@@ -155,9 +155,20 @@ std::vector<double> Scheduler::ProfileBaseTimes(PageId page) const {
   return estimator_.Profiles(page)->BaseTimes();
 }
 
+void Scheduler::SetHeld(PageId page, bool held) {
+  if (page >= pages_.size() || this->held(page) == held) return;
+  if (page >= held_.size()) held_.resize(pages_.size(), false);
+  held_[page] = held;
+  if (held) {
+    ++held_count_;
+  } else {
+    --held_count_;
+  }
+}
+
 bool Scheduler::PageEligible(PageId page, double now) const {
   const PageState& s = pages_[page];
-  if (s.in_flight() || now < s.not_before) return false;
+  if (s.in_flight() || now < s.not_before || held(page)) return false;
   if (s.fetched() && now - s.last_fetch < options_.min_interval) return false;
   if (const PageRule* rule = rules_.RuleFor(page);
       rule && s.fetched() && now - s.last_fetch < rule->min_interval) {

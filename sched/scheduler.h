@@ -234,6 +234,15 @@ class Scheduler {
   // Hosts a gate has closed and that have not reopened yet.
   size_t closed_hosts() const { return index_.closed_hosts(); }
 
+  // Operator holds (daemon/operator_controls.h: a page a paused or blocked
+  // URL pattern matches): a held page is not eligible (Eligible, Select)
+  // until released. Its value and index entry stay as they are: a Select
+  // that reaches it passes it over as it passes a page in flight (one bit
+  // read), and a release needs no re-index. Unknown ids: nothing.
+  void SetHeld(PageId page, bool held);
+  bool held(PageId page) const { return page < held_.size() && held_[page]; }
+  size_t held_pages() const { return held_count_; }
+
   // When the next token is available (>= now); +inf at rate 0.
   double NextTokenTime(double now) { return bucket_.NextTokenTime(now); }
 
@@ -356,6 +365,8 @@ class Scheduler {
   // estimator writes the estimate fields, the facade the rest); a class of
   // its own would only forward push_back and size.
   std::vector<PageState> pages_;
+  std::vector<bool> held_;  // SetHeld; shorter than pages_: not held
+  size_t held_count_ = 0;
   RuleTable rules_;
   TokenBucket bucket_;
   Estimator estimator_;

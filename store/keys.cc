@@ -64,4 +64,18 @@ bool ParseHostKey(std::string_view key, std::string* host) {
   return true;
 }
 
+std::string ControlKey(char kind, std::string_view target) {
+  std::string key(1, kControlPrefix);
+  key.push_back(kind);
+  key.append(target);
+  return key;
+}
+
+bool ParseControlKey(std::string_view key, char* kind, std::string* target) {
+  if (key.size() < 3 || key[0] != kControlPrefix) return false;
+  *kind = key[1];
+  target->assign(key.substr(2));
+  return true;
+}
+
 }  // namespace freshd::store

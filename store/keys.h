@@ -13,6 +13,9 @@
 //   'W' payload digest                   WARC digest index: first capture
 //   'X' be64(seq)                        digest index eviction order
 //   'L' be64(url_key) url                a page's last WARC capture
+//   'O' kind target                      an operator control (kind 'h': a
+//                                        host, 'p': a URL pattern;
+//                                        store/control_table.h)
 // Big-endian integers make key order numeric order. Retired, never to be
 // reused: 'S' (signal log entries) and 'N' (their sequence number), which no
 // freshd wrote; migration 1 -> 2 deletes them (store/migrations.h).
@@ -40,6 +43,7 @@ inline constexpr char kSketchPrefix = 'G';
 inline constexpr char kDigestPrefix = 'W';
 inline constexpr char kDigestOrderPrefix = 'X';
 inline constexpr char kLastCapturePrefix = 'L';
+inline constexpr char kControlPrefix = 'O';
 
 std::string PageKey(uint64_t url_key, std::string_view url);
 std::string HostKey(std::string_view host);
@@ -48,11 +52,15 @@ std::string SketchKey(uint64_t url_key, std::string_view url);
 std::string DigestKey(std::string_view payload_digest);
 std::string DigestOrderKey(uint64_t seq);
 std::string LastCaptureKey(uint64_t url_key, std::string_view url);
+// An operator control's key: 'O', the kind byte, the target.
+std::string ControlKey(char kind, std::string_view target);
 
 // Splits a page key; false if `key` is not a well-formed page key.
 bool ParsePageKey(std::string_view key, uint64_t* url_key, std::string* url);
 // Splits a host key; false if malformed.
 bool ParseHostKey(std::string_view key, std::string* host);
+// Splits a control key; false if malformed (no kind byte, empty target).
+bool ParseControlKey(std::string_view key, char* kind, std::string* target);
 
 }  // namespace freshd::store
 

@@ -27,6 +27,7 @@
 #include "base/status.h"
 #include "conf/config.h"
 #include "store/capture_index.h"
+#include "store/control_table.h"
 #include "store/feed_log.h"
 #include "store/host_table.h"
 #include "store/migrations.h"
@@ -94,6 +95,12 @@ class PageStore {
     return hosts_.ForEach(fn, stats, skip_corrupt);
   }
 
+  // ControlTable: the operators' runtime controls.
+  Status ForEachControl(const std::function<bool(const ControlRecord&)>& fn,
+                        bool skip_corrupt = false) const {
+    return controls_.ForEach(fn, skip_corrupt);
+  }
+
   // FeedLog.
   using FeedBounds = FeedLog::Bounds;
   FeedBounds feed_bounds() const { return feed_.bounds(); }
@@ -128,6 +135,7 @@ class PageStore {
   std::unique_ptr<StoreCore> core_;
   PageTable pages_;
   HostTable hosts_;
+  ControlTable controls_;
   FeedLog feed_;
   CaptureIndex captures_;
   SketchTable sketches_;

@@ -101,4 +101,13 @@ void StoreBatch::DeleteHost(std::string_view host) {
   ops_.push_back({Op::Kind::kDelete, HostKey(host), {}});
 }
 
+void StoreBatch::PutControl(const ControlRecord& control) {
+  ops_.push_back({Op::Kind::kPut, ControlKey(control.kind, control.target),
+                  EncodeControlValue(control)});
+}
+
+void StoreBatch::DeleteControl(char kind, std::string_view target) {
+  ops_.push_back({Op::Kind::kDelete, ControlKey(kind, target), {}});
+}
+
 }  // namespace freshd::store

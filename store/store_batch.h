@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "store/control_table.h"
 #include "store/records.h"
 
 namespace freshd::store {
@@ -46,6 +47,9 @@ class StoreBatch {
   // Deletes the page's record, its sketch and its last capture.
   void DeletePage(uint64_t url_key, std::string_view url);
   void DeleteHost(std::string_view host);
+  // An operator control (store/control_table.h), put or deleted.
+  void PutControl(const ControlRecord& control);
+  void DeleteControl(char kind, std::string_view target);
 
   // Moves `other`'s operations after this batch's (group commit).
   void Append(StoreBatch&& other);

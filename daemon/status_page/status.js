@@ -1,5 +1,5 @@
-// freshd status page: polls the daemon's JSON (/status, /history,
-// /overview, /hosts) and draws plain SVG plots and tables. No libraries,
+// freshd status page: polls the daemon's JSON (/status with its controls,
+// /history, /overview, /hosts) and draws plain SVG plots and tables. No libraries,
 // no inline script (the page's Content-Security-Policy forbids it).
 "use strict";
 
@@ -118,6 +118,22 @@ async function refreshStatus() {
   cards.appendChild(card("due / new", fmt(s.queue.due, 0) + " / " +
                                       fmt(s.queue.new, 0)));
   cards.appendChild(card("in flight", fmt(s.in_flight.total, 0)));
+  refreshControls(s.controls);
+}
+
+// The operators' controls (/status "controls": counts and a bounded list;
+// GET /control has them all).
+function refreshControls(c) {
+  if (!c) return;
+  document.getElementById("controls-count").textContent =
+      c.count === 0 ? "(none)" : "(" + c.count + ", " + c.held_pages +
+      " pages held by patterns, " + c.turned_away_total +
+      " new URLs turned away" + (c.list_truncated ? "; first " +
+      c.list.length + " shown" : "") + ")";
+  fillRows(document.getElementById("controls"), c.list.map((r) => [
+    { text: r.kind }, { text: r.target, cls: "url", title: r.target },
+    { text: r.action, cls: r.action === "block" ? "bad" : "" },
+    { text: r.since }]));
 }
 
 async function refreshHistory() {

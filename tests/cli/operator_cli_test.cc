@@ -346,6 +346,10 @@ TEST_F(OperatorCliTest, StatusPageRendersInHeadlessChromium) {
       [](const nlohmann::json& j) { return j["pages_fetched_total"] >= 20; },
       30);
   ASSERT_GE(s["pages_fetched_total"].get<int>(), 20) << s.dump();
+  // An operator control, shown in its table (freshd ctl, POST /control).
+  const testing::CommandResult paused =
+      testing::RunFreshd({"ctl", "pause", "h1.test", "--config", config});
+  ASSERT_EQ(paused.exit_code, 0) << paused.err;
   const std::string url =
       "http://127.0.0.1:" + std::to_string(status_port_) + "/";
   const std::string chromium =
@@ -366,6 +370,10 @@ TEST_F(OperatorCliTest, StatusPageRendersInHeadlessChromium) {
   EXPECT_TRUE(Contains(dom, "<td>h0.test" + port + "</td>")) << dom;
   EXPECT_TRUE(Contains(dom, "<td>h1.test" + port + "</td>")) << dom;
   EXPECT_TRUE(Contains(dom, "est. freshness")) << dom;
+  EXPECT_TRUE(Contains(dom,
+                       "<td>host</td><td class=\"url\" "
+                       "title=\"h1.test\">h1.test</td><td>pause</td>"))
+      << dom;
   EXPECT_FALSE(Contains(dom, "cannot reach the daemon")) << dom;
   // A never-fetched page due next reads "new", never the new-page value.
   EXPECT_FALSE(Contains(dom, ">86,400<")) << dom;
