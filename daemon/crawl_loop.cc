@@ -124,8 +124,11 @@ Status CrawlLoop::Init() {
                             cluster::WorkItem::Kind kind, double value) {
     return RouteAway(url, kind, value);
   };
+  // A host an operator holds (paused, blocked) is not contacted for its
+  // robots.txt refresh or site feeds either, as another node's is not.
   hooks.owned = [this](sched::HostId h) {
-    return !cluster_ || cluster_->OwnsHost(h);
+    return (!cluster_ || cluster_->OwnsHost(h)) &&
+           !controls_->HostHeld(h, book_->hosts().Name(h));
   };
   hooks.commit = [this] { RequestCommit(); };
   hooks.dispatch = [this] { TryDispatch(); };

@@ -236,7 +236,8 @@ TEST_F(ControlsTest, BlockKeepsNewUrlsOutAndControlsSurviveARestart) {
   auto a = StartSite(io, "a.test", &config_);
   auto b = StartSite(io, "b.test", &config_);
   ASSERT_TRUE(a && b);
-  // b's root links to a's pages; only b is seeded.
+  // b's root links to a's pages; only b is seeded, every host in scope.
+  config_.crawler.scope = "any";
   for (int i = 0; i < kPages; ++i) {
     b->links.push_back(a->root + "p/" + std::to_string(i));
   }
