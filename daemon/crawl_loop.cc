@@ -522,8 +522,11 @@ Status CrawlLoop::AddSeed(std::string_view url, double weight) {
   bool added = AddUrl(normalized.value(), weight, true).has_value();
   RequestCommit();
   if (!added) {
-    return Status::ResourceExhausted("seed not added (URL limits): " +
-                                     std::string(url));
+    return Status::ResourceExhausted(
+        std::string(controls_->Blocked(normalized.value())
+                        ? "seed not added (blocked by an operator control): "
+                        : "seed not added (URL limits): ") +
+        std::string(url));
   }
   if (started_) TryDispatch();
   return Status::OK();

@@ -122,7 +122,8 @@ class CrawlLoop {
 
   // Adds a seed (normalized; its host joins the scope). InvalidArgument for
   // a URL that does not normalize or is not http(s); ResourceExhausted past
-  // [crawler] max_urls. A known URL only gets its importance raised to
+  // [crawler] max_urls or for a URL an operator block refuses
+  // (OperatorControls). A known URL only gets its importance raised to
   // `weight` (never lowered), written with the next group commit.
   Status AddSeed(std::string_view url, double weight);
 
