@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "sched/scheduler.h"
+#include "sched/selector.h"
 #include "tests/sched/scheduler_test_util.h"
 
 namespace freshd::sched {
@@ -49,7 +50,8 @@ TEST(HeldPagesTest, HeldPagesAreNeverSelectedAndComeBackOnRelease) {
     for (PageId p = 0; p < kPages; ++p) {
       if (!sched->Eligible(p, now, open)) continue;
       EXPECT_FALSE(sched->held(p));
-      if (!best || sched->PriorityOf(p, now) > sched->PriorityOf(*best, now)) {
+      if (!best ||
+          Better(sched->PriorityOf(p, now), sched->PriorityOf(*best, now))) {
         best = p;
       }
     }
@@ -57,8 +59,8 @@ TEST(HeldPagesTest, HeldPagesAreNeverSelectedAndComeBackOnRelease) {
     ASSERT_EQ(got.has_value(), best.has_value()) << step;
     if (!got) break;
     EXPECT_FALSE(sched->held(*got)) << *got;
-    EXPECT_EQ(sched->PriorityOf(*got, now).key,
-              sched->PriorityOf(*best, now).key);
+    EXPECT_FALSE(
+        Better(sched->PriorityOf(*best, now), sched->PriorityOf(*got, now)));
     selected[*got] = true;
     sched->Observe({*got, now, sched_test::Changed(false)});
   }
