@@ -58,10 +58,13 @@ def trace_args(site, policy, rate, seed, extra=()):
     ] + list(extra)
 
 
-def submit(study):
-    """-> ({site: live pages}, {(site, b, name): futures})."""
+def submit(study, sites=None):
+    """-> ({site: live pages}, {(site, b, name): futures}) for `sites` (a
+    subset of TRACES; default all, the first two with --quick)."""
     budgets = QUICK_BUDGETS if study.quick else BUDGETS
-    sites = TRACES[:2] if study.quick else TRACES
+    if sites is None:
+        sites = TRACES[:2] if study.quick else TRACES
+    sites = [t for t in TRACES if t in sites]
     pages = {}
     for site in sites:
         # The live pages of the run, from a replay at a negligible budget.
@@ -150,6 +153,14 @@ def section_real(study, submitted):
         )
     )
     study.out()
+    left_out = [t for t in TRACES if t not in pages]
+    if left_out and not study.quick:
+        study.out(
+            "**This rendering covers %d of the %d sites** (`--sites %s`); "
+            "not run: %s. The verdicts below are over these sites only."
+            % (len(pages), len(TRACES), ",".join(pages), ", ".join(left_out))
+        )
+        study.out()
     loss_ok = {}  # (site, b, policy) -> bool
     oracle_ok = {}  # (site, b) -> bool, without and with signals
     for site in pages:
