@@ -66,6 +66,26 @@ class RealHistoriesTest(unittest.TestCase):
         lines = [line for line in text.splitlines() if "(sitemaps)" in line]
         self.assertEqual(len(lines), 1)
         self.assertIn("**PASS**", lines[0])
+        # Each site's statistics, read from its committed trace (the PEPs:
+        # 715 pages, 2,208 changes, 114 creates in docs/real-histories.md).
+        stats = [line for line in text.splitlines()
+                 if line.startswith("Statistics: ")]
+        self.assertEqual(len(stats), 5)
+        self.assertTrue(stats[0].startswith(
+            "Statistics: 715 pages (715 live), 2208 changes (+114 creates, "
+            "0 deletes) over 1096 days"), stats[0])
+
+    def test_a_subset_of_sites_says_so(self):
+        runner = FakeRunner(fake_result)
+        study = Study(runner, seeds=2, quick=False)
+        item_real.section_real(
+            study, item_real.submit(study, ["rust-rfcs", "peps"]))
+        text = "\n".join(study.md)
+        sims = [a for a in runner.args if float(a[a.index("--rate") + 1]) > 1e-3]
+        self.assertEqual({site_of(a) for a in sims}, {"peps", "rust-rfcs"})
+        self.assertEqual(len(sims), 2 * 6 * 6 * 2)
+        self.assertIn("covers 2 of the 5 sites** (`--sites peps,rust-rfcs`); "
+                      "not run: php-doc-en, rustc-dev-guide, tldr", text)
 
 
 if __name__ == "__main__":
