@@ -19,7 +19,7 @@ from .item_d import section_d
 from .item_e import section_e, section_estimate, section_floor
 from .item_posterior import section_posterior
 from .item_posterior import submit as submit_posterior
-from .item_real import section_real
+from .item_real import section_real, section_real_embedded
 from .item_real import TRACES as REAL_TRACES
 from .item_real import submit as submit_real
 from .item_rules import section_rules
@@ -157,6 +157,7 @@ def write_report(study, plan, args, commit, started):
     summary.append(section_acceptance(study, plan))
     section_floor(study, plan)
     section_estimate(study, plan)
+    section_real_embedded(study)
     body, wall = begin_header(study, "results against the papers", started)
     runner = study.runner
     study.out(
