@@ -54,6 +54,25 @@ std::string OriginOfUrl(std::string_view url) {
   return scheme + "://" + AsciiLowerCopy(host) + ":" + std::to_string(number);
 }
 
+bool SameRequestKeys(const std::vector<RuleConfig>& a,
+                     const std::vector<RuleConfig>& b) {
+  const auto keys = [](const std::vector<RuleConfig>& rules) {
+    std::vector<RuleConfig> out;
+    for (const RuleConfig& r : rules) {
+      if (r.origin.empty()) continue;
+      RuleConfig k;
+      k.origin = r.origin;
+      k.headers = r.headers;
+      k.cookie = r.cookie;
+      k.credentials_file = r.credentials_file;
+      k.credential = r.credential;
+      out.push_back(std::move(k));
+    }
+    return out;
+  };
+  return keys(a) == keys(b);
+}
+
 RuleMatcher::RuleMatcher() = default;
 RuleMatcher::~RuleMatcher() = default;
 RuleMatcher::RuleMatcher(RuleMatcher&&) noexcept = default;

@@ -36,6 +36,13 @@ bool RuleHostMatches(std::string_view pattern, std::string_view host);
 // transfer's origin in (fetch/transfer.h Transfer::origin).
 std::string OriginOfUrl(std::string_view url);
 
+// True if the two rule lists send the same request headers and credentials
+// (each origin rule's origin, headers, cookie, credentials_file and
+// credential, in order). These are read by the fetcher at start only: a
+// reload that changes them needs a restart.
+bool SameRequestKeys(const std::vector<RuleConfig>& a,
+                     const std::vector<RuleConfig>& b);
+
 class RuleMatcher {
  public:
   RuleMatcher();
