@@ -349,7 +349,13 @@ std::string_view RequestKeysProblem(const RuleConfig& r, Fail* fail) {
             "at most " + std::to_string(kMaxRuleHeaders) + " headers");
     return "headers";
   }
+  std::set<std::string> lower_names;
   for (const auto& [name, value] : r.headers) {
+    if (!lower_names.insert(AsciiLowerCopy(name)).second) {
+      (*fail)("headers",
+              "\"" + name + "\" is set twice (header names ignore case)");
+      return "headers";
+    }
     if (!IsHeaderName(name) || name.size() > kMaxRuleHeaderNameBytes) {
       (*fail)("headers", "\"" + name +
                              "\" is not a header name (letters, digits, "

@@ -106,6 +106,7 @@ TEST(OriginCredentialsCliTest, FetchSendsThemToTheOriginOnlyAndArchivesNone) {
       WriteConfig(dir, "[fetch]\nallow_private_networks = true\n" +
                            MembersRule(origin, Credentials(dir, 0600)));
   const std::string warc = (dir / "warc").string();
+  std::filesystem::create_directories(warc);
   auto r = RunFreshd({"fetch", "--config", config, "--warc", warc,
                       origin + "/members", origin + "/moved"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -161,6 +162,16 @@ TEST(OriginCredentialsCliTest, ACredentialsFileOthersMayReadIsRefused) {
   EXPECT_NE(fetch.exit_code, 0) << fetch.out;
   EXPECT_NE(fetch.err.find("mode 0640"), std::string::npos) << fetch.err;
   ExpectNoSecret(fetch.err, "fetch");
+  // `run` stops at start, before serving.
+  const std::string run_config = (dir / "run.toml").string();
+  std::ofstream(run_config)
+      << "[store]\npath = \"" << (dir / "db").string()
+      << "\"\n[status]\nlisten = \"127.0.0.1:" << testing::FreePort() << "\"\n"
+      << MembersRule("http://127.0.0.1:9", (dir / "members.cred").string());
+  auto run = RunFreshd({"run", "--config", run_config});
+  EXPECT_NE(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.err.find("mode 0640"), std::string::npos) << run.err;
+  ExpectNoSecret(run.err, "run");
   // Made private, the same config passes.
   ::chmod((dir / "members.cred").c_str(), 0600);
   check = RunFreshd({"check-config", config});

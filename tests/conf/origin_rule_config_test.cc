@@ -143,6 +143,10 @@ TEST(OriginRuleConfigTest, RefusesBadAndReservedHeaders) {
               std::string::npos)
         << e;
   }
+  EXPECT_NE(LoadError(Rule(origin +
+                           "headers = { \"X-A\" = \"1\", \"x-a\" = \"2\" }\n"))
+                .find("is set twice"),
+            std::string::npos);
   std::string many = "headers = { ";
   for (size_t i = 0; i <= kMaxRuleHeaders; ++i) {
     many += (i ? ", " : "") + std::string("\"X-") + std::to_string(i) +
