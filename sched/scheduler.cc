@@ -174,9 +174,14 @@ bool Scheduler::Eligible(PageId page, double now,
 std::optional<PageId> Scheduler::Select(double now,
                                         const HostOpenFn& host_open) {
   index_.ReopenAllHosts();
-  return Select(now, HostGate([&](HostId h) {
-                  return host_open(h) ? kHostOpen : kHostClosedUntilReopened;
-                }));
+  std::optional<PageId> page =
+      Select(now, HostGate([&](HostId h) {
+               return host_open(h) ? kHostOpen : kHostClosedUntilReopened;
+             }));
+  // The answers were for this Select only: a later HostGate Select must
+  // not find the hosts it closed still closed.
+  index_.ReopenAllHosts();
+  return page;
 }
 
 std::optional<PageId> Scheduler::Select(double now, const HostGate& gate) {

@@ -215,8 +215,9 @@ class Scheduler {
   // shortened). An open host is asked again at every Select that reaches it.
   using HostGate = std::function<HostOpening(HostId)>;
   // The older form: may the caller contact `host` now? Asked anew at every
-  // Select (the hosts it closed are reopened at the next Select's start,
-  // O(closed hosts)); for callers whose gates are not times (tests).
+  // Select: the hosts it closes are reopened when the Select returns
+  // (O(closed hosts)), so the two forms mix; for callers whose gates are
+  // not times (tests, a first Select that only builds the index).
   using HostOpenFn = std::function<bool(HostId)>;
 
   // Takes a token and returns the page to fetch now, marked in flight; or

@@ -13,8 +13,15 @@ stationary oracle.
 """
 
 import os
+import sys
 
 from .stats import mean_se, paired, results, verdict
+
+_SCRIPTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, _SCRIPTS)
+import trace_baselines  # noqa: E402  (scripts/trace_baselines.py)
+
+_ROOT = os.path.dirname(_SCRIPTS)
 
 TRACES = ["peps", "php-doc-en", "rust-rfcs", "rustc-dev-guide", "tldr"]
 TRACE_DIR = "tests/data/traces"
@@ -27,6 +34,8 @@ DEFAULT = "ncis"  # [sched] policy's default; the rate model and
 # A sitemap that lists each change with this recall and precision, read
 # within a day (docs sites generate lastmod from their sources).
 SIGNALS = ["--trace-signals", "0.9", "0.8", "1"]
+# The traces' window (scripts/real_traces.sh): 2023-01-01 to 2026-01-01 UTC.
+WINDOW = (1672531200.0, 1767225600.0)
 LOSS_TOLERANCE = 0.002
 ORACLE_TOLERANCE = 0.01
 
@@ -76,6 +85,37 @@ def submit(study):
     return pages, runs
 
 
+def site_statistics(site):
+    """The site's statistics from its trace, computed by
+    scripts/trace_baselines.py (independently of freshd)."""
+    pages = trace_baselines.read_trace(os.path.join(_ROOT, trace_path(site)))
+    lives, start, end = trace_baselines.build_lives(pages, WINDOW[0], WINDOW[1])
+    return trace_baselines.site_statistics(pages, lives, start, end)
+
+
+def statistics_line(st):
+    cv = st["median_cv_of_gaps"]
+    under = st["share_successive_changes_under_1_day"]
+    return (
+        "%d pages (%d live), %d changes (+%d creates, %d deletes) over %.0f "
+        "days; successive changes < 1 day apart: %s; median CV of a page's "
+        "gaps: %s (Poisson: 1); one commit touches up to %d pages; pages "
+        "never changing: %d."
+        % (
+            st["pages"],
+            st["pages_live"],
+            st["changes"],
+            st["creates"],
+            st["deletes"],
+            st["span_days"],
+            "%.1f%%" % (100 * under) if under is not None else "n/a",
+            "%.2f" % cv if cv is not None else "n/a",
+            st["largest_pages_at_one_time"],
+            st["pages_never_changing"],
+        )
+    )
+
+
 def cell(diffs):
     m, se = mean_se(diffs)
     return "%+.4f ± %.4f" % (m, se)
@@ -114,6 +154,8 @@ def section_real(study, submitted):
     oracle_ok = {}  # (site, b) -> bool, without and with signals
     for site in pages:
         study.out("### %s (%d pages)" % (site, pages[site]))
+        study.out()
+        study.out("Statistics: " + statistics_line(site_statistics(site)))
         study.out()
         rows = []
         for b in budgets:

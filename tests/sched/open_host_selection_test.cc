@@ -230,5 +230,31 @@ TEST(OpenHostSelectionTest, AClosedHostIsNotAskedUntilItReopens) {
   EXPECT_EQ(asked, 4);
 }
 
+// The two gate forms mix: what a bool gate closed was for its Select
+// only, so a HostGate Select after it finds every host open (bench/scale's
+// first Select, which only builds the index with every host closed, left
+// the whole frontier closed for good before this was so).
+TEST(OpenHostSelectionTest, ABoolGatesClosuresEndWithItsSelect) {
+  SchedulerOptions o;
+  o.policy = "freshness";
+  o.rate = 1e6;
+  o.burst = 1e9;
+  auto sched = Make(o);
+  for (int i = 0; i < 20; ++i) {
+    ASSERT_TRUE(sched->AddUrl(static_cast<HostId>(i % 4), 1).ok());
+  }
+  EXPECT_FALSE(sched->Select(1, [](HostId) { return false; }).has_value());
+  EXPECT_EQ(sched->closed_hosts(), 0u);
+  const Scheduler::HostGate open = [](HostId) { return kHostOpen; };
+  EXPECT_TRUE(sched->Select(2, open).has_value());
+  // And a bool gate re-asks the hosts a HostGate closed until reopened.
+  const Scheduler::HostGate slots_full = [](HostId) {
+    return kHostClosedUntilReopened;
+  };
+  EXPECT_FALSE(sched->Select(3, slots_full).has_value());
+  EXPECT_EQ(sched->closed_hosts(), 4u);
+  EXPECT_TRUE(sched->Select(4, [](HostId) { return true; }).has_value());
+}
+
 }  // namespace
 }  // namespace freshd::sched
