@@ -84,6 +84,31 @@ TEST(OriginRuleConfigTest, AnOriginRuleMatchesOnlyItsOrigin) {
   EXPECT_EQ(m->Match("https://example.org/", "example.org"), 0u);
 }
 
+TEST(OriginRuleConfigTest, SameRequestKeysSeesOnlyWhatTheFetcherReads) {
+  RuleConfig members;
+  members.name = "members";
+  members.origin = "https://members.example.org";
+  members.cookie = "s=1";
+  RuleConfig host;
+  host.name = "host";
+  host.host = "example.org";
+  host.max_interval_s = 3600;
+  std::vector<RuleConfig> before = {host, members};
+  std::vector<RuleConfig> after = before;
+  after[0].max_interval_s = 60;  // applied by a reload
+  after[1].importance = 2;
+  EXPECT_TRUE(SameRequestKeys(before, after));
+  after[1].cookie = "s=2";  // needs a restart
+  EXPECT_FALSE(SameRequestKeys(before, after));
+  after = before;
+  after[1].headers["X-A"] = "b";
+  EXPECT_FALSE(SameRequestKeys(before, after));
+  after = before;
+  after[1].credential = "members";
+  EXPECT_FALSE(SameRequestKeys(before, after));
+  EXPECT_FALSE(SameRequestKeys(before, {host}));
+}
+
 TEST(OriginRuleConfigTest, RequestKeysNeedAnOriginRule) {
   std::string e = LoadError(
       Rule("host = \"members.example.org\"\nheaders = { \"X-A\" = \"b\" }\n"));
