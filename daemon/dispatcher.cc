@@ -91,8 +91,9 @@ void Dispatcher::Stop() {
 // thread has ended holds one until this thread catches up: full slots, most
 // of them held so, are this thread's limit, not the network's.
 Limit Dispatcher::SlotsFullLimit() const {
-  const uint64_t fetching = std::min<uint64_t>(stages_.fetching(), on_network_);
-  return on_network_ > 0 && (on_network_ - fetching) * 2 >= on_network_
+  const uint64_t on_network = fetches_.on_network();
+  const uint64_t fetching = std::min<uint64_t>(stages_.fetching(), on_network);
+  return on_network > 0 && (on_network - fetching) * 2 >= on_network
              ? Limit::kScheduler
              : Limit::kNetwork;
 }
@@ -123,7 +124,7 @@ void Dispatcher::Run(double now, double gate_now) {
     return {now + (at - gate_now)};
   };
   for (;;) {
-    if (on_network_ >= options_.max_connections) {
+    if (fetches_.on_network() >= options_.max_connections) {
       limit = SlotsFullLimit();
       break;
     }
@@ -153,8 +154,7 @@ void Dispatcher::Run(double now, double gate_now) {
       break;
     }
     const sched::HostId host = sched_->page(*page).host;
-    in_flight_[*page] = InFlight{now, host, true};
-    ++on_network_;
+    sched_->SetFetchSlot(*page, fetches_.Add(*page, now));
     ++dispatched_total_;
     slots_.Start(host);
     stages_.fetch(*page, now);
@@ -183,26 +183,42 @@ void Dispatcher::WakeAt(double unix_time, double now) {
   });
 }
 
+// The slot is read whether or not the page is still marked in flight: a
+// fetch holds its connection and host slot until it ends, whatever was
+// observed of its page meanwhile.
+std::optional<FetchTable::Slot> Dispatcher::SlotOf(sched::PageId page) const {
+  if (page >= sched_->size()) return std::nullopt;
+  const FetchTable::Slot slot = sched_->page(page).fetch_slot;
+  if (!fetches_.Holds(slot, page)) return std::nullopt;
+  return slot;
+}
+
+std::optional<double> Dispatcher::StartedAt(sched::PageId page) const {
+  const std::optional<FetchTable::Slot> slot = SlotOf(page);
+  if (!slot) return std::nullopt;
+  return fetches_.started_unix(*slot);
+}
+
 void Dispatcher::NetworkDone(sched::PageId page, double next_allowed) {
-  auto it = in_flight_.find(page);
-  if (it != in_flight_.end() && it->second.on_network) {
-    it->second.on_network = false;
-    --on_network_;
-    slots_.Finish(it->second.host, next_allowed);
-    sched_->ReopenHost(it->second.host);  // a slot freed: asked again
-  }
+  const std::optional<FetchTable::Slot> slot = SlotOf(page);
+  if (!slot || !fetches_.on_network(*slot)) return;
+  fetches_.LeaveNetwork(*slot);
+  const sched::HostId host = sched_->page(page).host;
+  slots_.Finish(host, next_allowed);
+  sched_->ReopenHost(host);  // a slot freed: asked again
 }
 
 double Dispatcher::Finish(sched::PageId page, double gate_now) {
-  auto node = in_flight_.extract(page);
-  if (node.empty()) return 0;
-  const InFlight& f = node.mapped();
-  if (f.on_network) {  // the slot's release is behind us
-    --on_network_;
-    slots_.Finish(f.host, gate_now);
-    sched_->ReopenHost(f.host);
+  const std::optional<FetchTable::Slot> slot = SlotOf(page);
+  if (!slot) return 0;
+  const double started_unix = fetches_.started_unix(*slot);
+  if (fetches_.on_network(*slot)) {  // the slot's release is behind us
+    const sched::HostId host = sched_->page(page).host;
+    slots_.Finish(host, gate_now);
+    sched_->ReopenHost(host);
   }
-  return f.started_unix;
+  fetches_.Remove(*slot);
+  return started_unix;
 }
 
 }  // namespace freshd::daemon

@@ -1,6 +1,11 @@
-// Dispatcher: when a fetch starts. It owns the fetches in flight (on the
-// network, then being parsed), the per-host slots (HostSlots), the wake-ups
-// and the accounting of what held the rate back (/status "limited_by").
+// Dispatcher: when a fetch starts. It owns what it needs of the fetches in
+// flight until they finish (FetchTable: start time, on the network or being
+// parsed), the per-host slots (HostSlots), the wake-ups and the accounting
+// of what held the rate back (/status "limited_by"). Which pages are in
+// flight is the scheduler's record (PageState::kInFlight, set by Select,
+// cleared by the page's observation after Finish), not the dispatcher's:
+// a fetch's slot in the table is noted beside that flag
+// (Scheduler::SetFetchSlot), so the dispatcher keeps no map by page.
 // It dispatches the moment a token, a connection slot, room in the parse
 // and write queues and an eligible page on an open host exist — on a
 // completion, a host reopening, a token falling due, new work — never on a
@@ -22,9 +27,10 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
-#include <map>
 #include <memory>
+#include <optional>
 
+#include "daemon/fetch_table.h"
 #include "daemon/host_slots.h"
 #include "sched/scheduler.h"
 
@@ -114,11 +120,19 @@ class Dispatcher {
   void NetworkDone(sched::PageId page, double next_allowed);
   // The fetch of `page` is over (its result taken). Returns when it started
   // (Unix s; 0 when it was not in flight). A slot still held is freed at
-  // `gate_now`.
+  // `gate_now`. The caller then observes the page's result, which ends its
+  // in-flight state in the scheduler.
   double Finish(sched::PageId page, double gate_now);
 
-  size_t in_flight() const { return in_flight_.size(); }
-  uint64_t on_network() const { return on_network_; }
+  // When the fetch of `page` started (Unix s); nullopt when the dispatcher
+  // holds none (never dispatched, or finished).
+  std::optional<double> StartedAt(sched::PageId page) const;
+
+  // Fetches dispatched and not finished: outside a completion (between
+  // Finish and the observation that follows it), the number of pages the
+  // scheduler has in flight.
+  size_t in_flight() const { return fetches_.size(); }
+  uint64_t on_network() const { return fetches_.on_network(); }
   uint64_t dispatched_total() const { return dispatched_total_; }
   const HostSlots& slots() const { return slots_; }
   const LimitMeter& limits() const { return meter_; }
@@ -126,11 +140,9 @@ class Dispatcher {
   double wake_at() const { return wake_at_; }
 
  private:
-  struct InFlight {
-    double started_unix = 0;
-    sched::HostId host = 0;
-    bool on_network = true;  // false: fetched, being parsed
-  };
+  // The slot of `page`'s fetch, read beside its in-flight flag; nullopt
+  // when the dispatcher holds no fetch of it.
+  std::optional<FetchTable::Slot> SlotOf(sched::PageId page) const;
   // kScheduler or kNetwork, for when every connection slot is taken.
   Limit SlotsFullLimit() const;
   void WakeAt(double unix_time, double now);
@@ -143,8 +155,7 @@ class Dispatcher {
   LimitMeter meter_;
   boost::asio::steady_timer wake_;
   double wake_at_ = std::numeric_limits<double>::infinity();  // Unix s
-  std::map<sched::PageId, InFlight> in_flight_;
-  uint64_t on_network_ = 0;  // in_flight_ entries still on the network
+  FetchTable fetches_;
   uint64_t dispatched_total_ = 0;
   bool started_ = false;
   bool stopped_ = false;

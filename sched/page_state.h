@@ -53,6 +53,10 @@ struct PageState {
   // (HostPool::AdjustStatic); saved with the state, so a restore rebuilds
   // the host sums exactly.
   uint8_t static_q = 0;
+  // While kInFlight: the caller's slot of the fetch (Scheduler::SetFetchSlot;
+  // the daemon's dispatcher, daemon/fetch_table.h). The scheduler neither
+  // reads nor saves it. It sits in what was padding: the record stays 88 B.
+  uint32_t fetch_slot = 0;
 
   static constexpr uint8_t kInFlight = 1;
   // Its rate is only bounded below (every recent interval changed): the

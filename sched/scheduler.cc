@@ -107,6 +107,7 @@ Result<PageId> Scheduler::RestorePage(const PageSnapshot& state,
   PageId id = static_cast<PageId>(pages_.size());
   PageState s = static_cast<const PageState&>(state);
   s.flags &= static_cast<uint8_t>(~PageState::kInFlight);
+  s.fetch_slot = 0;
   if (options_.oracle || s.rate_stats.observations() <= 0) s.static_q = 0;
   s.importance = static_cast<float>(std::clamp(
       std::isfinite(s.importance) ? static_cast<double>(s.importance) : 1.0,

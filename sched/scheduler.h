@@ -229,6 +229,14 @@ class Scheduler {
   std::optional<PageId> Select(double now, const HostGate& gate);
   std::optional<PageId> Select(double now, const HostOpenFn& host_open);
 
+  // The caller's slot of the page's fetch, noted beside its in-flight flag
+  // (PageState::fetch_slot) so that the caller needs no map by page of its
+  // own: the flag stays the one record of what is in flight. The scheduler
+  // never reads it. REQUIRES: page < size().
+  void SetFetchSlot(PageId page, uint32_t slot) {
+    pages_[page].fetch_slot = slot;
+  }
+
   // `host`, closed by a HostGate answer, may go before the time it gave:
   // it rejoins the selection (asked again when reached). O(log hosts).
   void ReopenHost(HostId host) { index_.ReopenHost(host); }

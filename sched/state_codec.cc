@@ -96,8 +96,10 @@ static_assert(std::is_trivially_copyable_v<HostStats> &&
                   sizeof(HostStatsMirror) == sizeof(HostStats),
               "HostStats changed: update sched/state_codec.cc");
 // PageState's fields are public and encoded one by one: a new field must be
-// added to the encoding (and the version bumped when it changes meaning).
-static_assert(sizeof(PageState) == 88 && sizeof(PageSnapshot) == 112,
+// added to the encoding (and the version bumped when it changes meaning);
+// fetch_slot is not saved (a fetch does not outlive its process; it took
+// the tail padding PageSignals used, so PageSnapshot grew from 112 B).
+static_assert(sizeof(PageState) == 88 && sizeof(PageSnapshot) == 120,
               "PageState changed: update sched/state_codec.cc");
 
 constexpr size_t kMaxPageStateBytes = 512;

@@ -271,6 +271,9 @@ class Freshd:
                     f"freshd exited {self.proc.returncode}: {tail}")
             return None
         self.status_s.append(dt)
+        if s.get("state") == "recovering":
+            # The store is being restored: /status has only its progress.
+            return None
         self.lag_max = max(self.lag_max, s["loop_lag_ms"]["max"])
         self.last = s
         self.limited[s.get("limited_by", "?")] += 1

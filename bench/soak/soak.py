@@ -449,7 +449,10 @@ level = "info"
                                    f"at start; see {self.log_path}")
             try:
                 st, j = http_json(self.status_port, "GET", "/status", timeout=2)
-                if st == 200:
+                # While it restores the store, /status answers 200 with
+                # state "recovering" and every other route 503: the daemon
+                # has started once the state is something else.
+                if st == 200 and j.get("state") != "recovering":
                     return j
             except OSError:
                 pass

@@ -19,7 +19,8 @@ from .item_d import section_d
 from .item_e import section_e, section_estimate, section_floor
 from .item_posterior import section_posterior
 from .item_posterior import submit as submit_posterior
-from .item_real import section_real
+from .item_real import section_real, section_real_embedded
+from .item_real import TRACES as REAL_TRACES
 from .item_real import submit as submit_real
 from .item_rules import section_rules
 from .item_rules import submit as submit_rules
@@ -76,6 +77,11 @@ def parse_args(argv):
         "docs/RESULTS-real.md)",
     )
     p.add_argument(
+        "--sites",
+        help="with --only real: a comma-separated subset of the traces "
+        "(default all: %s)" % ",".join(REAL_TRACES),
+    )
+    p.add_argument(
         "--plots-from",
         metavar="RESULTS_MD",
         help="runs nothing: redraws the SVG plots (into plots/ beside the "
@@ -90,6 +96,14 @@ def parse_args(argv):
     a = p.parse_args(argv)
     if a.only and a.out == os.path.join(ROOT, "docs", "RESULTS.md"):
         a.out = os.path.join(ROOT, "docs", "RESULTS-%s.md" % a.only)
+    if a.sites is not None:
+        if a.only != "real":
+            p.error("--sites goes with --only real")
+        a.sites = [x for x in a.sites.split(",") if x]
+        unknown = sorted(set(a.sites) - set(REAL_TRACES))
+        if unknown or not a.sites:
+            p.error("--sites: unknown %s (known: %s)"
+                    % (",".join(unknown) or "(none given)", ",".join(REAL_TRACES)))
     if a.seeds is None:
         a.seeds = 2 if a.quick else 5
     if not a.plots_from and not os.access(a.freshd, os.X_OK):
@@ -143,6 +157,7 @@ def write_report(study, plan, args, commit, started):
     summary.append(section_acceptance(study, plan))
     section_floor(study, plan)
     section_estimate(study, plan)
+    section_real_embedded(study)
     body, wall = begin_header(study, "results against the papers", started)
     runner = study.runner
     study.out(
@@ -216,7 +231,7 @@ def write_only(study, args, commit, started):
         section_rules(study, submit_rules(study))
         title = "operators' rules, what they cost"
     elif args.only == "real":
-        section_real(study, submit_real(study))
+        section_real(study, submit_real(study, args.sites))
         title = "real change histories"
     else:
         section_posterior(study, submit_posterior(study))

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <deque>
 #include <map>
 #include <vector>
 
@@ -136,6 +137,124 @@ TEST_F(DispatcherTest, StoppedOrOtherNodesHostsDispatchNothing) {
   d.NetworkDone(fetched_[0], 0);
   d.Run(kT0 + 1, 101);
   EXPECT_EQ(fetched_.size(), 1u);
+}
+
+// The scheduler's in-flight flag is the one record of what is in flight;
+// the dispatcher's fetches must match it page for page, as the engine drives
+// them (NetworkDone, then Finish and the page's observation), through
+// completions, 304s, failures on the network and after it, a stop that lets
+// the fetches out finish, and a restart of dispatch (a new scheduler
+// restored from the pages' saved states, as recovery builds it, and a new
+// dispatcher).
+TEST(DispatcherAgreementTest, DispatcherAndSchedulerAgreeOnWhatIsInFlight) {
+  constexpr double kT0 = 1.7e9;
+  boost::asio::io_context io;
+  sched::SchedulerOptions so;
+  so.rate = 1000;
+  so.burst = 1000;
+  so.min_interval = 2;
+  auto made = sched::Scheduler::Create(so);
+  ASSERT_TRUE(made.ok()) << made.status().ToString();
+  std::unique_ptr<sched::Scheduler> sched = std::move(made).value();
+  for (int i = 0; i < 60; ++i) {
+    ASSERT_TRUE(sched->AddUrl(static_cast<sched::HostId>(i % 6), 1.0).ok());
+  }
+  std::deque<sched::PageId> on_network, parsing;
+  auto make = [&](sched::Scheduler* s) {
+    Dispatcher::Options o;
+    o.max_connections = 8;
+    o.queue_bytes = 1000;
+    o.max_in_flight_per_host = 2;
+    Dispatcher::Stages st;
+    st.parse_bytes = [] { return uint64_t{0}; };
+    st.write_bytes = [] { return uint64_t{0}; };
+    st.fetching = [&on_network] { return uint64_t{on_network.size()}; };
+    st.fetch = [&on_network](sched::PageId page, double) {
+      on_network.push_back(page);
+    };
+    auto d = std::make_unique<Dispatcher>(io, s, o, std::move(st), kT0);
+    d->Start();
+    return d;
+  };
+  int checks = 0;
+  auto agree = [&](const Dispatcher& d, const sched::Scheduler& s) {
+    size_t flagged = 0;
+    for (sched::PageId p = 0; p < s.size(); ++p) {
+      const bool flag = s.page(p).in_flight();
+      flagged += flag ? 1 : 0;
+      ASSERT_EQ(flag, d.StartedAt(p).has_value()) << "page " << p;
+    }
+    ASSERT_EQ(flagged, d.in_flight());
+    ASSERT_EQ(d.on_network(), on_network.size());
+    ASSERT_EQ(d.in_flight(), on_network.size() + parsing.size());
+    ASSERT_EQ(d.slots().total_in_flight(), on_network.size());
+    ++checks;
+  };
+  uint64_t outcomes[3] = {};  // fetched, 304, failed
+  // One completion as the engine does it: Finish, then the observation.
+  auto complete = [&](Dispatcher& d, sched::Scheduler& s, sched::PageId page,
+                      double now, double gate_now, int outcome) {
+    EXPECT_GT(d.Finish(page, gate_now), 0);
+    sched::Observation obs{page, now, sched::FailedObs{}};
+    if (outcome == 0) obs.event = sched::FetchedObs{};
+    if (outcome == 1) obs.event = sched::NotModifiedObs{};
+    (void)s.Observe(obs);
+    ++outcomes[outcome];
+  };
+  // A turn of the engine at step i: the network hands back up to three
+  // fetches (every fifth a failure, completed at once), the pool parses up
+  // to two, then a dispatch.
+  int step = 0;
+  auto turn = [&](Dispatcher& d, sched::Scheduler& s, bool dispatch) {
+    const double now = kT0 + step * 0.5, gate_now = 100 + step * 0.5;
+    for (int k = 0; k < 3 && !on_network.empty(); ++k) {
+      const sched::PageId page = on_network.front();
+      on_network.pop_front();
+      d.NetworkDone(page, gate_now + (page % 3) * 0.5);
+      if ((step + k) % 5 == 0) {
+        complete(d, s, page, now, gate_now, 2);
+      } else {
+        parsing.push_back(page);
+      }
+      agree(d, s);
+    }
+    for (int k = 0; k < 2 && !parsing.empty(); ++k) {
+      const sched::PageId page = parsing.front();
+      parsing.pop_front();
+      complete(d, s, page, now, gate_now, (step + k) % 7 == 0 ? 2 : k);
+      agree(d, s);
+    }
+    if (dispatch) d.Run(now, gate_now);
+    agree(d, s);
+    ++step;
+  };
+
+  auto d = make(sched.get());
+  for (int i = 0; i < 200; ++i) turn(*d, *sched, true);
+  ASSERT_GT(d->in_flight(), 0u);
+  // A stop: nothing more is dispatched; the fetches out finish.
+  d->Stop();
+  const uint64_t dispatched = d->dispatched_total();
+  while (!on_network.empty() || !parsing.empty()) turn(*d, *sched, true);
+  EXPECT_EQ(d->dispatched_total(), dispatched);
+  EXPECT_EQ(d->in_flight(), 0u);
+
+  // A restart: every page's saved state into a new scheduler, a new
+  // dispatcher; both start with nothing in flight.
+  made = sched::Scheduler::Create(so);
+  ASSERT_TRUE(made.ok());
+  std::unique_ptr<sched::Scheduler> restored = std::move(made).value();
+  for (sched::PageId p = 0; p < sched->size(); ++p) {
+    ASSERT_TRUE(restored->RestorePage(sched->Snapshot(p)).ok());
+  }
+  d = make(restored.get());
+  agree(*d, *restored);
+  for (int i = 0; i < 200; ++i) turn(*d, *restored, true);
+  EXPECT_GT(d->dispatched_total(), 100u);
+  EXPECT_GT(outcomes[0], 100u);
+  EXPECT_GT(outcomes[1], 50u);
+  EXPECT_GT(outcomes[2], 50u);
+  EXPECT_GT(checks, 1000);
 }
 
 TEST(LimitMeterTest, DecaysWithAHalfLifeOfTenSeconds) {
