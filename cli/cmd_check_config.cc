@@ -3,7 +3,8 @@
 // exits 0; otherwise prints "file:line: [section] key: what" on stderr and
 // exits 2. Beyond the file's content it checks what `run` would trip on
 // (cli/preflight.h): the seeds file is readable and parses, [store]
-// warc_dir is or can be made a writable directory, [status] listen can be
+// warc_dir is or can be made a writable directory, the credentials files
+// (proxy and origin rules) are private and parse, [status] listen can be
 // bound; each failure is "file: [section] key: what", exit 2.
 
 #include <cstdio>

@@ -3,7 +3,9 @@
 // [log] level (spdlog; one line per fetch at debug); stops
 // cleanly on SIGTERM/SIGINT (fetches in flight get 10 s, the store is
 // synced); SIGHUP reloads the config file: [budget] rate, [log] level and
-// the [[rule]]s apply at once (every page matched again),
+// the [[rule]]s apply at once (every page matched again; an origin rule's
+// request headers and credentials, and the files they name, are read at
+// start only, and a change to them is reported as needing a restart),
 // other changes ([push] among them) are reported as needing a restart.
 // With [push] listen set, the push listener (daemon/push_listener.h)
 // starts once the store is recovered. Talks to systemd
@@ -39,6 +41,7 @@
 #include "cli/demo_web.h"
 #include "cli/preflight.h"
 #include "conf/config.h"
+#include "conf/rules.h"
 #include "daemon/crawl_loop.h"
 #include "daemon/http_server.h"
 #include "daemon/operator_log.h"
@@ -204,6 +207,11 @@ int RunDaemon(const std::string& config_path, const std::string& seeds_arg) {
           applied.log.level = fresh.value().log.level;
           spdlog::set_level(spdlog::level::from_str(fresh.value().log.level));
           if (Status r = crawl.SetRules(fresh.value().rules); r.ok()) {
+            if (!SameRequestKeys(applied.rules, fresh.value().rules)) {
+              spdlog::warn(
+                  "SIGHUP: [[rule]] request headers and credentials are read "
+                  "at start only: restart to apply their change");
+            }
             applied.rules = fresh.value().rules;
           } else {
             spdlog::error("SIGHUP: rules not reloaded: {}", r.message());

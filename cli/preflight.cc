@@ -12,6 +12,9 @@
 #include <system_error>
 
 #include "daemon/seeds.h"
+#include "fetch/crawler.h"
+#include "fetch/origin_credentials.h"
+#include "fetch/proxy_routes.h"
 
 namespace freshd::cli {
 namespace fs = std::filesystem;
@@ -153,9 +156,23 @@ Status CheckListenAddress(const Config& config) {
   return Status::OK();
 }
 
+Status CheckCredentialFiles(const Config& config) {
+  const fetch::CrawlerOptions o = fetch::CrawlerOptionsFromConfig(config);
+  Result<fetch::ProxyRoutes> proxies =
+      fetch::ProxyRoutes::Create(config.fetch, {});
+  if (!proxies.ok()) return Status::InvalidArgument(proxies.status().message());
+  Result<fetch::OriginCredentials> credentials =
+      fetch::OriginCredentials::Create(o.fetcher.origin_rules,
+                                       o.fetcher.credentials_directory);
+  if (!credentials.ok()) {
+    return Status::InvalidArgument(credentials.status().message());
+  }
+  return Status::OK();
+}
+
 Status Preflight(const Config& config) {
   for (Status s : {CheckSeedsFile(config), CheckWarcDir(config),
-                   CheckListenAddress(config)}) {
+                   CheckCredentialFiles(config), CheckListenAddress(config)}) {
     if (!s.ok()) return s;
   }
   return Status::OK();

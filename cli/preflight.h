@@ -28,7 +28,13 @@ namespace freshd::cli {
 // this config is checked for before a reload: `check-config && reload`).
 [[nodiscard]] Status CheckListenAddress(const Config& config);
 
-// All three, first failure wins.
+// The secrets `run` reads at start: [fetch] proxy_credentials_file and each
+// origin rule's credentials_file or credential ($CREDENTIALS_DIRECTORY as
+// this process sees it) exist, are readable by no one else and parse.
+// Messages name the key, the file and its mode, never its content.
+[[nodiscard]] Status CheckCredentialFiles(const Config& config);
+
+// All four, first failure wins.
 [[nodiscard]] Status Preflight(const Config& config);
 
 // `run`: creates [store] warc_dir (and its parents) when set and missing,

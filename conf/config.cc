@@ -13,7 +13,9 @@
 #include <sstream>
 #include <toml.hpp>
 
+#include "base/ascii.h"
 #include "conf/config_schema.h"
+#include "conf/rules.h"
 #include "conf/toml_text.h"
 #include "conf/units.h"
 #include "re2/re2.h"
@@ -249,6 +251,157 @@ std::string ProxyUrlProblem(const std::string& url) {
   return "";
 }
 
+// Why `origin` is not an origin rule's "http[s]://host[:port]", or "".
+std::string OriginProblem(const std::string& origin) {
+  const std::string want =
+      "must be an origin \"http[s]://host[:port]\" (no path, no "
+      "credentials, not a pattern), got \"" +
+      origin + "\"";
+  const size_t sep = origin.find("://");
+  if (sep == std::string::npos || OriginOfUrl(origin).empty()) return want;
+  std::string authority = origin.substr(sep + 3);
+  if (authority.ends_with("/")) authority.pop_back();
+  if (authority.find_first_of("/?#@*") != std::string::npos) return want;
+  std::string host = OriginOfUrl(origin);
+  host = host.substr(host.find("://") + 3);
+  host = host.substr(0, host.rfind(':'));
+  const std::string bare = host.size() > 2 && host.front() == '['
+                               ? host.substr(1, host.size() - 2)
+                               : host;
+  if (!IsHostName(bare) && !IsIpLiteral(bare)) return want;
+  return "";
+}
+
+// An HTTP field name (RFC 9110 §5.6.2 token).
+bool IsHeaderName(std::string_view name) {
+  if (name.empty()) return false;
+  for (char ch : name) {
+    const bool ok =
+        IsAsciiAlpha(ch) || IsAsciiDigit(ch) ||
+        std::string_view("!#$%&'*+-.^_`|~").find(ch) != std::string_view::npos;
+    if (!ok) return false;
+  }
+  return true;
+}
+
+// Fields an origin rule's `headers` may not set: framing and connection
+// fields (curl owns them), what freshd sends itself (User-Agent, which
+// robots.txt matches; Accept-Encoding, decoded here; the conditional-GET
+// validators), and credentials, which have keys of their own so that they
+// are known secrets (Authorization: credentials_file; Cookie: cookie) or
+// belong to the proxy (Proxy-Authorization: [fetch] proxy_credentials_file).
+bool IsReservedHeader(std::string_view name) {
+  static constexpr std::string_view kReserved[] = {"host",
+                                                   "content-length",
+                                                   "transfer-encoding",
+                                                   "connection",
+                                                   "keep-alive",
+                                                   "upgrade",
+                                                   "te",
+                                                   "trailer",
+                                                   "expect",
+                                                   "user-agent",
+                                                   "accept-encoding",
+                                                   "if-none-match",
+                                                   "if-modified-since",
+                                                   "authorization",
+                                                   "cookie",
+                                                   "proxy-authorization",
+                                                   "proxy-connection"};
+  for (std::string_view r : kReserved) {
+    if (EqualsIgnoreAsciiCase(name, r)) return true;
+  }
+  return false;
+}
+
+// No CR, LF, NUL or other control characters (tab allowed), within bounds.
+bool IsHeaderValue(const std::string& value) {
+  if (value.size() > kMaxRuleHeaderValueBytes) return false;
+  for (unsigned char c : value) {
+    if ((c < 0x20 && c != '\t') || c == 0x7f) return false;
+  }
+  return true;
+}
+
+bool HasRequestKeys(const RuleConfig& r) {
+  return !r.headers.empty() || !r.cookie.empty() ||
+         !r.credentials_file.empty() || !r.credential.empty();
+}
+
+// The checks of an origin rule's request keys; calls `fail` and returns
+// the key at fault, or "".
+template <typename Fail>
+std::string_view RequestKeysProblem(const RuleConfig& r, Fail* fail) {
+  if (!HasRequestKeys(r)) return "";
+  if (r.origin.empty()) {
+    const char* key = !r.headers.empty()            ? "headers"
+                      : !r.cookie.empty()           ? "cookie"
+                      : !r.credentials_file.empty() ? "credentials_file"
+                                                    : "credential";
+    (*fail)(key,
+            "needs an origin rule (origin = \"https://host[:port]\"): "
+            "request headers and credentials go to exactly one origin, "
+            "never to a host or url pattern");
+    return key;
+  }
+  if (r.headers.size() > kMaxRuleHeaders) {
+    (*fail)("headers",
+            "at most " + std::to_string(kMaxRuleHeaders) + " headers");
+    return "headers";
+  }
+  std::set<std::string> lower_names;
+  for (const auto& [name, value] : r.headers) {
+    if (!lower_names.insert(AsciiLowerCopy(name)).second) {
+      (*fail)("headers",
+              "\"" + name + "\" is set twice (header names ignore case)");
+      return "headers";
+    }
+    if (!IsHeaderName(name) || name.size() > kMaxRuleHeaderNameBytes) {
+      (*fail)("headers", "\"" + name +
+                             "\" is not a header name (letters, digits, "
+                             "!#$%&'*+-.^_`|~; at most " +
+                             std::to_string(kMaxRuleHeaderNameBytes) +
+                             " bytes)");
+      return "headers";
+    }
+    if (IsReservedHeader(name)) {
+      (*fail)("headers", "\"" + name +
+                             "\" may not be set here (framing, freshd's own "
+                             "or a credential: use cookie or "
+                             "credentials_file)");
+      return "headers";
+    }
+    if (!IsHeaderValue(value)) {
+      (*fail)("headers", "the value of \"" + name +
+                             "\" holds a control character (CR, LF, NUL) "
+                             "or is longer than " +
+                             std::to_string(kMaxRuleHeaderValueBytes) +
+                             " bytes");
+      return "headers";
+    }
+  }
+  if (!IsHeaderValue(r.cookie)) {
+    (*fail)("cookie",
+            "holds a control character (CR, LF, NUL) or is longer "
+            "than " +
+                std::to_string(kMaxRuleHeaderValueBytes) + " bytes");
+    return "cookie";
+  }
+  if (!r.credentials_file.empty() && !r.credential.empty()) {
+    (*fail)("credential", "set credentials_file or credential, not both");
+    return "credential";
+  }
+  if (!r.credential.empty() &&
+      (r.credential.find('/') != std::string::npos || r.credential == "." ||
+       r.credential == ".." || !IsHeaderSafe(r.credential))) {
+    (*fail)("credential",
+            "must be a file name in $CREDENTIALS_DIRECTORY (systemd "
+            "LoadCredential=), without '/'");
+    return "credential";
+  }
+  return "";
+}
+
 // How a [[rule]] is named in messages: [rule "name"], or [rule #3] (1-based)
 // while it has no name.
 std::string RuleSection(const RuleConfig& rule, size_t index) {
@@ -272,9 +425,20 @@ void CheckRule(const RuleConfig& r, size_t index, const SchedConfig& sched,
   if (!names->insert(r.name).second) {
     return fail("name", "another rule has this name");
   }
-  if (r.host.empty() == r.url.empty()) {
-    return fail(r.host.empty() ? "url" : "host",
-                "exactly one of host and url is required");
+  const int matchers = !r.host.empty() + !r.url.empty() + !r.origin.empty();
+  if (matchers != 1) {
+    return fail(!r.origin.empty() ? "origin"
+                : r.host.empty()  ? "url"
+                                  : "host",
+                "exactly one of host, url and origin is required");
+  }
+  if (!r.origin.empty()) {
+    if (std::string why = OriginProblem(r.origin); !why.empty()) {
+      return fail("origin", why);
+    }
+  }
+  if (std::string_view key = RequestKeysProblem(r, &fail); !key.empty()) {
+    return;
   }
   if (!r.host.empty()) {
     const std::string domain =
@@ -308,9 +472,10 @@ void CheckRule(const RuleConfig& r, size_t index, const SchedConfig& sched,
     }
   }
   if (r.min_interval_s == 0 && r.max_interval_s == 0 && r.importance == 0 &&
-      r.proxy.empty()) {
+      r.proxy.empty() && !HasRequestKeys(r)) {
     return fail("name",
-                "sets none of min_interval, max_interval, importance, proxy");
+                "sets none of min_interval, max_interval, importance, proxy, "
+                "headers, cookie, credentials_file, credential");
   }
   if (r.max_interval_s > 0 && r.min_interval_s > r.max_interval_s) {
     return fail("min_interval", "must not exceed the rule's max_interval");

@@ -251,19 +251,32 @@ struct ClusterConfig {
 // the budget (sched/scheduler.h PageRule). Matched by `host` (exactly, or
 // "*.example.com": every subdomain of example.com, not example.com itself)
 // or by `url` (an RE2 pattern, searched anywhere in the URL as [crawler]
-// include is), exactly one of the two; the first rule that matches a page
-// is its rule. Intervals in seconds, 0: none; importance > 0 replaces the
-// page's importance (0: keep it). At least one of the three is set.
+// include is), or by `origin` ("http[s]://host[:port]": the URLs of exactly
+// that scheme, host and port), exactly one of the three; the first rule that
+// matches a page is its rule. Intervals in seconds, 0: none; importance > 0
+// replaces the page's importance (0: keep it). At least one of the
+// intervals, importance, proxy or the request keys below is set.
 struct RuleConfig {
   std::string name;  // unique; shown by /page
   std::string host;
   std::string url;
+  std::string origin;
   double min_interval_s = 0;
   double max_interval_s = 0;
   double importance = 0;
   // Host rules only: "direct" or a proxy URL (as [fetch] proxy) for the
   // matching hosts' pages and robots.txt; "" = [fetch] proxy.
   std::string proxy;
+  // Origin rules only: sent with every request to exactly that origin
+  // (fetch/origin_credentials.h), never to another, never archived in
+  // clear. Extra headers (name -> value), a Cookie header value, and an
+  // Authorization from a file holding "basic USER:PASSWORD" or
+  // "bearer TOKEN": `credentials_file` (a path) or `credential` (a file
+  // name in systemd's $CREDENTIALS_DIRECTORY, LoadCredential=), not both.
+  std::map<std::string, std::string> headers;
+  std::string cookie;
+  std::string credentials_file;
+  std::string credential;
 
   bool operator==(const RuleConfig&) const = default;
 };
@@ -272,6 +285,10 @@ struct RuleConfig {
 inline constexpr size_t kMaxRules = 255;
 inline constexpr size_t kMaxRulePatternBytes = 1024;
 inline constexpr size_t kMaxRuleNameBytes = 64;
+// Bounds on an origin rule's request keys.
+inline constexpr size_t kMaxRuleHeaders = 16;
+inline constexpr size_t kMaxRuleHeaderNameBytes = 64;
+inline constexpr size_t kMaxRuleHeaderValueBytes = 4096;  // also the cookie
 
 struct Config {
   CrawlerConfig crawler;

@@ -187,10 +187,15 @@ void VisitRule(R& r, Visitor& v) {
   const std::vector<std::string> any;
   v.String("host", &r.host, any);
   v.String("url", &r.url, any);
+  v.String("origin", &r.origin, any);
   v.Duration("min_interval", &r.min_interval_s, 0, 10 * kYear);
   v.Duration("max_interval", &r.max_interval_s, 0, 10 * kYear);
   v.Double("importance", &r.importance, 0, 1e6);
   v.String("proxy", &r.proxy, any);
+  v.StringMap("headers", &r.headers);
+  v.String("cookie", &r.cookie, any);
+  v.String("credentials_file", &r.credentials_file, any);
+  v.String("credential", &r.credential, any);
 }
 
 }  // namespace freshd

@@ -1,6 +1,8 @@
 // [[rule]] matching: which operator's rule (conf/config.h RuleConfig) a URL
 // falls under. Compiled once from a validated config; the first rule that
-// matches wins. A host rule compares the URL's host (ASCII case-insensitive;
+// matches wins. An origin rule compares the URL's origin (OriginOfUrl)
+// with its own, exactly. A host rule compares the URL's host (ASCII
+// case-insensitive;
 // "*.example.com" matches every subdomain of example.com, not example.com);
 // a url rule is an RE2 search anywhere in the URL, as [crawler] include.
 // Matching costs one comparison per host rule and one RE2 search per url
@@ -27,6 +29,20 @@ namespace freshd {
 // True if a [[rule]] host pattern ("name" or "*.domain") covers `host`.
 bool RuleHostMatches(std::string_view pattern, std::string_view host);
 
+// The origin of an http(s) URL (or of an origin rule's "http[s]://host[:port]")
+// as "scheme://host:port": scheme and host lower case, the default port
+// filled in, userinfo, path, query and fragment dropped; "" for anything
+// else (another scheme, no host, a bad port). The form the fetcher names a
+// transfer's origin in (fetch/transfer.h Transfer::origin).
+std::string OriginOfUrl(std::string_view url);
+
+// True if the two rule lists send the same request headers and credentials
+// (each origin rule's origin, headers, cookie, credentials_file and
+// credential, in order). These are read by the fetcher at start only: a
+// reload that changes them needs a restart.
+bool SameRequestKeys(const std::vector<RuleConfig>& a,
+                     const std::vector<RuleConfig>& b);
+
 class RuleMatcher {
  public:
   RuleMatcher();
@@ -50,6 +66,8 @@ class RuleMatcher {
   std::vector<RuleConfig> rules_;
   // By rule: its compiled url pattern (nullptr for a host rule).
   std::vector<std::unique_ptr<re2::RE2>> patterns_;
+  // By rule: its origin as OriginOfUrl gives it ("" for other rules).
+  std::vector<std::string> origins_;
 };
 
 }  // namespace freshd

@@ -4,6 +4,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <deque>
 #include <set>
 #include <unordered_map>
@@ -22,6 +23,12 @@ CrawlerOptions CrawlerOptionsFromConfig(const Config& config) {
   o.fetcher.config = config.fetch;
   o.fetcher.user_agent = UserAgentHeader(config.crawler);
   o.fetcher.host_proxies = HostProxiesFromRules(config.rules);
+  for (const RuleConfig& r : config.rules) {
+    if (!r.origin.empty()) o.fetcher.origin_rules.push_back(r);
+  }
+  if (const char* dir = std::getenv("CREDENTIALS_DIRECTORY"); dir != nullptr) {
+    o.fetcher.credentials_directory = dir;
+  }
   o.politeness = config.politeness;
   o.product_token = RobotsProductToken(config.crawler);
   return o;

@@ -134,6 +134,14 @@ bool SetUpEasy(Transfer* t, const TargetParts& target) {
     t->headers = curl_slist_append(
         t->headers, ("If-Modified-Since: " + t->req.last_modified).c_str());
   }
+  // An origin rule's headers, cookie and Authorization: for this transfer's
+  // own origin only (each redirect hop is a transfer of its own), and
+  // never on a proxy's CONNECT.
+  for (const std::string& line : t->env->credentials->HeadersFor(t->origin)) {
+    t->headers = curl_slist_append(t->headers, line.c_str());
+  }
+  curl_easy_setopt(e, CURLOPT_HEADEROPT,
+                   static_cast<long>(CURLHEADER_SEPARATE));
   curl_easy_setopt(e, CURLOPT_HTTPHEADER, t->headers);
   auto res = c.resolve.find(target.host);
   if (t->proxy.empty() && res != c.resolve.end()) {

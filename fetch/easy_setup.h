@@ -2,7 +2,8 @@
 // (http/https with a host), every option that enforces [fetch] config
 // (timeouts, TLS verification and ca_file, HTTP/2 over TLS, no proxy but
 // the configured one, no redirect following, no curl-side decoding), request
-// headers (User-Agent, Accept-Encoding, conditional GET validators), the
+// headers (User-Agent, Accept-Encoding, conditional GET validators, an
+// origin rule's headers and credentials for t->origin only), the
 // [fetch] resolve override, the response/debug callbacks of response_reader.h,
 // and the SSRF guard in CURLOPT_OPENSOCKETFUNCTION; through an egress proxy,
 // the tunnel to the pinned target address and the proxy credentials.

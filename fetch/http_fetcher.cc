@@ -42,15 +42,18 @@ constexpr size_t kMaxMultiHandles = 4;
 // multi loop, runs the low-speed check, and reports each exactly once.
 class HttpFetcher::Impl {
  public:
-  Impl(asio::io_context& io, FetcherOptions options, ProxyRoutes proxies)
+  Impl(asio::io_context& io, FetcherOptions options, ProxyRoutes proxies,
+       OriginCredentials credentials)
       : io_(io),
         options_(std::move(options)),
         guard_(options_.config.allow_private_networks,
                options_.exempt_endpoints),
-        proxies_(std::move(proxies)) {
+        proxies_(std::move(proxies)),
+        credentials_(std::move(credentials)) {
     env_.options = &options_;
     env_.guard = &guard_;
     env_.proxies = &proxies_;
+    env_.credentials = &credentials_;
     env_.note_socket_opened = [this](curl_socket_t fd) {
       for (Multi& m : multis_) m.loop->NoteSocketOpened(fd);
     };
@@ -118,6 +121,7 @@ class HttpFetcher::Impl {
   const FetcherOptions options_;
   const AddressGuard guard_;
   const ProxyRoutes proxies_;
+  const OriginCredentials credentials_;
   asio::ip::tcp::resolver resolver_{io_};
   TransferEnv env_;
   uint64_t next_id_ = 1;
@@ -435,8 +439,12 @@ Result<std::unique_ptr<HttpFetcher>> HttpFetcher::Create(
   Result<ProxyRoutes> proxies =
       ProxyRoutes::Create(options.config, options.host_proxies);
   if (!proxies.ok()) return proxies.status();
-  auto impl = std::make_unique<Impl>(io, std::move(options),
-                                     std::move(proxies).value());
+  Result<OriginCredentials> credentials = OriginCredentials::Create(
+      options.origin_rules, options.credentials_directory);
+  if (!credentials.ok()) return credentials.status();
+  auto impl =
+      std::make_unique<Impl>(io, std::move(options), std::move(proxies).value(),
+                             std::move(credentials).value());
   if (!impl->ok()) return Status::Internal("curl_multi_init failed");
   return std::unique_ptr<HttpFetcher>(new HttpFetcher(std::move(impl)));
 }

@@ -21,6 +21,9 @@
 // "ip:port" (plain http too), a socks5 proxy the address, so the proxy
 // never resolves a name; the proxy's own address is exempt from the guard.
 // A failing proxy (refused, 407, CONNECT refused) is reported as kProxy.
+// A request to an origin that a [[rule]] names gets that rule's headers,
+// cookie and Authorization (origin_credentials.h), decided per transfer by
+// its own origin; the request head kept for WARC has their values redacted.
 // Redirects are NOT followed: a 3xx is
 // reported as kRedirect with its absolute `location`, so the caller (Crawler)
 // can put every hop through robots.txt and the politeness gate.
@@ -67,6 +70,11 @@ struct FetcherOptions {
   // Per-host overrides of [fetch] proxy, from [[rule]] host rules
   // (HostProxiesFromRules): "direct" or a proxy URL.
   std::vector<HostProxy> host_proxies;
+  // The [[rule]]s with an origin: their request headers and credentials
+  // (origin_credentials.h), read when the fetcher is created; and
+  // $CREDENTIALS_DIRECTORY, where a rule's `credential` is.
+  std::vector<RuleConfig> origin_rules;
+  std::string credentials_directory;
 };
 
 struct FetchRequest {

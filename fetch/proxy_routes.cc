@@ -1,17 +1,14 @@
 #include "fetch/proxy_routes.h"
 
-#include <sys/stat.h>
-
-#include <cstdio>
-#include <fstream>
-
 #include "conf/rules.h"
+#include "fetch/private_file.h"
 
 namespace freshd::fetch {
 
 namespace {
 
 const std::string kDirect;  // "" = no proxy
+constexpr size_t kMaxCredentialBytes = 4096;
 
 }  // namespace
 
@@ -32,23 +29,9 @@ Result<ProxyRoutes> ProxyRoutes::Create(const FetchConfig& config,
   const std::string& path = config.proxy_credentials_file;
   if (path.empty()) return routes;
   const std::string where = "[fetch] proxy_credentials_file " + path;
-  struct stat st;
-  if (::stat(path.c_str(), &st) != 0) {
-    return Status::NotFound(where + ": cannot be read");
-  }
-  if ((st.st_mode & (S_IRWXG | S_IRWXO)) != 0) {
-    char mode[8];
-    std::snprintf(mode, sizeof(mode), "%04o",
-                  static_cast<unsigned>(st.st_mode & 07777));
-    return Status::InvalidArgument(where +
-                                   ": group or others may read it (mode " +
-                                   mode + "); refused: chmod 600 it");
-  }
-  std::ifstream in(path);
-  std::string line;
-  if (!in || !std::getline(in, line)) {
-    return Status::NotFound(where + ": cannot be read");
-  }
+  Result<std::string> text = ReadPrivateFile(path, where, kMaxCredentialBytes);
+  if (!text.ok()) return text.status();
+  std::string line = text->substr(0, text->find('\n'));
   while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) {
     line.pop_back();
   }

@@ -24,6 +24,7 @@
 #include "fetch/content_decoder.h"
 #include "fetch/curl_multi_loop.h"
 #include "fetch/http_fetcher.h"
+#include "fetch/origin_credentials.h"
 #include "fetch/outcome.h"
 #include "fetch/proxy_routes.h"
 
@@ -48,6 +49,7 @@ struct TransferEnv {
   std::vector<std::string> accepted_types;  // lower case
   const AddressGuard* guard = nullptr;
   const ProxyRoutes* proxies = nullptr;
+  const OriginCredentials* credentials = nullptr;  // never null
   // Tells every multi loop of the fetcher that curl opened `fd`
   // (CurlMultiLoop::NoteSocketOpened): a number one loop saw closed behind
   // its back may now be another loop's socket.

@@ -221,6 +221,9 @@ FetchResult TakeResult(Transfer* t, CURLcode code) {
     r.body = JoinParts(std::move(t->body_parts));
   }
   t->body_parts.clear();
+  if (!r.raw_request.empty()) {
+    r.raw_request = t->env->credentials->Redact(r.raw_request);
+  }
   return r;
 }
 

@@ -441,7 +441,11 @@ of \fIdomain\fR (not \fIdomain\fR itself).
 .TP
 .B url
 string: an RE2 pattern searched anywhere in the URL (at most 1,024 bytes).
-Exactly one of \fBhost\fR and \fBurl\fR.
+.TP
+.B origin
+string: \fBhttp[s]://\fIhost\fR[\fB:\fIport\fR], the URLs of exactly that
+scheme, host and port. Exactly one of \fBhost\fR, \fBurl\fR and
+\fBorigin\fR.
 .TP
 .B min_interval
 duration, 0s to 3650d (0s: none): the page is not fetched again sooner.
@@ -452,10 +456,34 @@ is due, ahead of value order, once this long has passed since its last fetch.
 .TP
 .B importance
 number, 0 to 1e6 (0: the page's own): the page's importance in every value.
+.TP
+.B proxy
+string, host rules only: \fBdirect\fR or a proxy URL for the hosts' pages and
+robots.txt instead of [fetch] proxy.
+.TP
+.B headers
+table of strings, origin rules only: extra request headers (at most 16; no
+CR, LF or NUL; framing fields, User-Agent, Accept-Encoding, the
+conditional-GET validators, Authorization, Cookie and Proxy-Authorization
+refused).
+.TP
+.B cookie
+string, origin rules only: the Cookie header's value.
+.TP
+.B credentials_file
+string, origin rules only: a file (mode 0600 or stricter, else refused)
+whose first line is \fBbasic\fR \fIUSER\fB:\fIPASSWORD\fR or \fBbearer\fR
+\fITOKEN\fR, sent as the Authorization header.
+.TP
+.B credential
+string, origin rules only: the same, as a file name in systemd's
+$CREDENTIALS_DIRECTORY (LoadCredential=); not with credentials_file.
 .PP
-A rule sets at least one of the last three, and min_interval does not
-exceed max_interval. Forced fetches take tokens from the same [budget]; value
-order spends the rest. SIGHUP reloads the rules.
+A rule sets at least one of min_interval, max_interval, importance, proxy or
+a request key, and min_interval does not exceed max_interval. Forced fetches
+take tokens from the same [budget]; value order spends the rest. SIGHUP
+reloads the rules; request headers and credentials are sent only to the
+rule's origin, never archived in clear, and read at start only.
 .SH FILES
 .TP
 .I /etc/freshd/freshd.toml

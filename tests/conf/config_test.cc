@@ -278,13 +278,15 @@ TEST(RulesConfigTest, ErrorsNameTheRuleLineAndKey) {
                       "min_interval = \"2d\"\nmax_interval = \"1d\"\n"),
             "test.toml:4: [rule \"a\"] min_interval: must not exceed the "
             "rule's max_interval");
-  EXPECT_EQ(LoadError("[[rule]]\nname = \"a\"\nmin_interval = \"1d\"\n"),
-            "test.toml: [rule \"a\"] url: exactly one of host and url is "
-            "required");
-  EXPECT_EQ(LoadError("[[rule]]\nname = \"a\"\nhost = \"x.test\"\n"
-                      "url = \"x\"\nmin_interval = \"1d\"\n"),
-            "test.toml:3: [rule \"a\"] host: exactly one of host and url is "
-            "required");
+  EXPECT_EQ(
+      LoadError("[[rule]]\nname = \"a\"\nmin_interval = \"1d\"\n"),
+      "test.toml: [rule \"a\"] url: exactly one of host, url and origin is "
+      "required");
+  EXPECT_EQ(
+      LoadError("[[rule]]\nname = \"a\"\nhost = \"x.test\"\n"
+                "url = \"x\"\nmin_interval = \"1d\"\n"),
+      "test.toml:3: [rule \"a\"] host: exactly one of host, url and origin is "
+      "required");
   EXPECT_NE(LoadError("[[rule]]\nname = \"a\"\nurl = \"(\"\nimportance = 2\n")
                 .find("test.toml:3: [rule \"a\"] url: invalid regular "
                       "expression"),
@@ -295,7 +297,8 @@ TEST(RulesConfigTest, ErrorsNameTheRuleLineAndKey) {
             std::string::npos);
   EXPECT_EQ(LoadError("[[rule]]\nname = \"a\"\nhost = \"x.test\"\n"),
             "test.toml:2: [rule \"a\"] name: sets none of min_interval, "
-            "max_interval, importance, proxy");
+            "max_interval, importance, proxy, headers, cookie, "
+            "credentials_file, credential");
   EXPECT_EQ(LoadError("[[rule]]\nhost = \"x.test\"\nimportance = 2\n"),
             "test.toml: [rule #1] name: required: at most 64 printable "
             "characters, no '\"'");

@@ -73,6 +73,11 @@ class ForwardProxy {
     std::lock_guard<std::mutex> lock(mu_);
     return auth_headers_;
   }
+  // Every request head the proxy received (CONNECT and refused ones).
+  std::vector<std::string> heads() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return heads_;
+  }
   std::vector<std::string> methods() const {
     std::lock_guard<std::mutex> lock(mu_);
     return methods_;
@@ -197,6 +202,7 @@ class ForwardProxy {
     {
       std::lock_guard<std::mutex> lock(mu_);
       methods_.push_back(method);
+      heads_.push_back(head);
       if (!auth.empty()) auth_headers_.push_back(auth);
     }
     if (method != "CONNECT") {
@@ -301,7 +307,7 @@ class ForwardProxy {
   std::thread acceptor_;
   mutable std::mutex mu_;
   std::vector<std::thread> sessions_;
-  std::vector<std::string> connects_, auth_headers_, methods_;
+  std::vector<std::string> connects_, auth_headers_, methods_, heads_;
 };
 
 }  // namespace freshd::fetch::testing
