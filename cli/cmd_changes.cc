@@ -22,18 +22,15 @@
 // 1 also when NATS is unreachable or no node has published yet (not
 // --follow).
 
-#include <curl/curl.h>
-
 #include <chrono>
 #include <cstdio>
 #include <string>
 #include <thread>
 
 #include "cli/commands.h"
+#include "cli/status_client.h"
 #include "cluster/change_reader.h"
-#include "conf/config.h"
 #include "daemon/change_feed.h"
-#include "daemon/http_server.h"
 #include "nlohmann/json.hpp"
 #include "parse/w3c_datetime.h"
 
@@ -41,9 +38,7 @@ namespace freshd::cli {
 namespace {
 
 struct Options {
-  std::string config;
-  std::string status;  // ADDRESS:PORT
-  std::string token_file;
+  StatusEndpoint endpoint;
   std::string nats;  // the cluster's change stream instead of a daemon
   std::string stream = cluster::kChangeStream;
   std::string since_text = "0";
@@ -53,46 +48,6 @@ struct Options {
   double wait_s = 30;
   bool follow = false;
 };
-
-size_t Append(char* data, size_t size, size_t n, void* out) {
-  static_cast<std::string*>(out)->append(data, size * n);
-  return size * n;
-}
-
-// One GET; the HTTP status (0: no connection) and the body.
-int Get(const std::string& url, const std::string& token, double timeout_s,
-        std::string* body, std::string* error) {
-  CURL* curl = curl_easy_init();
-  if (curl == nullptr) {
-    *error = "curl_easy_init failed";
-    return 0;
-  }
-  body->clear();
-  curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
-  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, Append);
-  curl_easy_setopt(curl, CURLOPT_WRITEDATA, body);
-  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, 5000L);
-  curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS,
-                   static_cast<long>(timeout_s * 1000));  // NOLINT
-  curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http");
-  curl_slist* headers = nullptr;
-  if (!token.empty()) {
-    headers =
-        curl_slist_append(headers, ("Authorization: Bearer " + token).c_str());
-    curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
-  }
-  CURLcode rc = curl_easy_perform(curl);
-  long status = 0;  // NOLINT(runtime/int): curl's type
-  if (rc == CURLE_OK) {
-    curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
-  } else {
-    *error = curl_easy_strerror(rc);
-  }
-  curl_slist_free_all(headers);
-  curl_easy_cleanup(curl);
-  return static_cast<int>(status);
-}
 
 // --since: a cursor, or (with --nats) a time.
 bool ParseSince(Options* o) {
@@ -207,34 +162,14 @@ int RunNats(const Options& o) {
 int Run(Options o) {
   if (!ParseSince(&o)) return 2;
   if (!o.nats.empty()) return RunNats(o);
-  if (o.status.empty()) {
-    if (o.config.empty()) {
-      o.status = Config{}.status.listen;
-    } else {
-      auto config = LoadConfigFile(o.config);
-      if (!config.ok()) {
-        std::fprintf(stderr, "freshd changes: %s\n",
-                     config.status().ToString().c_str());
-        return 2;
-      }
-      o.status = config.value().status.listen;
-      if (o.token_file.empty()) o.token_file = config.value().status.token_file;
-    }
-  }
   std::string token;
-  if (!o.token_file.empty()) {
-    auto t = daemon::ReadTokenFile(o.token_file);
-    if (!t.ok()) {
-      std::fprintf(stderr, "freshd changes: token file: %s\n",
-                   t.status().ToString().c_str());
-      return 2;
-    }
-    token = *t;
+  if (Status s =
+          ResolveStatusEndpoint(&o.endpoint, /*loopback_only=*/false, &token);
+      !s.ok()) {
+    std::fprintf(stderr, "freshd changes: %s\n", s.message().c_str());
+    return 2;
   }
-  // A wildcard listen address is reached on loopback.
-  std::string host = o.status;
-  if (host.rfind("0.0.0.0:", 0) == 0) host = "127.0.0.1" + host.substr(7);
-  if (host.rfind("[::]:", 0) == 0) host = "[::1]" + host.substr(4);
+  const std::string& host = o.endpoint.status;
   uint64_t cursor = o.since;
   bool down_noted = false;
   for (;;) {
@@ -244,7 +179,8 @@ int Run(Options o) {
                             "&limit=" + std::to_string(o.limit) +
                             (wait > 0 ? "&wait=" + std::to_string(wait) : "");
     std::string body, error;
-    const int status = Get(url, token, wait + 15, &body, &error);
+    const int status =
+        StatusRequest(url, token, nullptr, wait + 15, &body, &error);
     if (status != 200) {
       const std::string what =
           status == 0 ? error : "HTTP " + std::to_string(status) + ": " + body;
@@ -300,12 +236,7 @@ void AddChangesCommand(CLI::App& app, int* exit_code) {
       "changes",
       "Tail the running daemon's change feed (GET /changes): JSON Lines on "
       "stdout, each reply ending in its cursor line");
-  cmd->add_option("--config", o->config,
-                  "freshd.toml whose [status] listen and token_file to use");
-  cmd->add_option("--status", o->status,
-                  "status endpoint ADDRESS:PORT (default: the config's, or " +
-                      Config{}.status.listen + ")");
-  cmd->add_option("--token-file", o->token_file, "bearer token file");
+  AddStatusEndpointOptions(cmd, &o->endpoint);
   cmd->add_option("--nats", o->nats,
                   "read the whole cluster's changes from this NATS server's "
                   "change stream instead of one daemon");
