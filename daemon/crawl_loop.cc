@@ -353,19 +353,15 @@ Result<nlohmann::json> CrawlLoop::Control(std::string_view body) {
   return ControlsJson();
 }
 
-nlohmann::json CrawlLoop::ControlsJson() const {
-  nlohmann::json j = controls_->Json(controls_->size());
+nlohmann::json CrawlLoop::ControlsJson(size_t limit) const {
+  nlohmann::json j = controls_->Json(limit);
   j["held_pages"] = sched_->held_pages();
   return j;
 }
 
 StatusViews::Sources CrawlLoop::StatusSources() {
   StatusViews::Sources s;
-  s.controls = [this] {
-    nlohmann::json j = controls_->Json(kStatusControlsListed);
-    j["held_pages"] = sched_->held_pages();
-    return j;
-  };
+  s.controls = [this] { return ControlsJson(kStatusControlsListed); };
   s.controls_metrics = [this](PrometheusText& out) {
     controls_->AppendMetrics(out, sched_->held_pages());
   };

@@ -174,9 +174,10 @@ class CrawlLoop {
   // pattern, a refused transition; NotFound (404): no such control;
   // ResourceExhausted (409): over the controls' bounds.
   Result<nlohmann::json> Control(std::string_view body);
-  // GET /control: every control (at most
-  // OperatorControls::Limits::max_controls) and the counts.
-  nlohmann::json ControlsJson() const;
+  // GET /control: the counts, held_pages and the controls (the first
+  // `limit`; by default all, at most OperatorControls::Limits::max_controls).
+  nlohmann::json ControlsJson(
+      size_t limit = std::numeric_limits<size_t>::max()) const;
   const OperatorControls& controls() const { return *controls_; }
 
   // `committed` runs on this thread once everything changed so far is
