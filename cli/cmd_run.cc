@@ -163,19 +163,21 @@ int RunDaemon(const std::string& config_path, const std::string& seeds_arg) {
   extender.reset();  // (a 10M-line seeds file takes a while too)
   // The status endpoint answers from its own thread (status_service.h).
   server.value()->Attach(crawl);
-  // The push listener ([push] listen): sites' IndexNow pings, on its own
-  // thread, handed to the loop's receiver (push_listener.h).
+  // The push listener ([push] listen): sites' IndexNow pings and WebSub
+  // callbacks, on its own thread, handed to the loop (push_listener.h).
+  // The subscriptions were restored with the loop, before it serves.
   std::unique_ptr<daemon::PushListener> push;
   if (crawl.indexnow() != nullptr) {
     auto listening = daemon::PushListener::Start(
         io, crawl.indexnow(),
-        daemon::PushListener::OptionsFromConfig(config.value().push));
+        daemon::PushListener::OptionsFromConfig(config.value().push),
+        crawl.websub());
     if (!listening.ok()) {
       spdlog::error("push listener: {}", listening.status().ToString());
       return 1;
     }
     push = std::move(listening).value();
-    spdlog::info("push listener (IndexNow) on {} port {}{}",
+    spdlog::info("push listener (IndexNow, WebSub) on {} port {}{}",
                  config.value().push.listen, push->port(),
                  config.value().push.public_url.empty()
                      ? ""

@@ -214,6 +214,14 @@ struct PushConfig {
   double body_timeout_s = 10;
   double key_cache_s = 3600;         // how long a key file's verdict holds
   int max_pending_per_host = 10000;  // URLs waiting for a key check
+  // WebSub subscriber (needs listen and public_url): subscriptions at once
+  // (0: none), the lease asked of hubs, the least time between two requests
+  // for one subscription, and how many times less often a feed with an
+  // active subscription is polled.
+  int websub_max_subscriptions = 1000;
+  double websub_lease_s = 864000;  // 10 days
+  double websub_min_renew_interval_s = 60;
+  double websub_poll_slowdown = 6;
 
   bool operator==(const PushConfig&) const = default;
 };

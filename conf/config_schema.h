@@ -161,6 +161,12 @@ void VisitConfig(C& c, Visitor& v) {
   v.Duration("body_timeout", &c.push.body_timeout_s, 0.1, 600);
   v.Duration("key_cache", &c.push.key_cache_s, 1, 30 * 86400.0);
   v.Int("max_pending_per_host", &c.push.max_pending_per_host, 1, 1000000);
+  v.Int("websub_max_subscriptions", &c.push.websub_max_subscriptions, 0,
+        1000000);
+  v.Duration("websub_lease", &c.push.websub_lease_s, 60, 365 * 86400.0);
+  v.Duration("websub_min_renew_interval", &c.push.websub_min_renew_interval_s,
+             1, 86400);
+  v.Double("websub_poll_slowdown", &c.push.websub_poll_slowdown, 1, 1000);
 
   v.Section("log");
   v.String("level", &c.log.level, KnownLogLevels());

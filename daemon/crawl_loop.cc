@@ -45,10 +45,12 @@ CrawlLoop::~CrawlLoop() {
   // What was marked and never handed to the writer (a loop destroyed
   // without Stop): committed here, so nothing acknowledged is lost.
   if (book_ && store_ &&
-      (book_->marked() || (controls_ && controls_->marked()))) {
+      (book_->marked() || (controls_ && controls_->marked()) ||
+       (websub_ && websub_->marked()))) {
     store::StoreBatch batch;
     book_->TakeBatch(&batch);
     if (controls_) controls_->TakeBatch(&batch);
+    if (websub_) websub_->TakeBatch(&batch);
     if (Status s = store_->Commit(batch, UnixNow()); !s.ok()) {
       spdlog::error("store: {}", s.ToString());
     }
@@ -110,6 +112,7 @@ Status CrawlLoop::Init() {
   intake.max_decompressed_bytes = config_.fetch.max_decompressed_bytes;
   intake.robots_cache_s = config_.politeness.robots_cache_s;
   intake.keep_raw = !config_.store.warc_dir.empty();
+  intake.pushed_poll_slowdown = config_.push.websub_poll_slowdown;
   SignalIntake::Hooks hooks;
   hooks.fetch = [this](fetch::CrawlRequest req, SignalIntake::FetchDone done) {
     net_->Fetch(std::move(req), std::move(done));
@@ -132,6 +135,13 @@ Status CrawlLoop::Init() {
   };
   hooks.commit = [this] { RequestCommit(); };
   hooks.dispatch = [this] { TryDispatch(); };
+  hooks.feed_hubs = [this](const std::string& feed, const std::string& self,
+                           const std::vector<std::string>& hubs) {
+    if (websub_) websub_->Discovered(feed, self, hubs);
+  };
+  hooks.feed_forgotten = [this](const std::string& feed) {
+    if (websub_) websub_->Forget(feed);
+  };
   intake_ = std::make_unique<SignalIntake>(io_, std::move(intake), book_.get(),
                                            sched_.get(), frontier_.get(),
                                            parse_.get(), std::move(hooks));
@@ -216,10 +226,14 @@ Status CrawlLoop::Init() {
           config_.store.warc_errors});
   committer_ = std::make_unique<GroupCommitter>(
       io_, writer_.get(),
-      RecordSource{[this] { return book_->marked() || controls_->marked(); },
+      RecordSource{[this] {
+                     return book_->marked() || controls_->marked() ||
+                            (websub_ && websub_->marked());
+                   },
                    [this](store::StoreBatch* batch, uint64_t* failures) {
                      book_->TakeBatch(batch, failures);
                      controls_->TakeBatch(batch);
+                     if (websub_) websub_->TakeBatch(batch);
                    }},
       warc_ != nullptr);
   committer_->set_on_committed([this] { TryDispatch(); });
@@ -262,7 +276,10 @@ Status CrawlLoop::Init() {
       cluster_->PublishChanges(e);  // writer thread
     });
   }
-  if (!config_.push.listen.empty()) InitIndexNow();
+  if (!config_.push.listen.empty()) {
+    InitIndexNow();
+    if (Status w = InitWebSub(); !w.ok()) return w;
+  }
   StatusViews::Options views;
   views.policy = config_.sched.policy;
   views.max_interval_s = config_.sched.max_interval_s;
@@ -304,6 +321,63 @@ void CrawlLoop::InitIndexNow() {
   h.signal = [this](std::vector<std::string> urls) { Signal(urls); };
   h.now = [] { return NetworkStage::Now(); };
   indexnow_ = std::make_unique<IndexNowReceiver>(o, std::move(h));
+}
+
+Status CrawlLoop::InitWebSub() {
+  WebSubSubscriptions::Options o;
+  o.public_url = config_.push.public_url;
+  o.max_subscriptions =
+      static_cast<size_t>(config_.push.websub_max_subscriptions);
+  o.lease_s = config_.push.websub_lease_s;
+  o.min_renew_interval_s = config_.push.websub_min_renew_interval_s;
+  o.retry_base_s = std::max(o.retry_base_s, o.min_renew_interval_s);
+  WebSubSubscriptions::Hooks h;
+  // The hub request goes through the crawler: politeness gate and SSRF
+  // guard as any fetch ([fetch] allow_private_addresses decides for a hub
+  // in private ranges), outside the token budget.
+  h.post = [this](std::string url, std::string form,
+                  std::function<void(fetch::FetchResult)> done) {
+    fetch::CrawlRequest req;
+    req.url = std::move(url);
+    req.form_body = std::move(form);
+    net_->Fetch(std::move(req), [this, alive = alive_, done = std::move(done)](
+                                    fetch::FetchResult r, double) mutable {
+      boost::asio::post(
+          io_, [alive, done = std::move(done), r = std::move(r)]() mutable {
+            if (*alive) done(std::move(r));
+          });
+    });
+  };
+  h.set_pushed = [this](const std::string& feed, bool pushed) {
+    intake_->SetFeedPushed(feed, pushed);
+  };
+  h.deliver = [this](const std::string& feed, std::string body) {
+    intake_->ApplyPushedFeed(feed, std::move(body));
+  };
+  if (cluster_) {
+    // A subscription belongs to its feed's shard owner.
+    h.owned = [this](const std::string& feed) {
+      auto host = book_->hosts().Find(parse::UrlAuthority(feed));
+      return !host || cluster_->OwnsHost(*host);
+    };
+  }
+  h.commit = [this] { RequestCommit(); };
+  h.now = [] { return UnixNow(); };
+  websub_ = std::make_unique<WebSubSubscriptions>(o, std::move(h));
+  std::vector<store::SubscriptionRecord> records;
+  Status s = store_->ForEachSubscription(
+      [&](const store::SubscriptionRecord& r) {
+        records.push_back(r);
+        return true;
+      },
+      /*skip_corrupt=*/true);
+  if (!s.ok()) return s;
+  const size_t kept = websub_->Restore(records);
+  if (!records.empty()) {
+    spdlog::info("websub: {} stored subscriptions restored ({} dropped)", kept,
+                 records.size() - kept);
+  }
+  return Status::OK();
 }
 
 Status CrawlLoop::RestoreControls() {
@@ -376,6 +450,12 @@ StatusViews::Sources CrawlLoop::StatusSources() {
                                      intake_->sitemaps_fetched()};
   };
   s.site_feeds = [this] { return intake_->SiteFeedsJson(); };
+  if (websub_) {
+    s.websub = [this] { return websub_->Json(); };
+    s.websub_metrics = [this](PrometheusText& out) {
+      websub_->AppendMetrics(out);
+    };
+  }
   if (indexnow_) {
     s.indexnow = [this] { return indexnow_->Json(); };
     s.indexnow_metrics = [this](PrometheusText& out) {
@@ -688,6 +768,7 @@ void CrawlLoop::Housekeeping() {
   const double now = UnixNow();
   intake_->RefreshRobots(now, config_.budget.rate, kHousekeepingS);
   if (config_.site_feeds.enabled) intake_->PollSiteFeeds(now);
+  if (websub_) websub_->Tick();
   if (now - last_fetch_state_save_ >=
       std::max(config_.store.sync_interval_s, kHousekeepingS)) {
     SaveFetchState({});

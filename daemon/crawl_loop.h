@@ -94,6 +94,7 @@
 #include "daemon/status_views.h"
 #include "daemon/store_writer.h"
 #include "daemon/url_scope.h"
+#include "daemon/websub_subscriptions.h"
 #include "parse/feed.h"
 #include "parse/html_fingerprint.h"
 #include "parse/public_suffix.h"
@@ -195,6 +196,10 @@ class CrawlLoop {
   // The IndexNow receiver (daemon/indexnow_receiver.h) the push listener
   // hands pings to, on this thread; null without [push] listen.
   IndexNowReceiver* indexnow() { return indexnow_.get(); }
+  // The WebSub subscriptions (daemon/websub_subscriptions.h) whose
+  // callbacks the push listener serves, on this thread; null without
+  // [push] listen.
+  WebSubSubscriptions* websub() { return websub_.get(); }
 
   const RecoveryReport& recovery() const { return recovery_; }
   // What of the fetcher's saved state (robots.txt copies, per-host gate
@@ -306,6 +311,9 @@ class CrawlLoop {
 
   // The IndexNow receiver ([push] listen set), its hooks into the parts.
   void InitIndexNow();
+  // The WebSub subscriptions ([push] listen set), their hooks, the stored
+  // ones restored.
+  Status InitWebSub();
   // The status views' readers of the parts (StatusViews::Sources).
   StatusViews::Sources StatusSources();
 
@@ -365,6 +373,8 @@ class CrawlLoop {
   std::unique_ptr<ClusterAdapter> cluster_;
   // IndexNow pings from the push listener (null without [push] listen).
   std::unique_ptr<IndexNowReceiver> indexnow_;
+  // WebSub subscriptions (null without [push] listen).
+  std::unique_ptr<WebSubSubscriptions> websub_;
   // The routed POST /signal hints the next WhenCommitted also waits for.
   std::shared_ptr<RouteJoin> route_join_;
 };

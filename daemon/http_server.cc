@@ -453,6 +453,7 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
       in.peer = client_;
       in.content_type = std::string(Sv(req[http::field::content_type]));
       in.forwarded_for = std::string(Sv(req["X-Forwarded-For"]));
+      in.hub_signature = std::string(Sv(req["X-Hub-Signature"]));
       bool keep_alive = req.keep_alive();
       if (server_->async_) {
         auto respond = [self = shared_from_this(), keep_alive](HttpReply r) {

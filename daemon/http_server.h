@@ -49,6 +49,7 @@ struct HttpRequest {
   std::string peer;           // the connection's source address
   std::string content_type;   // the Content-Type header as sent
   std::string forwarded_for;  // the X-Forwarded-For header as sent
+  std::string hub_signature;  // the X-Hub-Signature header (WebSub §8)
 };
 
 struct HttpReply {

@@ -46,10 +46,12 @@ PushListener::Options PushListener::OptionsFromConfig(const PushConfig& push) {
 }
 
 PushListener::PushListener(boost::asio::io_context& receiver_io,
-                           IndexNowReceiver* receiver, Options options,
+                           IndexNowReceiver* receiver,
+                           WebSubSubscriptions* websub, Options options,
                            TrustedProxies proxies)
     : receiver_io_(receiver_io),
       receiver_(receiver),
+      websub_(websub),
       options_(std::move(options)),
       proxies_(std::move(proxies)),
       work_(io_.get_executor()),
@@ -61,7 +63,7 @@ PushListener::PushListener(boost::asio::io_context& receiver_io,
 
 Result<std::unique_ptr<PushListener>> PushListener::Start(
     boost::asio::io_context& receiver_io, IndexNowReceiver* receiver,
-    Options options) {
+    Options options, WebSubSubscriptions* websub) {
   auto proxies = TrustedProxies::Create(options.trusted_proxies);
   if (!proxies.ok()) return proxies.status();
   if (options.client_requests_per_minute < 1) {
@@ -73,15 +75,13 @@ Result<std::unique_ptr<PushListener>> PushListener::Start(
   options.http.allowed_hosts.clear();
   HttpServerOptions http = options.http;
   const std::string listen = options.listen;
-  std::unique_ptr<PushListener> self(new PushListener(
-      receiver_io, receiver, std::move(options), std::move(proxies).value()));
+  std::unique_ptr<PushListener> self(
+      new PushListener(receiver_io, receiver, websub, std::move(options),
+                       std::move(proxies).value()));
   PushListener* raw = self.get();
   auto server = HttpServer::Listen(
       self->io_, listen,
-      [](const HttpRequest&) {
-        return Error(404, "no such endpoint (/indexnow)");
-      },
-      http,
+      [](const HttpRequest&) { return Error(404, "no such endpoint"); }, http,
       [raw](const HttpRequest& r, std::function<void(HttpReply)> respond) {
         return raw->Handle(r, std::move(respond));
       });
@@ -125,6 +125,13 @@ bool PushListener::Handle(const HttpRequest& request,
     respond(std::move(reply));
     return true;
   }
+  if (path.starts_with(kWebSubPath) && websub_ != nullptr) {
+    HandleWebSub(
+        request, path.substr(kWebSubPath.size()),
+        q == std::string_view::npos ? std::string_view() : target.substr(q + 1),
+        std::move(respond));
+    return true;
+  }
   if (path != "/indexnow") return false;  // 404
   parse::IndexNowParse parsed;
   if (request.method == "GET") {
@@ -144,35 +151,81 @@ bool PushListener::Handle(const HttpRequest& request,
     respond(Error(parsed.status, parsed.error));
     return true;
   }
-  const uint64_t id = next_id_++;
-  awaiting_.emplace(id, std::move(respond));
-  boost::asio::post(
-      receiver_io_,
-      [receiver = receiver_, alive = receiver_->alive(), channel = channel_, id,
-       ping = std::move(parsed.request)]() mutable {
-        if (!*alive) return;  // the receiver is gone; so is the reply
+  Forward(
+      receiver_->alive(),
+      [receiver = receiver_, ping = std::move(parsed.request)]() mutable {
         IndexNowReceiver::Reply r = receiver->Receive(std::move(ping));
         HttpReply reply = JsonReply(r.status, r.body);
         if (r.status == 429) reply.headers.emplace_back("Retry-After", "60");
-        std::lock_guard<std::mutex> lock(channel->mu);
-        if (channel->io == nullptr) return;
-        boost::asio::post(*channel->io,
-                          [channel, id, reply = std::move(reply)]() mutable {
-                            PushListener* self = nullptr;
-                            {
-                              std::lock_guard<std::mutex> lock(channel->mu);
-                              self = channel->listener;
-                            }
-                            if (self == nullptr)
-                              return;  // being destroyed (joins this thread)
-                            auto it = self->awaiting_.find(id);
-                            if (it == self->awaiting_.end()) return;
-                            auto respond = std::move(it->second);
-                            self->awaiting_.erase(it);
-                            respond(std::move(reply));
-                          });
-      });
+        return reply;
+      },
+      std::move(respond));
   return true;
+}
+
+void PushListener::HandleWebSub(const HttpRequest& request, std::string_view id,
+                                std::string_view query,
+                                std::function<void(HttpReply)> respond) {
+  if (request.method != "GET" && request.method != "POST") {
+    respond(Error(405, "use GET or POST"));
+    return;
+  }
+  if (!WebSubSubscriptions::WellFormedId(id)) {
+    websub_->NoteUnknownCallback();
+    respond(Error(404, "no such subscription"));
+    return;
+  }
+  const auto text = [](WebSubSubscriptions::Reply r) {
+    HttpReply reply;
+    reply.status = r.status;
+    reply.content_type = "text/plain";
+    reply.body = std::move(r.body);
+    return reply;
+  };
+  if (request.method == "GET") {
+    Forward(
+        websub_->alive(),
+        [websub = websub_, id = std::string(id), query = std::string(query),
+         text] { return text(websub->Verify(id, query)); },
+        std::move(respond));
+    return;
+  }
+  Forward(
+      websub_->alive(),
+      [websub = websub_, id = std::string(id),
+       signature = request.hub_signature, body = request.body, text]() mutable {
+        return text(websub->Deliver(id, signature, std::move(body)));
+      },
+      std::move(respond));
+}
+
+void PushListener::Forward(std::shared_ptr<bool> alive,
+                           std::function<HttpReply()> work,
+                           std::function<void(HttpReply)> respond) {
+  const uint64_t id = next_id_++;
+  awaiting_.emplace(id, std::move(respond));
+  boost::asio::post(receiver_io_, [alive = std::move(alive), channel = channel_,
+                                   id, work = std::move(work)]() mutable {
+    if (!*alive) return;  // the receiver is gone; so is the reply
+    HttpReply reply = work();
+    std::lock_guard<std::mutex> lock(channel->mu);
+    if (channel->io == nullptr) return;
+    boost::asio::post(*channel->io,
+                      [channel, id, reply = std::move(reply)]() mutable {
+                        PushListener* self = nullptr;
+                        {
+                          std::lock_guard<std::mutex> lock(channel->mu);
+                          self = channel->listener;
+                        }
+                        if (self == nullptr)
+                          return;  // being destroyed (joins this thread)
+                        auto it = self->awaiting_.find(id);
+                        if (it == self->awaiting_.end()) return;
+                        auto respond = std::move(it->second);
+                        self->awaiting_.erase(it);
+                        respond(std::move(reply));
+                      });
+  });
 }
 
 }  // namespace freshd::daemon

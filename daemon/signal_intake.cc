@@ -219,7 +219,7 @@ void SignalIntake::PollSiteFeeds(double now) {
     if (it == site_feeds_.end() || it->second.in_flight) continue;
     if (!Owned(it->second.host)) {
       // Another node's host now: asked again later, in case it comes back.
-      site_feeds_due_.emplace(now + options_.site_feeds.poll_interval_s, url);
+      site_feeds_due_.emplace(now + PollInterval(url), url);
       continue;
     }
     PollSiteFeed(url);
@@ -248,32 +248,70 @@ void SignalIntake::PollSiteFeed(const std::string& url) {
           });
       return;
     }
-    parse::FeedOptions o;
-    o.feed_url = r.final_url;
-    // Entries on other hosts are kept here and held to the scope by AddUrl
-    // (the scope lives on the scheduler's thread).
-    o.cross_host_allowed = [](std::string_view) { return true; };
-    o.max_entries = options_.site_feeds.max_entries;
-    o.max_bytes = options_.site_feeds.max_bytes;
-    const uint64_t max_decoded = std::min<uint64_t>(
-        options_.max_decompressed_bytes, options_.site_feeds.max_bytes);
-    parse_->Submit(
-        std::move(r), max_decoded,
-        [o = std::move(o)](fetch::FetchResult& r) {
-          Result<parse::FeedResult> parsed =
-              r.outcome == fetch::OutcomeClass::kOk
-                  ? parse::ParseFeed(r.body, o)
-                  : Result<parse::FeedResult>(
-                        Status::InvalidArgument(r.detail));
-          r.body.clear();
-          return parsed;
-        },
-        [this, alive, url, read_at](fetch::FetchResult r,
-                                    Result<parse::FeedResult> parsed) {
-          if (!*alive) return;
-          SiteFeedDone(url, std::move(r), std::move(parsed), read_at);
-        });
+    SubmitFeedParse(std::move(r), [this, alive, url, read_at](
+                                      fetch::FetchResult r,
+                                      Result<parse::FeedResult> parsed) {
+      if (!*alive) return;
+      SiteFeedDone(url, std::move(r), std::move(parsed), read_at);
+    });
   });
+}
+
+void SignalIntake::SubmitFeedParse(
+    fetch::FetchResult r,
+    std::function<void(fetch::FetchResult, Result<parse::FeedResult>)> done) {
+  parse::FeedOptions o;
+  o.feed_url = r.final_url;
+  // Entries on other hosts are kept here and held to the scope by AddUrl
+  // (the scope lives on the scheduler's thread).
+  o.cross_host_allowed = [](std::string_view) { return true; };
+  o.max_entries = options_.site_feeds.max_entries;
+  o.max_bytes = options_.site_feeds.max_bytes;
+  const uint64_t max_decoded = std::min<uint64_t>(
+      options_.max_decompressed_bytes, options_.site_feeds.max_bytes);
+  parse_->Submit(
+      std::move(r), max_decoded,
+      [o = std::move(o)](fetch::FetchResult& r) {
+        Result<parse::FeedResult> parsed =
+            r.outcome == fetch::OutcomeClass::kOk
+                ? parse::ParseFeed(r.body, o)
+                : Result<parse::FeedResult>(Status::InvalidArgument(r.detail));
+        // WebSub §4: the response's Link headers name the hub first.
+        if (parsed.ok()) {
+          parse::UseLinkHeaders(r.raw_headers, o.feed_url, &parsed.value());
+        }
+        r.body.clear();
+        return parsed;
+      },
+      std::move(done));
+}
+
+void SignalIntake::ApplyPushedFeed(const std::string& url, std::string body) {
+  if (stopping_) return;
+  fetch::FetchResult r;
+  r.url = r.final_url = url;
+  r.outcome = fetch::OutcomeClass::kOk;
+  r.status = 200;
+  r.bytes = body.size();
+  r.body = std::move(body);
+  SubmitFeedParse(std::move(r),
+                  [this, alive = alive_](fetch::FetchResult,
+                                         Result<parse::FeedResult> parsed) {
+                    if (!*alive || stopping_) return;
+                    if (parsed.ok()) {
+                      ApplySiteFeed(parsed.value());
+                    } else {
+                      ++site_feed_counts_.errors;
+                    }
+                  });
+}
+
+void SignalIntake::SetFeedPushed(const std::string& url, bool pushed) {
+  if (pushed) {
+    pushed_feeds_.insert(url);
+  } else {
+    pushed_feeds_.erase(url);
+  }
 }
 
 void SignalIntake::SiteFeedDone(const std::string& url, fetch::FetchResult head,
@@ -294,6 +332,9 @@ void SignalIntake::SiteFeedDone(const std::string& url, fetch::FetchResult head,
     feed.last_modified = head.last_modified;
     ApplySiteFeed(parsed->value());
     ok = true;
+    if (hooks_.feed_hubs && !parsed->value().hubs.empty()) {
+      hooks_.feed_hubs(url, parsed->value().self_url, parsed->value().hubs);
+    }
     // A feed cut short (parse status not OK: max_entries, max_bytes, bad
     // XML) lists only part of the host's news: no coverage.
     if (parsed->value().status.ok() && !head.truncated) {
@@ -306,9 +347,10 @@ void SignalIntake::SiteFeedDone(const std::string& url, fetch::FetchResult head,
   if (feed.failures >= kMaxSiteFeedFailures || stopping_) {
     --site_feeds_per_origin_[parse::UrlOrigin(url)];
     site_feeds_.erase(it);
+    if (!stopping_ && hooks_.feed_forgotten) hooks_.feed_forgotten(url);
     return;
   }
-  site_feeds_due_.emplace(UnixNow() + options_.site_feeds.poll_interval_s, url);
+  site_feeds_due_.emplace(UnixNow() + PollInterval(url), url);
 }
 
 void SignalIntake::ApplySiteFeed(const parse::FeedResult& feed) {

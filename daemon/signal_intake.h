@@ -10,6 +10,12 @@
 //     dated signals (source kFeedEntry); a feed failing
 //     kMaxSiteFeedFailures polls in a row is forgotten. Not stored: after
 //     a restart feeds come back as the pages naming them are fetched;
+//   * WebSub (daemon/websub_subscriptions.h): a polled feed's hubs (its
+//     Link headers, else its own hub links) go to Hooks::feed_hubs; a feed
+//     forgotten after its failures to Hooks::feed_forgotten; a feed whose
+//     subscription is active (SetFeedPushed) is polled pushed_poll_slowdown
+//     times less often; a delivered body (ApplyPushedFeed) is parsed and
+//     applied exactly as a polled one (no coverage: a push is not a read);
 //   * dated signals (ConsiderDatedSignal) and hints (SignalPage): handed to
 //     the scheduler unless stale, and counted;
 //   * robots refresh: every host crawled has its robots.txt (and so its
@@ -85,12 +91,20 @@ class SignalIntake {
     std::function<bool(sched::HostId)> owned;
     std::function<void()> commit;    // something was marked
     std::function<void()> dispatch;  // new work may be selected
+    // WebSub: a polled feed named hubs (null: not asked).
+    std::function<void(const std::string& feed_url, const std::string& self,
+                       const std::vector<std::string>& hubs)>
+        feed_hubs;
+    // WebSub: a feed was forgotten (its failures), not at Stop.
+    std::function<void(const std::string& feed_url)> feed_forgotten;
   };
   struct Options {
     SiteFeedsConfig site_feeds;
     uint64_t max_decompressed_bytes = 0;  // [fetch]
     double robots_cache_s = 86400;        // [politeness] robots_cache
     bool keep_raw = false;                // WARC output on
+    // A feed pushed by WebSub is polled this many times less often.
+    double pushed_poll_slowdown = 1;
   };
 
   SignalIntake(boost::asio::io_context& io, Options options, PageBook* book,
@@ -116,6 +130,12 @@ class SignalIntake {
   // Polls the feeds due at `now`.
   void PollSiteFeeds(double now);
   size_t site_feeds() const { return site_feeds_.size(); }
+  // WebSub: the feed at `url` has an active subscription (true) or no
+  // longer (false); kept for a feed not (yet) known too (after a restart).
+  void SetFeedPushed(const std::string& url, bool pushed);
+  // WebSub: a verified delivery of the feed at `url`: parsed on the pool
+  // and applied as a polled body is (entries, dated signals).
+  void ApplyPushedFeed(const std::string& url, std::string body);
 
   // ---- signals ----
   // A dated claim that `page` changed at `changed_at` (a sitemap lastmod, a
@@ -166,6 +186,15 @@ class SignalIntake {
                     std::optional<Result<parse::FeedResult>> parsed,
                     double read_at);
   void ApplySiteFeed(const parse::FeedResult& feed);
+  // Parses a feed body (a poll's 2xx or a push) on the pool: `done` on this
+  // thread with the head (body cleared) and the parse.
+  void SubmitFeedParse(
+      fetch::FetchResult r,
+      std::function<void(fetch::FetchResult, Result<parse::FeedResult>)> done);
+  double PollInterval(const std::string& url) const {
+    return options_.site_feeds.poll_interval_s *
+           (pushed_feeds_.count(url) != 0 ? options_.pushed_poll_slowdown : 1);
+  }
   bool Owned(sched::HostId host) const {
     return !hooks_.owned || hooks_.owned(host);
   }
@@ -193,6 +222,7 @@ class SignalIntake {
   std::map<std::string, SiteFeed, std::less<>> site_feeds_;  // by URL
   std::map<std::string, int, std::less<>> site_feeds_per_origin_;
   std::set<std::pair<double, std::string>> site_feeds_due_;  // (Unix s, URL)
+  std::set<std::string, std::less<>> pushed_feeds_;          // WebSub active
   struct SiteFeedCounts {
     uint64_t polled = 0;        // polls that got an answer or failed
     uint64_t not_modified = 0;  // of which 304

@@ -233,6 +233,8 @@ nlohmann::json StatusViews::StatusJson() const {
        sources_.site_feeds ? sources_.site_feeds() : nlohmann::json()},
       // IndexNow pings (null without [push] listen).
       {"indexnow", sources_.indexnow ? sources_.indexnow() : nlohmann::json()},
+      // WebSub subscriptions (null without [push] listen).
+      {"websub", sources_.websub ? sources_.websub() : nlohmann::json()},
       // Operator controls (POST /control), the list bounded.
       {"controls", sources_.controls ? sources_.controls() : nlohmann::json()},
       {"store_errors_total", stages.commit_errors + writer.errors},
@@ -651,6 +653,7 @@ void StatusViews::AppendOperatorMetrics(PrometheusText& out) const {
                   sources_.signals ? sources_.signals().sitemaps_fetched : 0));
   if (sources_.site_feed_metrics) sources_.site_feed_metrics(out);
   if (sources_.indexnow_metrics) sources_.indexnow_metrics(out);
+  if (sources_.websub_metrics) sources_.websub_metrics(out);
   if (sources_.controls_metrics) sources_.controls_metrics(out);
   AppendProcessMetrics(out);
   AppendBuildInfo(out, FRESHD_VERSION);

@@ -111,6 +111,9 @@ class StatusViews {
     // /status "indexnow" and its /metrics (null without [push] listen).
     std::function<nlohmann::json()> indexnow;
     std::function<void(PrometheusText&)> indexnow_metrics;
+    // /status "websub" and its /metrics (null without [push] listen).
+    std::function<nlohmann::json()> websub;
+    std::function<void(PrometheusText&)> websub_metrics;
     // /status "controls" (daemon/operator_controls.h) and its /metrics.
     std::function<nlohmann::json()> controls;
     std::function<void(PrometheusText&)> controls_metrics;

@@ -137,7 +137,7 @@ void Crawler::Impl::Fetch(CrawlRequest request, Callback done) {
 }
 
 void Crawler::Impl::Step(const JobPtr& job) {
-  if (job->is_robots || !options_.obey_robots) {
+  if (job->is_robots || !options_.obey_robots || !job->req.form_body.empty()) {
     Enqueue(job, job->is_robots);
     return;
   }
@@ -264,6 +264,8 @@ void Crawler::Impl::Start(const JobPtr& job) {
     }
     fr.keep_raw = job->req.keep_raw;
     fr.defer_decoding = job->req.defer_decoding;
+    fr.form_body = job->req.form_body;
+    if (!fr.form_body.empty()) fr.any_content_type = true;
   }
   std::weak_ptr<char> alive = alive_;
   job->sent = false;
@@ -286,7 +288,7 @@ void Crawler::Impl::OnFetched(const JobPtr& job, FetchResult r) {
   gate_.OnFinish(host, Now(), r.outcome, r.status, r.elapsed_s,
                  r.retry_after_s);
   PumpSameAddress(host, gate_.Address(host));
-  if (r.outcome == OutcomeClass::kRedirect) {
+  if (r.outcome == OutcomeClass::kRedirect && job->req.form_body.empty()) {
     int limit = job->is_robots ? kRobotsMaxRedirects
                                : fetcher_->options().config.max_redirects;
     Result<std::string> target = parse::NormalizeUrl(r.location);

@@ -52,6 +52,11 @@ struct CrawlRequest {
   std::string last_modified;
   bool keep_raw = false;        // keep raw_headers/raw_body (WARC output)
   bool defer_decoding = false;  // FetchRequest::defer_decoding (last hop)
+  // Not empty: a POST of this application/x-www-form-urlencoded body (a
+  // WebSub subscription request) instead of a GET: politeness gate and
+  // SSRF guard as any fetch; robots.txt not consulted (not a crawl: an API
+  // the hub invites), a redirect returned, not followed; any content type.
+  std::string form_body;
 };
 
 // What a daemon persists across restarts (times on Crawler::Now()'s clock:

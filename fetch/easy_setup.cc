@@ -140,6 +140,13 @@ bool SetUpEasy(Transfer* t, const TargetParts& target) {
   for (const std::string& line : t->env->credentials->HeadersFor(t->origin)) {
     t->headers = curl_slist_append(t->headers, line.c_str());
   }
+  if (!t->req.form_body.empty()) {
+    curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE,
+                     static_cast<curl_off_t>(t->req.form_body.size()));
+    curl_easy_setopt(e, CURLOPT_POSTFIELDS, t->req.form_body.c_str());
+    t->headers = curl_slist_append(
+        t->headers, "Content-Type: application/x-www-form-urlencoded");
+  }
   curl_easy_setopt(e, CURLOPT_HEADEROPT,
                    static_cast<long>(CURLHEADER_SEPARATE));
   curl_easy_setopt(e, CURLOPT_HTTPHEADER, t->headers);

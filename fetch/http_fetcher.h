@@ -89,6 +89,8 @@ struct FetchRequest {
   // wire bytes (max_body_bytes still applies) and content_encoding names
   // the coding, so that the caller decodes on another thread.
   bool defer_decoding = false;
+  // Not empty: POST this body as application/x-www-form-urlencoded.
+  std::string form_body;
   // Called once, on the event-loop thread, when the connection is up and
   // the request is about to go on the wire (CURLOPT_PREREQFUNCTION).
   std::function<void()> on_request_sent;

@@ -56,6 +56,13 @@ struct FeedResult {
   Status status;
   size_t dropped_invalid = 0;     // links that are not valid http(s) URLs
   size_t dropped_cross_host = 0;  // removed by the host rule
+  // WebSub discovery (W3C WebSub §4): the hubs the feed names (normalized
+  // absolute http(s) URLs, at most kMaxFeedHubLinks, duplicates dropped) and
+  // its self URL (the topic; empty when not named), from the feed's own
+  // <link rel="hub"|"self"> / <atom:link> (resolved against feed_url), or,
+  // after UseLinkHeaders, from the response's Link headers.
+  std::vector<std::string> hubs;
+  std::string self_url;
   // The newest entry date, if any entry has one.
   std::optional<int64_t> newest() const;
 };
@@ -67,6 +74,14 @@ struct FeedResult {
 // options.feed_url is not an absolute http(s) URL. Never throws.
 Result<FeedResult> ParseFeed(std::string_view bytes,
                              const FeedOptions& options);
+
+// WebSub §4: a subscriber MUST use the HTTP Link headers when present, and
+// may look in the body otherwise. When the Link fields of `raw_head` (a
+// response head, fetch::FetchResult::raw_headers) name at least one hub,
+// they replace feed->hubs, and their rel="self" (if any) feed->self_url;
+// targets are resolved against `base_url` (where the feed was fetched).
+void UseLinkHeaders(std::string_view raw_head, std::string_view base_url,
+                    FeedResult* feed);
 
 }  // namespace freshd::parse
 

@@ -71,7 +71,14 @@ struct SitemapResult {
   size_t dropped_invalid = 0;       // locs that are not valid http(s) URLs
   size_t dropped_cross_host = 0;    // removed by the host rule
   size_t dropped_outside_path = 0;  // removed by require_same_path_prefix
+  // Feeds only: the feed-level <link rel="hub" href> / <atom:link ...> and
+  // rel="self" (WebSub §4), as written (unresolved), at most
+  // kMaxFeedHubLinks hubs of at most kMaxUrlLength bytes; the first self.
+  std::vector<std::string> hub_links;
+  std::string self_link;
 };
+
+inline constexpr size_t kMaxFeedHubLinks = 8;
 
 // Parses a sitemap from `bytes` (possibly gzip-compressed).
 // Returns a SitemapResult (see its `status` for partial success), or an

@@ -147,6 +147,38 @@ class XmlSitemapReader {
   }
   void OnElement(const xmlChar* name, int nb_attributes,
                  const xmlChar** attributes);
+  // A feed-level <link rel=... href=...> (Atom's, or RSS's atom:link):
+  // WebSub discovery's hub and self links (W3C WebSub §4), bounded.
+  void NoteFeedLink(int nb_attributes, const xmlChar** attributes) {
+    std::optional<std::string_view> rel, href;
+    for (int i = 0; i < nb_attributes; ++i) {
+      const xmlChar** a = attributes + 5 * i;
+      std::string_view value(reinterpret_cast<const char*>(a[3]),
+                             static_cast<size_t>(a[4] - a[3]));
+      if (NameIs(a[0], "rel")) rel = value;
+      if (NameIs(a[0], "href")) href = value;
+    }
+    if (!rel || !href) return;
+    std::string_view target = TrimUnicodeSpace(*href);
+    if (target.empty() || target.size() > kMaxUrlLength) return;
+    // rel may list several space-separated types (RFC 8288 style).
+    std::string_view r = *rel;
+    while (!r.empty()) {
+      const size_t sp = r.find_first_of(" \t\r\n");
+      std::string_view type = r.substr(0, sp);
+      r = sp == std::string_view::npos ? std::string_view() : r.substr(sp + 1);
+      if (type.empty()) continue;
+      std::string lower(type);
+      for (char& c : lower) {
+        if (c >= 'A' && c <= 'Z') c = static_cast<char>(c + ('a' - 'A'));
+      }
+      if (lower == "hub" && result_->hub_links.size() < kMaxFeedHubLinks) {
+        result_->hub_links.emplace_back(target);
+      } else if (lower == "self" && result_->self_link.empty()) {
+        result_->self_link = std::string(target);
+      }
+    }
+  }
   bool OnEndElement(int depth);
   void OnText(std::string_view text) {
     if (stopped_) return;
@@ -279,6 +311,11 @@ void XmlSitemapReader::OnElement(const xmlChar* name, int nb_attributes,
     return;
   }
   if (field_ != Field::kNone) return;  // markup inside <loc>: text only
+  if (container_depth_ < 0 && depth <= 2 && NameIs(name, "link") &&
+      (format_ == SitemapFormat::kAtom || format_ == SitemapFormat::kRss)) {
+    NoteFeedLink(nb_attributes, attributes);  // <feed> or <channel> level
+    return;
+  }
   if (container_depth_ < 0) {
     if (NameIs(name, ContainerName(format_))) {
       container_depth_ = depth;

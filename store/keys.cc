@@ -78,4 +78,16 @@ bool ParseControlKey(std::string_view key, char* kind, std::string* target) {
   return true;
 }
 
+std::string SubscriptionKey(std::string_view id) {
+  std::string key(1, kSubscriptionPrefix);
+  key.append(id);
+  return key;
+}
+
+bool ParseSubscriptionKey(std::string_view key, std::string* id) {
+  if (key.size() < 2 || key[0] != kSubscriptionPrefix) return false;
+  id->assign(key.substr(1));
+  return true;
+}
+
 }  // namespace freshd::store

@@ -16,6 +16,8 @@
 //   'O' kind target                      an operator control (kind 'h': a
 //                                        host, 'p': a URL pattern;
 //                                        store/control_table.h)
+//   'U' callback id                      a WebSub subscription
+//                                        (store/subscription_table.h)
 // Big-endian integers make key order numeric order. Retired, never to be
 // reused: 'S' (signal log entries) and 'N' (their sequence number), which no
 // freshd wrote; migration 1 -> 2 deletes them (store/migrations.h).
@@ -44,6 +46,7 @@ inline constexpr char kDigestPrefix = 'W';
 inline constexpr char kDigestOrderPrefix = 'X';
 inline constexpr char kLastCapturePrefix = 'L';
 inline constexpr char kControlPrefix = 'O';
+inline constexpr char kSubscriptionPrefix = 'U';
 
 std::string PageKey(uint64_t url_key, std::string_view url);
 std::string HostKey(std::string_view host);
@@ -54,6 +57,8 @@ std::string DigestOrderKey(uint64_t seq);
 std::string LastCaptureKey(uint64_t url_key, std::string_view url);
 // An operator control's key: 'O', the kind byte, the target.
 std::string ControlKey(char kind, std::string_view target);
+// A WebSub subscription's key: 'U', the callback id.
+std::string SubscriptionKey(std::string_view id);
 
 // Splits a page key; false if `key` is not a well-formed page key.
 bool ParsePageKey(std::string_view key, uint64_t* url_key, std::string* url);
@@ -61,6 +66,8 @@ bool ParsePageKey(std::string_view key, uint64_t* url_key, std::string* url);
 bool ParseHostKey(std::string_view key, std::string* host);
 // Splits a control key; false if malformed (no kind byte, empty target).
 bool ParseControlKey(std::string_view key, char* kind, std::string* target);
+// Splits a subscription key; false if malformed (empty id).
+bool ParseSubscriptionKey(std::string_view key, std::string* id);
 
 }  // namespace freshd::store
 

@@ -9,6 +9,7 @@ PageStore::PageStore(std::unique_ptr<StoreCore> core)
       pages_(core_.get()),
       hosts_(core_.get()),
       controls_(core_.get()),
+      subscriptions_(core_.get()),
       feed_(core_.get()),
       captures_(core_.get()),
       sketches_(core_.get()) {}

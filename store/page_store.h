@@ -37,6 +37,7 @@
 #include "store/sketch_table.h"
 #include "store/store_batch.h"
 #include "store/store_core.h"
+#include "store/subscription_table.h"
 
 namespace freshd::store {
 
@@ -101,6 +102,13 @@ class PageStore {
     return controls_.ForEach(fn, skip_corrupt);
   }
 
+  // SubscriptionTable: the WebSub subscriptions.
+  Status ForEachSubscription(
+      const std::function<bool(const SubscriptionRecord&)>& fn,
+      bool skip_corrupt = false) const {
+    return subscriptions_.ForEach(fn, skip_corrupt);
+  }
+
   // FeedLog.
   using FeedBounds = FeedLog::Bounds;
   FeedBounds feed_bounds() const { return feed_.bounds(); }
@@ -136,6 +144,7 @@ class PageStore {
   PageTable pages_;
   HostTable hosts_;
   ControlTable controls_;
+  SubscriptionTable subscriptions_;
   FeedLog feed_;
   CaptureIndex captures_;
   SketchTable sketches_;

@@ -106,6 +106,15 @@ void StoreBatch::PutControl(const ControlRecord& control) {
                   EncodeControlValue(control)});
 }
 
+void StoreBatch::PutSubscription(const SubscriptionRecord& subscription) {
+  ops_.push_back({Op::Kind::kPut, SubscriptionKey(subscription.id),
+                  EncodeSubscriptionValue(subscription)});
+}
+
+void StoreBatch::DeleteSubscription(std::string_view id) {
+  ops_.push_back({Op::Kind::kDelete, SubscriptionKey(id), {}});
+}
+
 void StoreBatch::DeleteControl(char kind, std::string_view target) {
   ops_.push_back({Op::Kind::kDelete, ControlKey(kind, target), {}});
 }

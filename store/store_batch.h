@@ -19,6 +19,7 @@
 #include "base/status.h"
 #include "store/control_table.h"
 #include "store/records.h"
+#include "store/subscription_table.h"
 
 namespace freshd::store {
 
@@ -50,6 +51,9 @@ class StoreBatch {
   // An operator control (store/control_table.h), put or deleted.
   void PutControl(const ControlRecord& control);
   void DeleteControl(char kind, std::string_view target);
+  // A WebSub subscription (store/subscription_table.h), put or deleted.
+  void PutSubscription(const SubscriptionRecord& subscription);
+  void DeleteSubscription(std::string_view id);
 
   // Moves `other`'s operations after this batch's (group commit).
   void Append(StoreBatch&& other);

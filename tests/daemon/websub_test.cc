@@ -1,0 +1,554 @@
+// The WebSub subscriber end to end on loopback, every part real: a site
+// whose Atom feed names its hub in a Link header, a hub written here (a real
+// HTTP server that takes the subscribe POST, verifies intent with a GET to
+// freshd's push listener from its own thread, then POSTs signed feed
+// bodies), CrawlLoop (real fetcher, real LevelDB) and its PushListener.
+// Deliveries become fetches; wrong signatures, unknown callbacks, oversized
+// and malformed bodies are refused or counted; a hub granting 1-second
+// leases gets renewals at the configured bound, not a loop; a feed that is
+// forgotten is unsubscribed; a restart keeps the subscription.
+
+#include <gtest/gtest.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+
+#include <atomic>
+#include <boost/asio/io_context.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "base/iso8601.h"
+#include "daemon/crawl_loop.h"
+#include "daemon/http_server.h"
+#include "daemon/push_listener.h"
+#include "parse/url.h"
+#include "tests/cli/free_port.h"
+#include "tests/daemon/loop_runner.h"
+
+namespace freshd::daemon {
+namespace {
+
+namespace asio = boost::asio;
+namespace http = boost::beast::http;
+
+double Now() {
+  return std::chrono::duration<double>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string HexHmacSha256(const std::string& key, const std::string& body) {
+  unsigned char mac[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
+       reinterpret_cast<const unsigned char*>(body.data()), body.size(), mac,
+       &len);
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned int i = 0; i < len; ++i) {
+    out.push_back(kHex[mac[i] >> 4]);
+    out.push_back(kHex[mac[i] & 15]);
+  }
+  return out;
+}
+
+std::string Encode(const std::string& s) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : s) {
+    if (isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~') {
+      out.push_back(static_cast<char>(c));
+    } else {
+      out += '%';
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    }
+  }
+  return out;
+}
+
+struct Answer {
+  int status = 0;  // 0: no reply
+  std::string body;
+};
+
+// One request to 127.0.0.1:port with a 15 s bound.
+Answer Call(uint16_t port, http::verb verb, const std::string& target,
+            const std::string& body = "", const std::string& signature = "") {
+  asio::io_context cio;
+  boost::beast::tcp_stream stream(cio);
+  stream.expires_after(std::chrono::seconds(15));
+  http::request<http::string_body> req(verb, target, 11);
+  req.set(http::field::host, "127.0.0.1");
+  if (verb == http::verb::post) {
+    req.set(http::field::content_type, "application/atom+xml");
+  }
+  if (!signature.empty()) req.set("X-Hub-Signature", signature);
+  req.body() = body;
+  req.prepare_payload();
+  boost::beast::flat_buffer buf;
+  http::response<http::string_body> res;
+  boost::system::error_code result;
+  stream.async_connect(
+      {asio::ip::make_address("127.0.0.1"), port},
+      [&](boost::system::error_code ec) {
+        if (ec) return void(result = ec);
+        http::async_write(
+            stream, req, [&](boost::system::error_code ec, size_t) {
+              if (ec) return void(result = ec);
+              http::async_read(
+                  stream, buf, res,
+                  [&](boost::system::error_code ec, size_t) { result = ec; });
+            });
+      });
+  cio.run();
+  if (result) return {};
+  return {static_cast<int>(res.result_int()), res.body()};
+}
+
+// "http://127.0.0.1:PORT/websub/ID" -> port and path.
+bool SplitCallback(const std::string& url, uint16_t* port, std::string* path) {
+  const std::string prefix = "http://127.0.0.1:";
+  if (url.rfind(prefix, 0) != 0) return false;
+  const size_t slash = url.find('/', prefix.size());
+  if (slash == std::string::npos) return false;
+  *port = static_cast<uint16_t>(
+      std::stoi(url.substr(prefix.size(), slash - prefix.size())));
+  *path = url.substr(slash);
+  return true;
+}
+
+// The hub: POST /hub (hub.mode, hub.topic, hub.callback, hub.secret, ...)
+// answered 202; the verification GET then goes from the hub's own thread.
+class TestHub {
+ public:
+  struct Request {
+    std::string mode, topic, callback, secret, lease;
+  };
+
+  explicit TestHub(asio::io_context& io) {
+    HttpServerOptions o;
+    o.allowed_hosts = {"hub.test"};
+    auto s = HttpServer::Listen(
+        io, "127.0.0.1:0",
+        [this](const HttpRequest& r) {
+          if (r.method != "POST" || r.target != "/hub") {
+            return HttpReply{404, "text/plain", "no"};
+          }
+          Request q;
+          q.mode = parse::FormValue(r.body, "hub.mode").value_or("");
+          q.topic = parse::FormValue(r.body, "hub.topic").value_or("");
+          q.callback = parse::FormValue(r.body, "hub.callback").value_or("");
+          q.secret = parse::FormValue(r.body, "hub.secret").value_or("");
+          q.lease = parse::FormValue(r.body, "hub.lease_seconds").value_or("");
+          {
+            std::lock_guard<std::mutex> lock(mu_);
+            requests_.push_back(q);
+            jobs_.push_back(q);
+          }
+          cv_.notify_one();
+          return HttpReply{202, "text/plain", ""};
+        },
+        o);
+    EXPECT_TRUE(s.ok()) << s.status().ToString();
+    if (s.ok()) server_ = std::move(s).value();
+    worker_ = std::thread([this] { Work(); });
+  }
+  ~TestHub() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_one();
+    worker_.join();
+  }
+  std::string Url() const {
+    return "http://hub.test:" + std::to_string(server_->port()) + "/hub";
+  }
+
+  std::atomic<int> lease_granted{3600};
+  std::atomic<int> verified{0};        // challenges echoed
+  std::atomic<int> refused_verify{0};  // verifications not echoed
+  std::atomic<int> unsubscribed{0};    // unsubscribe verified
+
+  std::vector<Request> requests() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return requests_;
+  }
+  int Count(const std::string& mode) {
+    int n = 0;
+    for (const Request& r : requests()) n += r.mode == mode;
+    return n;
+  }
+  // POSTs `body` to the last subscriber's callback, signed with `secret`
+  // (empty: no header). The HTTP status, 0 for none.
+  int Publish(const std::string& body, const std::string& secret) {
+    std::vector<Request> r = requests();
+    if (r.empty()) return 0;
+    uint16_t port = 0;
+    std::string path;
+    if (!SplitCallback(r.front().callback, &port, &path)) return 0;
+    return Call(port, http::verb::post, path, body,
+                secret.empty() ? "" : "sha256=" + HexHmacSha256(secret, body))
+        .status;
+  }
+  std::string Secret() {
+    std::vector<Request> r = requests();
+    return r.empty() ? "" : r.front().secret;
+  }
+  std::string Callback() {
+    std::vector<Request> r = requests();
+    return r.empty() ? "" : r.front().callback;
+  }
+
+ private:
+  void Work() {
+    std::unique_lock<std::mutex> lock(mu_);
+    for (;;) {
+      cv_.wait(lock, [this] { return stop_ || !jobs_.empty(); });
+      if (stop_) return;
+      Request q = jobs_.front();
+      jobs_.pop_front();
+      lock.unlock();
+      uint16_t port = 0;
+      std::string path;
+      const std::string challenge = "c" + std::to_string(++challenges_);
+      if (SplitCallback(q.callback, &port, &path)) {
+        std::string target = path + "?hub.mode=" + q.mode +
+                             "&hub.topic=" + Encode(q.topic) +
+                             "&hub.challenge=" + challenge;
+        if (q.mode == "subscribe") {
+          target += "&hub.lease_seconds=" + std::to_string(lease_granted);
+        }
+        Answer a = Call(port, http::verb::get, target);
+        if (a.status == 200 && a.body == challenge) {
+          ++verified;
+          if (q.mode == "unsubscribe") ++unsubscribed;
+        } else {
+          ++refused_verify;
+        }
+      }
+      lock.lock();
+    }
+  }
+
+  std::unique_ptr<HttpServer> server_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<Request> requests_;
+  std::deque<Request> jobs_;
+  bool stop_ = false;
+  int challenges_ = 0;
+  std::thread worker_;
+};
+
+// The site: "/" links its Atom feed; the feed names the hub and itself in
+// Link headers; every other path is a page, each GET counted.
+class FeedSite {
+ public:
+  FeedSite(asio::io_context& io, const std::string& hub) {
+    HttpServerOptions o;
+    o.allowed_hosts = {"s.test"};
+    auto s = HttpServer::Listen(
+        io, "127.0.0.1:0",
+        [this, hub](const HttpRequest& r) {
+          {
+            std::lock_guard<std::mutex> lock(mu_);
+            ++gets_[r.target];
+          }
+          if (r.target == "/") {
+            return HttpReply{
+                200, "text/html",
+                "<html><head><link rel=alternate type=application/atom+xml "
+                "href=/feed.xml></head><body><a href=/a>a</a></body></html>"};
+          }
+          if (r.target == "/feed.xml") {
+            if (feed_fails) return HttpReply{500, "text/plain", "down"};
+            HttpReply reply{200, "application/atom+xml",
+                            Feed({"a"}, "2026-11-20T10:00:00Z")};
+            reply.headers.emplace_back("Link", "<" + hub + ">; rel=\"hub\", <" +
+                                                   root_ +
+                                                   "feed.xml>; rel=\"self\"");
+            return reply;
+          }
+          return HttpReply{200, "text/html", "<html><body>x</body></html>"};
+        },
+        o);
+    EXPECT_TRUE(s.ok()) << s.status().ToString();
+    if (!s.ok()) return;
+    server_ = std::move(s).value();
+    root_ = "http://s.test:" + std::to_string(server_->port()) + "/";
+  }
+  const std::string& root() const { return root_; }
+  // An Atom feed of these paths, all dated `updated`.
+  std::string Feed(const std::vector<std::string>& paths,
+                   const std::string& updated) const {
+    std::string x = "<feed xmlns=\"http://www.w3.org/2005/Atom\">";
+    for (const std::string& p : paths) {
+      x += "<entry><link href=\"" + root_ + p + "\"/><updated>" + updated +
+           "</updated></entry>";
+    }
+    return x + "</feed>";
+  }
+  int Gets(const std::string& target) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = gets_.find(target);
+    return it == gets_.end() ? 0 : it->second;
+  }
+  std::atomic<bool> feed_fails{false};
+
+ private:
+  std::unique_ptr<HttpServer> server_;
+  std::string root_;
+  std::mutex mu_;
+  std::map<std::string, int> gets_;
+};
+
+class WebSubTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::path(::testing::TempDir()) /
+           ("websub_test_" + std::to_string(getpid()));
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+    config_.store.path = (dir_ / "db").string();
+    config_.budget.rate = 20;
+    config_.budget.burst = 5;
+    config_.sched.min_interval_s = 0.05;
+    config_.sched.max_interval_s = 30;
+    config_.politeness.min_delay_s = 0.02;
+    config_.fetch.allow_private_networks = true;
+    config_.fetch.resolve = {{"s.test", "127.0.0.1"},
+                             {"hub.test", "127.0.0.1"}};
+    config_.site_feeds.poll_interval_s = 0.3;
+    const uint16_t port = testing::FreePort();
+    config_.push.listen = "127.0.0.1:" + std::to_string(port);
+    config_.push.public_url = "http://127.0.0.1:" + std::to_string(port);
+    config_.push.client_requests_per_minute = 100000;
+    config_.push.max_body_bytes = 64 * 1024;
+    config_.push.websub_poll_slowdown = 10;
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  // A loop on `io`, seeded with `root`, its listener in *push (destroy it
+  // first).
+  std::unique_ptr<CrawlLoop> Loop(asio::io_context& io, const std::string& root,
+                                  std::unique_ptr<PushListener>* push) {
+    auto loop = CrawlLoop::Create(io, config_);
+    EXPECT_TRUE(loop.ok()) << loop.status().ToString();
+    if (!loop.ok()) return nullptr;
+    if (!root.empty()) EXPECT_TRUE(loop.value()->AddSeed(root, 1).ok());
+    EXPECT_NE(loop.value()->websub(), nullptr);
+    auto listening = PushListener::Start(
+        io, loop.value()->indexnow(),
+        PushListener::OptionsFromConfig(config_.push), loop.value()->websub());
+    EXPECT_TRUE(listening.ok()) << listening.status().ToString();
+    if (!listening.ok()) return nullptr;
+    *push = std::move(listening).value();
+    return std::move(loop).value();
+  }
+  uint16_t PushPort() const {
+    return static_cast<uint16_t>(std::stoi(
+        config_.push.listen.substr(config_.push.listen.rfind(':') + 1)));
+  }
+  static nlohmann::json WebSub(CrawlLoop& loop) {
+    return loop.websub()->Json();  // atomics: any thread
+  }
+  // Waits (another thread) until `done()`, at most `seconds`.
+  static bool WaitFor(double seconds, const std::function<bool()>& done) {
+    const double until = Now() + seconds;
+    while (Now() < until) {
+      if (done()) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return done();
+  }
+
+  std::filesystem::path dir_;
+  Config config_;
+};
+
+// Subscribed through the hub named in the feed's Link header; deliveries
+// signed with the secret become fetches of their entries; a wrong or
+// missing signature is ignored and counted; unknown callbacks, oversized
+// and malformed bodies are refused or counted; while the subscription is
+// active the feed is polled 10 times less often.
+TEST_F(WebSubTest, SubscribesAndSignedDeliveriesBecomeFetches) {
+  asio::io_context io;
+  TestHub hub(io);
+  FeedSite site(io, hub.Url());
+  std::unique_ptr<PushListener> push;
+  auto loop = Loop(io, site.root(), &push);
+  ASSERT_NE(loop, nullptr);
+  std::atomic<bool> done{false};
+  std::vector<int> codes;
+  int polls_while_pushed = -1;
+  double pushed_window = 0;
+  std::thread driver([&] {
+    if (!WaitFor(20, [&] { return WebSub(*loop)["active"] == 1; })) {
+      done = true;
+      return;
+    }
+    const int polls_at_start = site.Gets("/feed.xml");
+    const double start = Now();
+    const std::string secret = hub.Secret();
+    const std::string fresh = FormatIso8601Utc(static_cast<int64_t>(Now()));
+    codes.push_back(hub.Publish(site.Feed({"new-good"}, fresh), secret));
+    codes.push_back(hub.Publish(site.Feed({"evil-bad"}, fresh), "wrong"));
+    codes.push_back(hub.Publish(site.Feed({"evil-unsigned"}, fresh), ""));
+    codes.push_back(hub.Publish("this is not a feed <<<", secret));
+    codes.push_back(hub.Publish(std::string(100 * 1024, 'x'), secret));
+    // Unknown and malformed callback ids.
+    codes.push_back(Call(PushPort(), http::verb::post,
+                         "/websub/" + std::string(32, '0'), "x")
+                        .status);
+    codes.push_back(Call(PushPort(), http::verb::get,
+                         "/websub/../status?hub.mode=subscribe&hub.challenge=x")
+                        .status);
+    WaitFor(10, [&] { return site.Gets("/new-good") > 0; });
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    polls_while_pushed = site.Gets("/feed.xml") - polls_at_start;
+    pushed_window = Now() - start;
+    done = true;
+  });
+  testing::RunLoopUntil(io, *loop, 0, 40, [&] { return done.load(); });
+  driver.join();
+  nlohmann::json w = loop->StatusJson()["websub"];
+  ASSERT_EQ(codes.size(), 7u) << w.dump();
+  EXPECT_EQ(codes[0], 202);
+  EXPECT_EQ(codes[1], 202);  // wrong signature: acknowledged, ignored
+  EXPECT_EQ(codes[2], 202);  // none: the same
+  EXPECT_EQ(codes[3], 202);  // signed, not a feed: taken, fails to parse
+  EXPECT_EQ(codes[4], 413);  // over [push] max_body_bytes
+  EXPECT_EQ(codes[5], 410);  // unknown callback
+  EXPECT_EQ(codes[6], 404);  // not a callback id
+  EXPECT_EQ(hub.Count("subscribe"), 1);
+  EXPECT_EQ(hub.verified, 1);
+  const std::vector<TestHub::Request> reqs = hub.requests();
+  ASSERT_FALSE(reqs.empty());
+  EXPECT_EQ(reqs[0].topic, site.root() + "feed.xml");  // rel="self"
+  EXPECT_EQ(reqs[0].secret.size(), 64u);
+  EXPECT_EQ(reqs[0].callback.rfind(config_.push.public_url + "/websub/", 0),
+            0u);
+  EXPECT_GE(site.Gets("/new-good"), 1);  // the signal's fetch
+  EXPECT_EQ(site.Gets("/evil-bad"), 0);
+  EXPECT_EQ(site.Gets("/evil-unsigned"), 0);
+  EXPECT_EQ(w["active"], 1) << w.dump();
+  EXPECT_EQ(w["deliveries_accepted_total"], 2) << w.dump();
+  EXPECT_EQ(w["signature_failures_total"], 2) << w.dump();
+  EXPECT_GE(w["unknown_callbacks_total"].get<int>(), 2) << w.dump();
+  EXPECT_GE(loop->StatusJson()["site_feeds"]["errors_total"].get<int>(), 1);
+  // Polled every 0.3 s x 10 while pushed: at most a poll or two in the
+  // window (unslowed it would be pushed_window / 0.3).
+  EXPECT_LE(polls_while_pushed, 1 + static_cast<int>(pushed_window / 3.0))
+      << pushed_window;
+  const std::string metrics = loop->MetricsText();
+  EXPECT_EQ(
+      testing::MetricValue(metrics, "freshd_websub_deliveries_accepted_total"),
+      2);
+  EXPECT_EQ(
+      testing::MetricValue(metrics, "freshd_websub_signature_failures_total"),
+      2);
+  push.reset();
+}
+
+// A hub granting 1-second leases: renewed once per
+// websub_min_renew_interval (1 s here), not in a loop.
+TEST_F(WebSubTest, ShortLeasesAreRenewedWithinTheBound) {
+  config_.push.websub_min_renew_interval_s = 1;
+  asio::io_context io;
+  TestHub hub(io);
+  hub.lease_granted = 1;
+  FeedSite site(io, hub.Url());
+  std::unique_ptr<PushListener> push;
+  auto loop = Loop(io, site.root(), &push);
+  ASSERT_NE(loop, nullptr);
+  double first = 0;
+  testing::RunLoopUntil(io, *loop, 0, 30, [&] {
+    if (first == 0 && hub.verified >= 1) first = Now();
+    return first > 0 && Now() - first >= 6;
+  });
+  const int subscribes = hub.Count("subscribe");
+  // About one a second over 6 s (the first included); never a storm.
+  EXPECT_GE(subscribes, 4);
+  EXPECT_LE(subscribes, 9);
+  nlohmann::json w = loop->StatusJson()["websub"];
+  EXPECT_GE(
+      w["renewals_total"].get<int>() + w["verifications_total"].get<int>(), 4)
+      << w.dump();
+  EXPECT_EQ(w["subscriptions"], 1) << w.dump();
+  push.reset();
+}
+
+// The feed fails until it is forgotten: freshd unsubscribes, the hub
+// verifies it, the subscription is gone.
+TEST_F(WebSubTest, ForgottenFeedIsUnsubscribed) {
+  config_.push.websub_poll_slowdown = 1;
+  config_.site_feeds.poll_interval_s = 0.2;
+  asio::io_context io;
+  TestHub hub(io);
+  FeedSite site(io, hub.Url());
+  std::unique_ptr<PushListener> push;
+  auto loop = Loop(io, site.root(), &push);
+  ASSERT_NE(loop, nullptr);
+  testing::RunLoopUntil(io, *loop, 0, 30, [&] {
+    if (hub.verified >= 1) site.feed_fails = true;
+    return hub.unsubscribed >= 1 && WebSub(*loop)["subscriptions"] == 0;
+  });
+  EXPECT_EQ(hub.Count("unsubscribe"), 1);
+  EXPECT_EQ(hub.unsubscribed, 1);
+  std::vector<TestHub::Request> r = hub.requests();
+  ASSERT_GE(r.size(), 2u);
+  EXPECT_EQ(r.back().callback, r.front().callback);
+  EXPECT_EQ(WebSub(*loop)["subscriptions"], 0);
+  push.reset();
+}
+
+// Stored: after a restart the subscription is there before the listener
+// serves, and the hub's deliveries to the same callback still count.
+TEST_F(WebSubTest, RestartKeepsTheSubscription) {
+  asio::io_context io;
+  TestHub hub(io);
+  FeedSite site(io, hub.Url());
+  {
+    std::unique_ptr<PushListener> push;
+    auto loop = Loop(io, site.root(), &push);
+    ASSERT_NE(loop, nullptr);
+    testing::RunLoopUntil(io, *loop, 0, 20,
+                          [&] { return WebSub(*loop)["active"] == 1; });
+    ASSERT_EQ(WebSub(*loop)["active"], 1);
+    push.reset();
+  }
+  std::unique_ptr<PushListener> push;
+  config_.site_feeds.enabled = false;  // nothing rediscovered: restored only
+  auto loop = Loop(io, "", &push);
+  ASSERT_NE(loop, nullptr);
+  EXPECT_EQ(WebSub(*loop)["active"], 1) << WebSub(*loop).dump();
+  std::atomic<int> code{0};
+  std::thread driver([&] {
+    code = hub.Publish(site.Feed({"after-restart"},
+                                 FormatIso8601Utc(static_cast<int64_t>(Now()))),
+                       hub.Secret());
+  });
+  testing::RunLoopUntil(io, *loop, 0, 20,
+                        [&] { return site.Gets("/after-restart") > 0; });
+  driver.join();
+  EXPECT_EQ(code, 202);
+  EXPECT_GE(site.Gets("/after-restart"), 1);
+  EXPECT_EQ(WebSub(*loop)["deliveries_accepted_total"], 1);
+  EXPECT_EQ(hub.Count("subscribe"), 1);  // not subscribed again
+  push.reset();
+}
+
+}  // namespace
+}  // namespace freshd::daemon
