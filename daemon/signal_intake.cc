@@ -5,6 +5,7 @@
 
 #include "base/clock.h"
 #include "fetch/crawler.h"
+#include "parse/link_header.h"
 #include "parse/url.h"
 
 namespace freshd::daemon {
@@ -240,6 +241,12 @@ void SignalIntake::PollSiteFeed(const std::string& url) {
     // Network thread.
     if (!*alive) return;
     const double read_at = UnixNow() - r.total_elapsed_s;
+    // WebSub §4: the Link fields are kept for the parse; the rest of the
+    // head goes to the archive.
+    std::string links;
+    for (std::string_view v : parse::LinkHeaderValues(r.raw_headers)) {
+      links.append("Link: ").append(v).append("\r\n");
+    }
     PostArchive(&r);
     if (r.outcome != fetch::OutcomeClass::kOk) {
       boost::asio::post(
@@ -248,6 +255,7 @@ void SignalIntake::PollSiteFeed(const std::string& url) {
           });
       return;
     }
+    r.raw_headers = std::move(links);
     SubmitFeedParse(std::move(r), [this, alive, url, read_at](
                                       fetch::FetchResult r,
                                       Result<parse::FeedResult> parsed) {
