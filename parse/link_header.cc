@@ -5,30 +5,30 @@
 namespace freshd::parse {
 namespace {
 
-bool IsSpace(char c) { return c == ' ' || c == '\t'; }
+bool IsLinkSpace(char c) { return c == ' ' || c == '\t'; }
 
-char Lower(char c) {
+char LinkLower(char c) {
   return c >= 'A' && c <= 'Z' ? static_cast<char>(c + ('a' - 'A')) : c;
 }
 
-bool EqualsNoCase(std::string_view a, std::string_view b) {
+bool LinkEqualsNoCase(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
   for (size_t i = 0; i < a.size(); ++i) {
-    if (Lower(a[i]) != Lower(b[i])) return false;
+    if (LinkLower(a[i]) != LinkLower(b[i])) return false;
   }
   return true;
 }
 
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && IsSpace(s.front())) s.remove_prefix(1);
-  while (!s.empty() && (IsSpace(s.back()) || s.back() == '\r'))
+std::string_view TrimLink(std::string_view s) {
+  while (!s.empty() && IsLinkSpace(s.front())) s.remove_prefix(1);
+  while (!s.empty() && (IsLinkSpace(s.back()) || s.back() == '\r'))
     s.remove_suffix(1);
   return s;
 }
 
 // Reads from `s[*i]` to the next `stop` outside a quoted string (a
 // backslash escapes in quotes); *i ends on the stop or at the end.
-void SkipTo(std::string_view s, size_t* i, std::string_view stops) {
+void SkipToStop(std::string_view s, size_t* i, std::string_view stops) {
   bool quoted = false;
   for (; *i < s.size(); ++*i) {
     const char c = s[*i];
@@ -47,8 +47,8 @@ void SkipTo(std::string_view s, size_t* i, std::string_view stops) {
 }
 
 // A parameter's value: a quoted string (unescaped) or a token.
-std::string ParamValue(std::string_view v) {
-  v = Trim(v);
+std::string LinkParamValue(std::string_view v) {
+  v = TrimLink(v);
   if (v.empty() || v.front() != '"') return std::string(v);
   std::string out;
   for (size_t i = 1; i < v.size(); ++i) {
@@ -74,46 +74,48 @@ std::vector<LinkValue> ParseLinkHeader(std::string_view value) {
   value = value.substr(0, kMaxLinkHeaderBytes);
   size_t i = 0;
   while (i < value.size() && out.size() < kMaxLinkValues) {
-    while (i < value.size() && (IsSpace(value[i]) || value[i] == ',')) ++i;
+    while (i < value.size() && (IsLinkSpace(value[i]) || value[i] == ',')) ++i;
     if (i >= value.size()) break;
     if (value[i] != '<') {  // malformed: skip this link-value
-      SkipTo(value, &i, ",");
+      SkipToStop(value, &i, ",");
       continue;
     }
     const size_t close = value.find('>', i + 1);
     if (close == std::string_view::npos) break;
     LinkValue link;
-    std::string_view target = Trim(value.substr(i + 1, close - i - 1));
+    std::string_view target = TrimLink(value.substr(i + 1, close - i - 1));
     bool usable = !target.empty() && target.size() <= kMaxLinkTargetBytes;
     link.target = usable ? std::string(target) : std::string();
     i = close + 1;
     // Parameters up to the next comma outside quotes.
     while (i < value.size() && value[i] != ',') {
-      while (i < value.size() && IsSpace(value[i])) ++i;
+      while (i < value.size() && IsLinkSpace(value[i])) ++i;
       if (i >= value.size() || value[i] == ',') break;
       if (value[i] != ';') {  // junk after the target: skip the value
         usable = false;
-        SkipTo(value, &i, ",");
+        SkipToStop(value, &i, ",");
         break;
       }
       ++i;
       const size_t start = i;
-      SkipTo(value, &i, ";,");
+      SkipToStop(value, &i, ";,");
       std::string_view param = value.substr(start, i - start);
       const size_t eq = param.find('=');
-      std::string_view name = Trim(param.substr(0, eq));
-      if (!EqualsNoCase(name, "rel") || eq == std::string_view::npos) continue;
+      std::string_view name = TrimLink(param.substr(0, eq));
+      if (!LinkEqualsNoCase(name, "rel") || eq == std::string_view::npos)
+        continue;
       // RFC 8288 §3.3: only the first rel parameter counts.
       if (!link.rels.empty()) continue;
-      const std::string rels = ParamValue(param.substr(eq + 1));
+      const std::string rels = LinkParamValue(param.substr(eq + 1));
       size_t p = 0;
       while (p < rels.size() && link.rels.size() < 16) {
-        while (p < rels.size() && (IsSpace(rels[p]) || rels[p] == '\n')) ++p;
+        while (p < rels.size() && (IsLinkSpace(rels[p]) || rels[p] == '\n'))
+          ++p;
         size_t e = p;
-        while (e < rels.size() && !IsSpace(rels[e]) && rels[e] != '\n') ++e;
+        while (e < rels.size() && !IsLinkSpace(rels[e]) && rels[e] != '\n') ++e;
         if (e > p) {
           std::string r = rels.substr(p, e - p);
-          for (char& c : r) c = Lower(c);
+          for (char& c : r) c = LinkLower(c);
           link.rels.push_back(std::move(r));
         }
         p = e;
@@ -140,8 +142,8 @@ std::vector<std::string_view> LinkHeaderValues(std::string_view raw_head) {
     pos = end + 1;
     const size_t colon = line.find(':');
     if (colon == std::string_view::npos) continue;
-    if (!EqualsNoCase(Trim(line.substr(0, colon)), "link")) continue;
-    out.push_back(Trim(line.substr(colon + 1)));
+    if (!LinkEqualsNoCase(TrimLink(line.substr(0, colon)), "link")) continue;
+    out.push_back(TrimLink(line.substr(colon + 1)));
   }
   return out;
 }

@@ -1,6 +1,6 @@
-// [push] (issue #44, item 1): off by default, its keys parsed, bounded and
-// written back; bad listen, public_url and trusted_proxies refused with a
-// message naming the key.
+// [push] (issue #44, items 1 and 3): off by default, its keys (the WebSub
+// ones too) parsed, bounded and written back; bad listen, public_url and
+// trusted_proxies refused with a message naming the key.
 
 #include <gtest/gtest.h>
 
@@ -32,6 +32,10 @@ header_timeout = "3s"
 body_timeout = "5s"
 key_cache = "30m"
 max_pending_per_host = 500
+websub_max_subscriptions = 50
+websub_lease = "2d"
+websub_min_renew_interval = "5m"
+websub_poll_slowdown = 4.5
 )",
                                       "p.toml");
   ASSERT_TRUE(c.ok()) << c.status().ToString();
@@ -41,6 +45,10 @@ max_pending_per_host = 500
   EXPECT_EQ(p.max_body_bytes, 2u << 20);
   EXPECT_EQ(p.key_cache_s, 1800);
   EXPECT_EQ(p.max_pending_per_host, 500);
+  EXPECT_EQ(p.websub_max_subscriptions, 50);
+  EXPECT_EQ(p.websub_lease_s, 2 * 86400);
+  EXPECT_EQ(p.websub_min_renew_interval_s, 300);
+  EXPECT_EQ(p.websub_poll_slowdown, 4.5);
   Result<Config> back = LoadConfigString(ConfigToToml(c.value()), "back.toml");
   ASSERT_TRUE(back.ok()) << back.status().ToString();
   EXPECT_EQ(back.value(), c.value());
@@ -57,6 +65,11 @@ TEST(PushConfigTest, BadValuesNameTheirKey) {
       {"client_requests_per_minute = 0", "[push] client_requests_per_minute"},
       {"max_connections = 4\nmax_connections_per_client = 8",
        "[push] max_connections_per_client"},
+      {"websub_max_subscriptions = -1", "[push] websub_max_subscriptions"},
+      {"websub_lease = \"1s\"", "[push] websub_lease"},
+      {"websub_min_renew_interval = \"0s\"",
+       "[push] websub_min_renew_interval"},
+      {"websub_poll_slowdown = 0.5", "[push] websub_poll_slowdown"},
       {"unknown_key = 1", "unknown_key"},
   };
   for (const auto& [line, want] : cases) {
