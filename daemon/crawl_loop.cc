@@ -130,6 +130,9 @@ Status CrawlLoop::Init() {
     return (!cluster_ || cluster_->OwnsHost(h)) &&
            !controls_->HostHeld(h, book_->hosts().Name(h));
   };
+  hooks.url_held = [this](const std::string& url) {
+    return controls_->PatternHeld(url);
+  };
   hooks.commit = [this] { RequestCommit(); };
   hooks.dispatch = [this] { TryDispatch(); };
   intake_ = std::make_unique<SignalIntake>(io_, std::move(intake), book_.get(),
