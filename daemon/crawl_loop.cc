@@ -365,6 +365,10 @@ nlohmann::json CrawlLoop::ControlsJson(size_t limit) const {
 StatusViews::Sources CrawlLoop::StatusSources() {
   StatusViews::Sources s;
   s.controls = [this] { return ControlsJson(kStatusControlsListed); };
+  s.frontier = [this] { return frontier_->Json(kStatusFrontierHostsListed); };
+  s.frontier_metrics = [this](PrometheusText& out) {
+    frontier_->AppendMetrics(out);
+  };
   s.controls_metrics = [this](PrometheusText& out) {
     controls_->AppendMetrics(out, sched_->held_pages());
   };
