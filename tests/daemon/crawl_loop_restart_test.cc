@@ -169,36 +169,31 @@ std::unique_ptr<DelayedSite> StartDelayedSite(asio::io_context& io,
                                               Config* config) {
   auto site = std::make_unique<DelayedSite>();
   DelayedSite* raw = site.get();
-  HttpServerOptions options;
-  options.public_listener = true;  // Host: NAME:PORT
-  auto server = HttpServer::Listen(
-      io, "127.0.0.1:0",
-      [raw, crawl_delay_s](const HttpRequest& r) {
-        if (r.target == "/robots.txt") {
-          std::string robots = "User-agent: *\nAllow: /\n";
-          if (crawl_delay_s > 0) {
-            robots += "Crawl-delay: " + std::to_string(crawl_delay_s) + "\n";
-          }
-          return HttpReply{200, "text/plain", robots};
-        }
-        std::string html = "<html><body>";
-        if (r.target == "/") {
-          for (int i = 0; i < 20; ++i) {
-            html += "<a href=\"/p/" + std::to_string(i) + "\">p</a> ";
-          }
-        } else {
-          html += "page " + r.target;
-        }
-        raw->pages.fetch_add(1);
-        return HttpReply{200, "text/html", html + "</body></html>"};
-      },
-      options);
-  EXPECT_TRUE(server.ok());
-  if (!server.ok()) return nullptr;
-  site->server = std::move(server).value();
-  site->root =
-      "http://" + name + ":" + std::to_string(site->server->port()) + "/";
-  config->fetch.resolve[name] = "127.0.0.1";
+  if (!ListenAsSite(
+          io, name, config,
+          [raw, crawl_delay_s](const HttpRequest& r) {
+            if (r.target == "/robots.txt") {
+              std::string robots = "User-agent: *\nAllow: /\n";
+              if (crawl_delay_s > 0) {
+                robots +=
+                    "Crawl-delay: " + std::to_string(crawl_delay_s) + "\n";
+              }
+              return HttpReply{200, "text/plain", robots};
+            }
+            std::string html = "<html><body>";
+            if (r.target == "/") {
+              for (int i = 0; i < 20; ++i) {
+                html += "<a href=\"/p/" + std::to_string(i) + "\">p</a> ";
+              }
+            } else {
+              html += "page " + r.target;
+            }
+            raw->pages.fetch_add(1);
+            return HttpReply{200, "text/html", html + "</body></html>"};
+          },
+          &site->server, &site->root)) {
+    return nullptr;
+  }
   return site;
 }
 
