@@ -133,6 +133,9 @@ Status CrawlLoop::Init() {
     return (!cluster_ || cluster_->OwnsHost(h)) &&
            !controls_->HostHeld(h, book_->hosts().Name(h));
   };
+  hooks.url_held = [this](const std::string& url) {
+    return controls_->PatternHeld(url);
+  };
   hooks.commit = [this] { RequestCommit(); };
   hooks.dispatch = [this] { TryDispatch(); };
   hooks.feed_hubs = [this](const std::string& feed, const std::string& self,
@@ -176,6 +179,14 @@ Status CrawlLoop::Init() {
   }
   net_->ImportState(state);
   fetch_state_restored_ = {state.robots.size(), state.hosts.size()};
+  // The same holds for the dispatcher's host slots (below), by host id.
+  std::vector<std::pair<sched::HostId, double>> held_hosts;
+  for (const fetch::GateHostSnapshot& g : state.hosts) {
+    std::optional<sched::HostId> id = book_->hosts().Find(g.host);
+    if (id && g.next_allowed > NetworkStage::Now()) {
+      held_hosts.emplace_back(*id, g.next_allowed);
+    }
+  }
   last_fetch_state_save_ = started_unix_;
   net_->set_sitemap_handler(
       [this, alive = alive_](const std::string& origin,
@@ -258,6 +269,7 @@ Status CrawlLoop::Init() {
   stages.fetch = [this](sched::PageId page, double) { StartFetch(page); };
   dispatcher_ = std::make_unique<Dispatcher>(io_, sched_.get(), dispatch,
                                              std::move(stages), started_unix_);
+  dispatcher_->HoldHosts(held_hosts, state.hold_all_until);
   observer_ = std::make_unique<PageObserver>(
       PageObserver::Options{config_.site_feeds.enabled, config_.feed.enabled},
       book_.get(), sched_.get(), frontier_.get(), intake_.get(),
@@ -436,6 +448,10 @@ nlohmann::json CrawlLoop::ControlsJson(size_t limit) const {
 StatusViews::Sources CrawlLoop::StatusSources() {
   StatusViews::Sources s;
   s.controls = [this] { return ControlsJson(kStatusControlsListed); };
+  s.frontier = [this] { return frontier_->Json(kStatusFrontierHostsListed); };
+  s.frontier_metrics = [this](PrometheusText& out) {
+    frontier_->AppendMetrics(out);
+  };
   s.controls_metrics = [this](PrometheusText& out) {
     controls_->AppendMetrics(out, sched_->held_pages());
   };

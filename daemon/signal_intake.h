@@ -89,6 +89,9 @@ class SignalIntake {
         route_away;
     // Whether `host` is this node's (null: every host).
     std::function<bool(sched::HostId)> owned;
+    // Whether an operator's pattern control holds `url` (a sitemap or site
+    // feed is then not fetched; null: none does).
+    std::function<bool(const std::string&)> url_held;
     std::function<void()> commit;    // something was marked
     std::function<void()> dispatch;  // new work may be selected
     // WebSub: a polled feed named hubs (null: not asked).
@@ -197,6 +200,9 @@ class SignalIntake {
   }
   bool Owned(sched::HostId host) const {
     return !hooks_.owned || hooks_.owned(host);
+  }
+  bool UrlHeld(const std::string& url) const {
+    return hooks_.url_held && hooks_.url_held(url);
   }
   bool RouteAway(const std::string& url, cluster::WorkItem::Kind kind,
                  double value) const {

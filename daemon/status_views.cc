@@ -237,6 +237,8 @@ nlohmann::json StatusViews::StatusJson() const {
       {"websub", sources_.websub ? sources_.websub() : nlohmann::json()},
       // Operator controls (POST /control), the list bounded.
       {"controls", sources_.controls ? sources_.controls() : nlohmann::json()},
+      // New URLs not added, by reason; the hosts at max_urls_per_host.
+      {"frontier", sources_.frontier ? sources_.frontier() : nlohmann::json()},
       {"store_errors_total", stages.commit_errors + writer.errors},
       {"policy", options_.policy},
       {"value_threshold", sched_->threshold()},
@@ -655,6 +657,7 @@ void StatusViews::AppendOperatorMetrics(PrometheusText& out) const {
   if (sources_.indexnow_metrics) sources_.indexnow_metrics(out);
   if (sources_.websub_metrics) sources_.websub_metrics(out);
   if (sources_.controls_metrics) sources_.controls_metrics(out);
+  if (sources_.frontier_metrics) sources_.frontier_metrics(out);
   AppendProcessMetrics(out);
   AppendBuildInfo(out, FRESHD_VERSION);
 }
