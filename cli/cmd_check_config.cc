@@ -4,8 +4,9 @@
 // exits 2. Beyond the file's content it checks what `run` would trip on
 // (cli/preflight.h): the seeds file is readable and parses, [store]
 // warc_dir is or can be made a writable directory, the credentials files
-// (proxy and origin rules) are private and parse, [status] listen can be
-// bound; each failure is "file: [section] key: what", exit 2.
+// (proxy and origin rules) are private and parse, [status] listen and
+// [push] listen can be bound; each failure is "file: [section] key: what",
+// exit 2.
 
 #include <cstdio>
 #include <memory>

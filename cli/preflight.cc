@@ -105,55 +105,86 @@ bool FreshdAnswersAt(const sockaddr_storage& addr, socklen_t len) {
 
 }  // namespace
 
-Status CheckListenAddress(const Config& config) {
-  const std::string& listen = config.status.listen;
+namespace {
+
+// An "IP:PORT" listen value as a socket address; false when it is not one.
+bool ListenAddress(const std::string& listen, sockaddr_storage* addr,
+                   socklen_t* len) {
   const size_t colon = listen.rfind(':');
+  if (colon == std::string::npos) return false;
   std::string host = listen.substr(0, colon);
   if (host.size() >= 2 && host.front() == '[') {
     host = host.substr(1, host.size() - 2);
   }
   const int port = std::atoi(listen.c_str() + colon + 1);
-  sockaddr_storage addr{};
-  socklen_t len = 0;
-  auto* v4 = reinterpret_cast<sockaddr_in*>(&addr);
-  auto* v6 = reinterpret_cast<sockaddr_in6*>(&addr);
+  *addr = {};
+  auto* v4 = reinterpret_cast<sockaddr_in*>(addr);
+  auto* v6 = reinterpret_cast<sockaddr_in6*>(addr);
   if (inet_pton(AF_INET, host.c_str(), &v4->sin_addr) == 1) {
     v4->sin_family = AF_INET;
     v4->sin_port = htons(static_cast<uint16_t>(port));
-    len = sizeof *v4;
+    *len = sizeof *v4;
   } else if (inet_pton(AF_INET6, host.c_str(), &v6->sin6_addr) == 1) {
     v6->sin6_family = AF_INET6;
     v6->sin6_port = htons(static_cast<uint16_t>(port));
-    len = sizeof *v6;
+    *len = sizeof *v6;
   } else {
-    return Status::InvalidArgument("[status] listen: " + listen +
-                                   ": not an IP:PORT");
+    return false;
   }
+  return true;
+}
+
+// Binds `addr` and releases it at once; 0 or the errno of the failure.
+int TryBind(const sockaddr_storage& addr, socklen_t len) {
   const int fd = socket(addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) {
-    return Status::InvalidArgument("[status] listen: " + listen + ": " +
-                                   std::strerror(errno));
-  }
-  // As the status endpoint's acceptor does, so that a port in TIME_WAIT
-  // after a restart is not reported busy.
+  if (fd < 0) return errno;
+  // As the listeners' acceptors do, so that a port in TIME_WAIT after a
+  // restart is not reported busy.
   const int one = 1;
   setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  const int rc = bind(fd, reinterpret_cast<sockaddr*>(&addr), len);
-  const int err = errno;
+  const int rc = bind(fd, reinterpret_cast<const sockaddr*>(&addr), len);
+  const int err = rc == 0 ? 0 : errno;
   close(fd);
-  // Held by the running freshd this config is checked for (check-config
-  // before a reload): the reload keeps the endpoint, so it is not an error.
-  if (rc != 0 && err == EADDRINUSE && FreshdAnswersAt(addr, len)) {
+  return err;
+}
+
+// `key`'s address `listen` can be bound now, or is held by the running
+// freshd whose status endpoint answers at `status_addr` (the daemon this
+// config is checked for before a reload, which keeps its listeners).
+Status CheckOneListener(const std::string& key, const std::string& listen,
+                        const sockaddr_storage& status_addr,
+                        socklen_t status_len) {
+  sockaddr_storage addr{};
+  socklen_t len = 0;
+  if (!ListenAddress(listen, &addr, &len)) {
+    return Status::InvalidArgument(key + ": " + listen + ": not an IP:PORT");
+  }
+  const int err = TryBind(addr, len);
+  if (err == 0) return Status::OK();
+  if (err == EADDRINUSE && FreshdAnswersAt(status_addr, status_len)) {
     return Status::OK();
   }
-  if (rc != 0) {
-    std::string hint;
-    if (err == EADDRINUSE) hint = " (another process, or freshd itself?)";
-    if (err == EADDRNOTAVAIL) hint = " (no local interface has it)";
-    return Status::InvalidArgument("[status] listen: cannot bind " + listen +
-                                   ": " + std::strerror(err) + hint);
+  std::string hint;
+  if (err == EADDRINUSE) hint = " (another process, or freshd itself?)";
+  if (err == EADDRNOTAVAIL) hint = " (no local interface has it)";
+  return Status::InvalidArgument(key + ": cannot bind " + listen + ": " +
+                                 std::strerror(err) + hint);
+}
+
+}  // namespace
+
+Status CheckListenAddress(const Config& config) {
+  sockaddr_storage status_addr{};
+  socklen_t status_len = 0;
+  if (!ListenAddress(config.status.listen, &status_addr, &status_len)) {
+    return Status::InvalidArgument("[status] listen: " + config.status.listen +
+                                   ": not an IP:PORT");
   }
-  return Status::OK();
+  Status s = CheckOneListener("[status] listen", config.status.listen,
+                              status_addr, status_len);
+  if (!s.ok() || config.push.listen.empty()) return s;
+  return CheckOneListener("[push] listen", config.push.listen, status_addr,
+                          status_len);
 }
 
 Status CheckCredentialFiles(const Config& config) {

@@ -23,9 +23,10 @@ namespace freshd::cli {
 // its nearest existing ancestor is a writable directory. Creates nothing.
 [[nodiscard]] Status CheckWarcDir(const Config& config);
 
-// [status] listen can be bound now (binds and releases it at once), or is
-// held by a running freshd whose status endpoint answers there (the daemon
-// this config is checked for before a reload: `check-config && reload`).
+// [status] listen, and [push] listen when set, can be bound now (binds and
+// releases each at once), or are held by a running freshd whose status
+// endpoint answers at [status] listen (the daemon this config is checked for
+// before a reload: `check-config && reload`).
 [[nodiscard]] Status CheckListenAddress(const Config& config);
 
 // The secrets `run` reads at start: [fetch] proxy_credentials_file and each

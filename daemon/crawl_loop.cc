@@ -130,6 +130,9 @@ Status CrawlLoop::Init() {
     return (!cluster_ || cluster_->OwnsHost(h)) &&
            !controls_->HostHeld(h, book_->hosts().Name(h));
   };
+  hooks.url_held = [this](const std::string& url) {
+    return controls_->PatternHeld(url);
+  };
   hooks.commit = [this] { RequestCommit(); };
   hooks.dispatch = [this] { TryDispatch(); };
   intake_ = std::make_unique<SignalIntake>(io_, std::move(intake), book_.get(),
@@ -365,6 +368,10 @@ nlohmann::json CrawlLoop::ControlsJson(size_t limit) const {
 StatusViews::Sources CrawlLoop::StatusSources() {
   StatusViews::Sources s;
   s.controls = [this] { return ControlsJson(kStatusControlsListed); };
+  s.frontier = [this] { return frontier_->Json(kStatusFrontierHostsListed); };
+  s.frontier_metrics = [this](PrometheusText& out) {
+    frontier_->AppendMetrics(out);
+  };
   s.controls_metrics = [this](PrometheusText& out) {
     controls_->AppendMetrics(out, sched_->held_pages());
   };

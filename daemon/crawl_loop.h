@@ -107,6 +107,9 @@ namespace freshd::daemon {
 
 // /status "controls" lists at most this many (GET /control: all).
 inline constexpr size_t kStatusControlsListed = 100;
+// /status "frontier" lists this many hosts at max_urls_per_host (the
+// ones that turned most URLs away).
+inline constexpr size_t kStatusFrontierHostsListed = 10;
 
 class CrawlLoop {
  public:

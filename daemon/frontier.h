@@ -4,14 +4,22 @@
 // hints, routed work — to the page book: a URL in scope (or a seed) joins
 // the book under [crawler] max_urls_per_host and gets the first rule it
 // matches; a seed already known only gets its importance raised.
+// Nothing is turned away silently: URLs refused for being out of scope, over
+// a host's max_urls_per_host or over the book's capacity are counted by
+// reason (Json, AppendMetrics), and the hosts at their cap with how many
+// URLs each turned away (a bounded table: one entry per host that reached
+// it).
 // Thread: the engine's (scheduler's) thread, the one owning the book.
 
 #ifndef FRESHD_DAEMON_FRONTIER_H_
 #define FRESHD_DAEMON_FRONTIER_H_
 
+#include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "base/status.h"
@@ -19,6 +27,7 @@
 #include "conf/rules.h"
 #include "daemon/operator_controls.h"
 #include "daemon/page_book.h"
+#include "daemon/prometheus_text.h"
 #include "daemon/url_scope.h"
 #include "sched/scheduler.h"
 
@@ -56,6 +65,23 @@ class Frontier {
   // a new page a URL pattern holds is held in the scheduler.
   void set_controls(OperatorControls* controls) { controls_ = controls; }
 
+  // New URLs AddUrl did not add, by reason (a block's are the controls').
+  struct TurnedAway {
+    uint64_t out_of_scope = 0;  // not a seed, and outside [crawler] scope
+    uint64_t host_limit = 0;    // its host has max_urls_per_host pages
+    uint64_t book_limit = 0;    // the scheduler holds no more pages
+    uint64_t bad_host = 0;      // its host could not be interned
+  };
+  const TurnedAway& turned_away() const { return turned_away_; }
+  // Hosts that turned a URL away at max_urls_per_host.
+  size_t hosts_at_limit() const { return at_limit_.size(); }
+  // /status "frontier": the counts, the cap, and the `max_hosts` hosts that
+  // turned most URLs away (name, pages, turned_away).
+  nlohmann::json Json(size_t max_hosts) const;
+  // freshd_frontier_turned_away_total{reason} and
+  // freshd_frontier_hosts_at_limit.
+  void AppendMetrics(PrometheusText& out) const;
+
  private:
   UrlScope scope_;
   const uint32_t max_urls_per_host_;
@@ -63,6 +89,8 @@ class Frontier {
   sched::Scheduler* const sched_;
   RuleMatcher rules_;
   OperatorControls* controls_ = nullptr;
+  TurnedAway turned_away_;
+  std::unordered_map<sched::HostId, uint64_t> at_limit_;  // turned away
 };
 
 }  // namespace freshd::daemon

@@ -301,7 +301,9 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
         return {401, "a valid \"Authorization: Bearer <token>\" is required"};
       }
     }
-    if (safe) return {0, {}};
+    // A foreign Origin is refused on every method: a browser sends one on a
+    // page's cross-origin fetch of a GET too, and nothing here serves
+    // another site's pages.
     auto origin = req.find(http::field::origin);
     if (origin != req.end()) {
       std::string_view o = TrimAsciiBlanks(Sv(origin->value()));
@@ -315,6 +317,7 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
                          std::string(o) + "\")"};
       }
     }
+    if (safe) return {0, {}};
     std::string_view type = Sv(req[http::field::content_type]);
     if (AsciiLowerCopy(TrimAsciiBlanks(type.substr(0, type.find(';')))) !=
         "application/json") {

@@ -1,7 +1,9 @@
 // OperatorControls: the operators' runtime controls (POST /control,
 // `freshd ctl`): pause, resume, block or unblock a host or a URL pattern.
-//   pause   no fetch of a matching page until resume; known pages stay and
-//           new matching URLs are still added;
+//   pause   no fetch of a matching URL until resume (a held host: none of
+//           its pages, robots.txt, sitemaps or feeds; a held pattern: the
+//           pages, sitemaps and site feeds it matches); known pages stay
+//           and new matching URLs are still added;
 //   block   no fetch, and new matching URLs are not added (counted as
 //           turned away) until unblock.
 // A host control's target is a host name ("example.com": any port) or an

@@ -104,7 +104,7 @@ void SignalIntake::OnSitemaps(const std::string& origin,
 
 void SignalIntake::FetchSitemap(const std::string& url, int depth) {
   auto normalized = parse::NormalizeUrl(url);
-  if (!normalized.ok() || stopping_) return;
+  if (!normalized.ok() || stopping_ || UrlHeld(normalized.value())) return;
   int& count = sitemaps_this_round_[parse::UrlOrigin(normalized.value())];
   if (count >= kMaxSitemapsPerOrigin) return;
   ++count;
@@ -275,8 +275,9 @@ void SignalIntake::PollSiteFeeds(double now) {
     site_feeds_due_.erase(site_feeds_due_.begin());
     auto it = site_feeds_.find(url);
     if (it == site_feeds_.end() || it->second.in_flight) continue;
-    if (!Owned(it->second.host)) {
-      // Another node's host now: asked again later, in case it comes back.
+    if (!Owned(it->second.host) || UrlHeld(url)) {
+      // Another node's host now, or an operator's pattern holds the feed:
+      // asked again later, in case that ends.
       site_feeds_due_.emplace(now + options_.site_feeds.poll_interval_s, url);
       continue;
     }

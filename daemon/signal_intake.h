@@ -110,6 +110,9 @@ class SignalIntake {
         route_away;
     // Whether `host` is this node's (null: every host).
     std::function<bool(sched::HostId)> owned;
+    // Whether an operator's pattern control holds `url` (a sitemap or site
+    // feed is then not fetched; null: none does).
+    std::function<bool(const std::string&)> url_held;
     std::function<void()> commit;    // something was marked
     std::function<void()> dispatch;  // new work may be selected
   };
@@ -214,6 +217,9 @@ class SignalIntake {
   void ApplySiteFeed(const parse::FeedResult& feed);
   bool Owned(sched::HostId host) const {
     return !hooks_.owned || hooks_.owned(host);
+  }
+  bool UrlHeld(const std::string& url) const {
+    return hooks_.url_held && hooks_.url_held(url);
   }
   bool RouteAway(const std::string& url, cluster::WorkItem::Kind kind,
                  double value) const {

@@ -239,6 +239,8 @@ nlohmann::json StatusViews::StatusJson() const {
       {"indexnow", sources_.indexnow ? sources_.indexnow() : nlohmann::json()},
       // Operator controls (POST /control), the list bounded.
       {"controls", sources_.controls ? sources_.controls() : nlohmann::json()},
+      // New URLs not added, by reason; the hosts at max_urls_per_host.
+      {"frontier", sources_.frontier ? sources_.frontier() : nlohmann::json()},
       {"store_errors_total", stages.commit_errors + writer.errors},
       {"policy", options_.policy},
       {"value_threshold", sched_->threshold()},
@@ -687,6 +689,7 @@ void StatusViews::AppendOperatorMetrics(PrometheusText& out) const {
   if (sources_.signal_source_metrics) sources_.signal_source_metrics(out);
   if (sources_.indexnow_metrics) sources_.indexnow_metrics(out);
   if (sources_.controls_metrics) sources_.controls_metrics(out);
+  if (sources_.frontier_metrics) sources_.frontier_metrics(out);
   AppendProcessMetrics(out);
   AppendBuildInfo(out, FRESHD_VERSION);
 }

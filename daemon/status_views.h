@@ -118,6 +118,10 @@ class StatusViews {
     // /status "controls" (daemon/operator_controls.h) and its /metrics.
     std::function<nlohmann::json()> controls;
     std::function<void(PrometheusText&)> controls_metrics;
+    // /status "frontier" (daemon/frontier.h: what it turned away) and its
+    // /metrics.
+    std::function<nlohmann::json()> frontier;
+    std::function<void(PrometheusText&)> frontier_metrics;
     std::function<StageFigures()> stages;
     std::function<HostGate(sched::HostId)> host_gate;
     std::function<double()> rate_target;  // [budget] rate in force

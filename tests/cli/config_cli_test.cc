@@ -172,6 +172,20 @@ TEST(CheckConfigCliTest, OperatorErrorsExit2BeforeStart) {
   EXPECT_EQ(r.err.rfind(": [status] listen: cannot bind " + listen, 0), 0u)
       << r.err;
   EXPECT_EQ(check("").exit_code, 0);  // released: fine again
+  // The push listener's address is taken (while the status one is free).
+  const std::string push = FreeListen();
+  const std::string push_config = "[push]\nlisten = \"" + push + "\"\n";
+  EXPECT_EQ(check(push_config).exit_code, 0) << check(push_config).err;
+  fd = socket(AF_INET, SOCK_STREAM, 0);
+  addr.sin_port =
+      htons(static_cast<uint16_t>(std::stoi(push.substr(push.rfind(':') + 1))));
+  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(::listen(fd, 1), 0);
+  r = check(push_config);
+  close(fd);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err.rfind(": [push] listen: cannot bind " + push, 0), 0u)
+      << r.err;
   fs::remove_all(dir);
 }
 

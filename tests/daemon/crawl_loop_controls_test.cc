@@ -7,7 +7,7 @@
 // pages only; a block keeps a host's new URLs out of the frontier (counted
 // as turned away); the controls survive a restart on the same store; a
 // control with a foreign Origin, a bad pattern or an unknown action is
-// refused.
+// refused; a pattern that holds a sitemap's URL keeps it from being fetched.
 
 #include <gtest/gtest.h>
 
@@ -33,6 +33,8 @@ struct Site {
   std::vector<std::string> links;
   std::atomic<int> roots{0};
   std::atomic<int> pages{0};
+  std::atomic<int> sitemaps{0};  // fetches of /sitemap.xml, which robots.txt
+                                 // names
   int fetches() const { return roots.load() + pages.load(); }
 };
 
@@ -46,7 +48,18 @@ std::unique_ptr<Site> StartSite(asio::io_context& io, const std::string& name,
       io, "127.0.0.1:0",
       [raw](const HttpRequest& r) {
         if (r.target == "/robots.txt") {
-          return HttpReply{200, "text/plain", "User-agent: *\nAllow: /\n"};
+          return HttpReply{200, "text/plain",
+                           "User-agent: *\nAllow: /\nSitemap: " + raw->root +
+                               "sitemap.xml\n"};
+        }
+        if (r.target == "/sitemap.xml") {
+          raw->sitemaps.fetch_add(1);
+          return HttpReply{200, "application/xml",
+                           "<?xml version=\"1.0\"?><urlset xmlns=\"http://"
+                           "www.sitemaps.org/schemas/sitemap/0.9\"><url><loc>" +
+                               raw->root +
+                               "p/0</loc><lastmod>2026-01-01</lastmod></url>"
+                               "</urlset>"};
         }
         std::string html = "<html><body>";
         if (r.target == "/") {
@@ -284,6 +297,28 @@ TEST_F(ControlsTest, BlockKeepsNewUrlsOutAndControlsSurviveARestart) {
     ASSERT_TRUE(loop.ok());
     EXPECT_EQ(loop.value()->ControlsJson()["count"], 1);  // the unblock too
   }
+}
+
+// A paused pattern holds every URL it matches, not only pages: here b's
+// sitemap (named by its robots.txt) is never fetched while a's, the same
+// but unpaused, is; b's pages, which the pattern does not match, go on.
+TEST_F(ControlsTest, APausedPatternKeepsASitemapUnfetched) {
+  asio::io_context io;
+  auto a = StartSite(io, "a.test", &config_);
+  auto b = StartSite(io, "b.test", &config_);
+  ASSERT_TRUE(a && b);
+  auto loop = CrawlLoop::Create(io, config_);
+  ASSERT_TRUE(loop.ok()) << loop.status().ToString();
+  auto paused = loop.value()->Control(
+      R"({"action": "pause", "pattern": "//b\\.test:\\d+/sitemap"})");
+  ASSERT_TRUE(paused.ok()) << paused.status().ToString();
+  ASSERT_TRUE(loop.value()->AddSeed(a->root, 1).ok());
+  ASSERT_TRUE(loop.value()->AddSeed(b->root, 1).ok());
+  RunUntil(io, *loop.value(), 1, 20,
+           [&] { return a->sitemaps.load() >= 1 && b->pages.load() >= 3; });
+  EXPECT_GE(a->sitemaps.load(), 1) << "the unpaused sitemap was not fetched";
+  EXPECT_GE(b->pages.load(), 3);
+  EXPECT_EQ(b->sitemaps.load(), 0) << "a paused sitemap was fetched";
 }
 
 }  // namespace

@@ -55,6 +55,46 @@ TEST_F(FrontierTest, LinksJoinOnlyInScopeAndUnderTheHostLimit) {
   EXPECT_EQ(book_->url(*x), "http://a.test/x");
 }
 
+// What the frontier refuses it counts, by reason, and names the hosts at
+// their cap with how many URLs each turned away.
+TEST_F(FrontierTest, TurnedAwayUrlsAreCountedByReasonAndHost) {
+  frontier_->AddScope("http://a.test/");
+  frontier_->AddScope("http://c.test/");
+  EXPECT_FALSE(frontier_->AddUrl("http://b.test/x", 1, false, kNow));
+  EXPECT_FALSE(frontier_->AddUrl("http://a.test/private/y", 1, false, kNow));
+  for (int i = 0; i < 8; ++i) {
+    (void)frontier_->AddUrl("http://a.test/" + std::to_string(i), 1, false,
+                            kNow);
+  }
+  for (int i = 0; i < 4; ++i) {
+    (void)frontier_->AddUrl("http://c.test/" + std::to_string(i), 1, false,
+                            kNow);
+  }
+  // A known URL is not turned away, even on a host at its cap.
+  EXPECT_TRUE(frontier_->AddUrl("http://a.test/0", 1, false, kNow));
+  EXPECT_EQ(frontier_->turned_away().out_of_scope, 2u);
+  EXPECT_EQ(frontier_->turned_away().host_limit, 5u + 1u);
+  EXPECT_EQ(frontier_->turned_away().book_limit, 0u);
+  EXPECT_EQ(frontier_->hosts_at_limit(), 2u);
+  const nlohmann::json j = frontier_->Json(1);
+  EXPECT_EQ(j["max_urls_per_host"], 3);
+  EXPECT_EQ(j["turned_away"]["host_limit"], 6);
+  EXPECT_EQ(j["turned_away"]["out_of_scope"], 2);
+  EXPECT_EQ(j["hosts_at_limit"], 2);
+  ASSERT_EQ(j["hosts"].size(), 1u);  // the one that turned most away
+  EXPECT_EQ(j["hosts"][0]["host"], "a.test");
+  EXPECT_EQ(j["hosts"][0]["pages"], 3);
+  EXPECT_EQ(j["hosts"][0]["turned_away"], 5);
+  PrometheusText metrics;
+  frontier_->AppendMetrics(metrics);
+  EXPECT_NE(metrics.text().find(
+                "freshd_frontier_turned_away_total{reason=\"host_limit\"} 6"),
+            std::string::npos)
+      << metrics.text();
+  EXPECT_NE(metrics.text().find("freshd_frontier_hosts_at_limit 2"),
+            std::string::npos);
+}
+
 TEST_F(FrontierTest, AKnownSeedGetsItsImportanceRaised) {
   frontier_->AddScope("http://a.test/");
   auto x = frontier_->AddUrl("http://a.test/x", 1, false, kNow);

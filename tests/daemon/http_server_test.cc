@@ -284,6 +284,27 @@ TEST(HttpServerTest, PostNeedsJsonAndNoForeignOrigin) {
   EXPECT_EQ(server.handled(), before + 2);  // the refused never reached it
 }
 
+// A page on another site that fetches /status or /control (a GET carries
+// its Origin) is refused before any handler runs; the status page's own
+// requests (same origin, or none) are served.
+TEST(HttpServerTest, GetWithForeignOriginIsRefused) {
+  ServerThread server;
+  ASSERT_TRUE(server.status().ok());
+  const int before = server.handled();
+  for (const std::string origin :
+       {"http://evil.example", "null", "https://127.0.0.1.nip.io"}) {
+    ExpectJsonError(Exchange(server.port(), Get("/control", "127.0.0.1",
+                                                "Origin: " + origin + "\r\n")),
+                    403);
+  }
+  EXPECT_EQ(server.handled(), before);
+  EXPECT_EQ(Exchange(server.port(), Get("/status", "127.0.0.1",
+                                        "Origin: http://127.0.0.1:8931\r\n"))
+                .status,
+            200);
+  EXPECT_EQ(server.handled(), before + 1);
+}
+
 TEST(HttpServerTest, BearerTokenRequiredForPostWhenSet) {
   HttpServerOptions options;
   options.token = "0123456789abcdef0123";
