@@ -210,16 +210,16 @@ TEST_F(SignalIntakeTest, ImpossibleDatesAreDroppedAndCounted) {
   EXPECT_EQ(intake->signals_stale_total(), 0u);
   EXPECT_EQ(book_->meta(*page).last_signal_lastmod, 0);  // none remembered
 
-  // The Last-Modified's own day, date only: its claim holds the change, so
-  // it is only stale (not after our fetch).
-  EXPECT_FALSE(intake->ConsiderDatedSignal(*page, 1699920000, now, sitemap));
-  EXPECT_EQ(intake->signals_stale_total(), 1u);
+  // The Last-Modified's own day, date only: its claim holds the
+  // Last-Modified and ends after our fetch, so it is a signal.
+  EXPECT_TRUE(intake->ConsiderDatedSignal(*page, 1699920000, now, sitemap));
   EXPECT_EQ(intake->dated_dropped(DatedSignalCheck::kBeforeHistory), 1u);
   // Twelve hours ahead (a site a time zone ahead): taken.
   EXPECT_TRUE(intake->ConsiderDatedSignal(*page, now + 12 * 3600, now, feed));
-  EXPECT_EQ(intake->signals_total(), 1u);
+  EXPECT_EQ(intake->signals_total(), 2u);
+  EXPECT_EQ(intake->signals_stale_total(), 0u);
   EXPECT_EQ(intake->signals_by_source(feed), 1u);
-  EXPECT_EQ(intake->signals_by_source(sitemap), 0u);
+  EXPECT_EQ(intake->signals_by_source(sitemap), 1u);
 
   const nlohmann::json j = intake->SignalSourcesJson();
   const nlohmann::json& dropped = j["lastmod_dropped"];
@@ -231,6 +231,7 @@ TEST_F(SignalIntakeTest, ImpossibleDatesAreDroppedAndCounted) {
   EXPECT_EQ(dropped["hosts"][0]["host"], "a.test");
   EXPECT_EQ(dropped["hosts"][0]["too_old"], 2);
   EXPECT_EQ(j["sources"]["feed"]["signals_total"], 1);
+  EXPECT_EQ(j["sources"]["sitemap"]["signals_total"], 1);
   // The default policy (ncis) models signals: the feed is now a source of
   // the host, with its own estimate.
   EXPECT_EQ(j["sources"]["feed"]["hosts"], 1);
