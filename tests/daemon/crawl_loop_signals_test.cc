@@ -232,7 +232,25 @@ TEST_F(CrawlLoopTest, HintsLowerTheEstimatedFreshness) {
     if (std::string(policy) == "ncis") {
       EXPECT_LT(after, 0.01);
       EXPECT_LT(page_after, 0.01);
+      // /page shows the hint under its source (POST /signal: "signal"),
+      // with the host's estimate of that source; an IndexNow hint (the
+      // receiver's) is counted under its own.
+      const nlohmann::json& by_source = page.value()["signal_sources"];
+      EXPECT_EQ(by_source["signal"]["signals_since_fetch"], 1) << page->dump();
+      EXPECT_TRUE(by_source["signal"]["host_recall"].is_number());
+      EXPECT_EQ(by_source["signal"]["weight"], 1.0);  // one source in play
+      EXPECT_EQ(c.Signal({root}, -std::numeric_limits<double>::infinity(),
+                         nullptr, sched::SignalSource::kIndexNow)["signals"],
+                1);
+      const nlohmann::json sources = c.StatusJson()["signal_sources"];
+      EXPECT_EQ(sources["sources"]["signal"]["signals_total"], 1);
+      EXPECT_EQ(sources["sources"]["indexnow"]["signals_total"], 1);
+      EXPECT_EQ(sources["sources"]["indexnow"]["hosts"], 1);
+      EXPECT_EQ(c.PageJson(root).value()["signal_sources"]["indexnow"]
+                                        ["signals_since_fetch"],
+                1);
     } else {
+      EXPECT_TRUE(page.value()["signal_sources"].is_null());
       EXPECT_NEAR(after, before, 1e-3);
       EXPECT_NEAR(page_after, before, 1e-3);
     }
