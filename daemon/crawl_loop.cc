@@ -169,6 +169,14 @@ Status CrawlLoop::Init() {
   }
   net_->ImportState(state);
   fetch_state_restored_ = {state.robots.size(), state.hosts.size()};
+  // The same holds for the dispatcher's host slots (below), by host id.
+  std::vector<std::pair<sched::HostId, double>> held_hosts;
+  for (const fetch::GateHostSnapshot& g : state.hosts) {
+    std::optional<sched::HostId> id = book_->hosts().Find(g.host);
+    if (id && g.next_allowed > NetworkStage::Now()) {
+      held_hosts.emplace_back(*id, g.next_allowed);
+    }
+  }
   last_fetch_state_save_ = started_unix_;
   net_->set_sitemap_handler(
       [this, alive = alive_](const std::string& origin,
@@ -247,6 +255,7 @@ Status CrawlLoop::Init() {
   stages.fetch = [this](sched::PageId page, double) { StartFetch(page); };
   dispatcher_ = std::make_unique<Dispatcher>(io_, sched_.get(), dispatch,
                                              std::move(stages), started_unix_);
+  dispatcher_->HoldHosts(held_hosts, state.hold_all_until);
   observer_ = std::make_unique<PageObserver>(
       PageObserver::Options{config_.site_feeds.enabled, config_.feed.enabled},
       book_.get(), sched_.get(), frontier_.get(), intake_.get(),

@@ -98,6 +98,15 @@ Limit Dispatcher::SlotsFullLimit() const {
              : Limit::kNetwork;
 }
 
+void Dispatcher::HoldHosts(
+    const std::vector<std::pair<sched::HostId, double>>& hosts,
+    double hold_all_until) {
+  slots_.HoldAll(hold_all_until);
+  for (const auto& [host, next_allowed] : hosts) {
+    slots_.HoldUntil(host, next_allowed);
+  }
+}
+
 void Dispatcher::TryDispatch() { Run(UnixNow(), NetworkStage::Now()); }
 
 void Dispatcher::Run(double now, double gate_now) {

@@ -29,6 +29,8 @@
 #include <limits>
 #include <memory>
 #include <optional>
+#include <utility>
+#include <vector>
 
 #include "daemon/fetch_table.h"
 #include "daemon/host_slots.h"
@@ -111,6 +113,13 @@ class Dispatcher {
   Dispatcher& operator=(const Dispatcher&) = delete;
 
   void Start() { started_ = true; }
+  // A restart (before Start): the fetcher's gate restored these hosts' next
+  // allowed starts and holds every host until `hold_all_until` (times on
+  // its clock, NetworkStage::Now). Mirrored in the host slots, so no page
+  // is handed to the fetcher to wait out a delay there holding a
+  // connection while other hosts could use it.
+  void HoldHosts(const std::vector<std::pair<sched::HostId, double>>& hosts,
+                 double hold_all_until);
   // No dispatch from now on; the wake-up is cancelled.
   void Stop();
 

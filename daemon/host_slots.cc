@@ -15,12 +15,12 @@ HostSlots::Host& HostSlots::Get(sched::HostId host) {
 }
 
 double HostSlots::OpensAt(sched::HostId host) const {
-  if (host >= hosts_.size()) return 0;
+  if (host >= hosts_.size()) return hold_all_until_;
   const Host& h = hosts_[host];
   if (h.in_flight >= max_in_flight_) {
     return std::numeric_limits<double>::infinity();
   }
-  return h.next_allowed;
+  return std::max(h.next_allowed, hold_all_until_);
 }
 
 void HostSlots::Start(sched::HostId host) {
@@ -38,7 +38,15 @@ void HostSlots::Finish(sched::HostId host, double next_allowed) {
   if (std::isfinite(next_allowed)) openings_.emplace(next_allowed, host);
 }
 
+void HostSlots::HoldUntil(sched::HostId host, double next_allowed) {
+  Host& h = Get(host);
+  h.next_allowed = next_allowed;
+  if (std::isfinite(next_allowed)) openings_.emplace(next_allowed, host);
+}
+
 double HostSlots::NextOpening(double now) {
+  // Every host opens when a hold on all ends (those without a later time).
+  if (hold_all_until_ > now) return hold_all_until_;
   while (!openings_.empty()) {
     const auto [at, host] = openings_.top();
     if (at > now && hosts_[host].next_allowed == at) return at;

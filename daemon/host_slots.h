@@ -15,6 +15,7 @@
 #ifndef FRESHD_DAEMON_HOST_SLOTS_H_
 #define FRESHD_DAEMON_HOST_SLOTS_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <limits>
@@ -45,6 +46,15 @@ class HostSlots {
   // `next_allowed` (≤ now: at once).
   void Finish(sched::HostId host, double next_allowed);
 
+  // A restart: the fetcher's gate restored `host`'s next allowed start
+  // (its delay, Crawl-delay, back-off or Retry-After, saved before the
+  // stop); the host stays closed until then. Its in-flight count is
+  // untouched.
+  void HoldUntil(sched::HostId host, double next_allowed);
+  // A restart: the gate holds every host until `until` (a host contacted
+  // after the last save must still get its delay); so does this mirror.
+  void HoldAll(double until) { hold_all_until_ = until; }
+
   // The earliest reopening time after `now` of a host closed by time only
   // (not by its in-flight slots); +inf if none.
   double NextOpening(double now);
@@ -53,9 +63,11 @@ class HostSlots {
     return host < hosts_.size() ? hosts_[host].in_flight : 0;
   }
   uint64_t total_in_flight() const { return total_in_flight_; }
-  // When `host` may next be contacted, as last reported (0: never).
+  // When `host` may next be contacted, as last reported (0: never), or the
+  // hold on every host if later.
   double next_allowed(sched::HostId host) const {
-    return host < hosts_.size() ? hosts_[host].next_allowed : 0;
+    return std::max(hold_all_until_,
+                    host < hosts_.size() ? hosts_[host].next_allowed : 0);
   }
 
  private:
@@ -68,6 +80,7 @@ class HostSlots {
   const int max_in_flight_;
   std::vector<Host> hosts_;  // by host id
   uint64_t total_in_flight_ = 0;
+  double hold_all_until_ = 0;  // HoldAll
   // (next_allowed, host) of hosts that finished with a future opening;
   // stale entries (the host moved on) are dropped as they surface.
   std::priority_queue<std::pair<double, sched::HostId>,

@@ -8,16 +8,35 @@ namespace freshd::daemon {
 
 namespace {
 
-constexpr size_t kHeader = 3 * sizeof(uint32_t);
+// The block starts with the kFields lengths, each one byte below kLong, else
+// kLong and 4 bytes; then the fields' bytes in order. (Three 4-byte lengths
+// before: 9 bytes more a fetched page, most often a larger malloc chunk.)
+constexpr uint8_t kLong = 255;
 
-uint32_t Length(const char* packed, int i) {
-  uint32_t n;
-  std::memcpy(&n, packed + i * sizeof(uint32_t), sizeof n);
-  return n;
+struct Header {
+  std::array<uint32_t, 3> lengths;
+  size_t bytes;  // of the header itself
+};
+
+Header ReadHeader(const char* packed) {
+  Header h{};
+  const char* at = packed;
+  for (uint32_t& n : h.lengths) {
+    const auto first = static_cast<uint8_t>(*at++);
+    if (first < kLong) {
+      n = first;
+    } else {
+      std::memcpy(&n, at, sizeof n);
+      at += sizeof n;
+    }
+  }
+  h.bytes = static_cast<size_t>(at - packed);
+  return h;
 }
 
 size_t PackedBytes(const char* packed) {
-  return kHeader + Length(packed, 0) + Length(packed, 1) + Length(packed, 2);
+  const Header h = ReadHeader(packed);
+  return h.bytes + h.lengths[0] + h.lengths[1] + h.lengths[2];
 }
 
 }  // namespace
@@ -40,9 +59,10 @@ PageMeta& PageMeta::operator=(const PageMeta& other) {
 
 std::string_view PageMeta::Field(int i) const {
   if (packed_ == nullptr) return {};
-  size_t offset = kHeader;
-  for (int k = 0; k < i; ++k) offset += Length(packed_.get(), k);
-  return {packed_.get() + offset, Length(packed_.get(), i)};
+  const Header h = ReadHeader(packed_.get());
+  size_t offset = h.bytes;
+  for (int k = 0; k < i; ++k) offset += h.lengths[k];
+  return {packed_.get() + offset, h.lengths[i]};
 }
 
 void PageMeta::Set(int i, std::string_view v) {
@@ -59,14 +79,26 @@ void PageMeta::Pack(const std::array<std::string_view, kFields>& fields) {
     packed_.reset();
     return;
   }
+  size_t header = 0;
+  for (std::string_view f : fields) {
+    header += f.size() < kLong ? 1 : 1 + sizeof(uint32_t);
+  }
   // Built aside: `v` may point into the current block.
-  auto packed = std::make_unique_for_overwrite<char[]>(kHeader + bytes);
-  size_t offset = kHeader;
-  for (int k = 0; k < kFields; ++k) {
-    const auto n = static_cast<uint32_t>(fields[k].size());
-    std::memcpy(packed.get() + k * sizeof(uint32_t), &n, sizeof n);
-    if (n > 0) std::memcpy(packed.get() + offset, fields[k].data(), n);
-    offset += n;
+  auto packed = std::make_unique_for_overwrite<char[]>(header + bytes);
+  char* at = packed.get();
+  for (std::string_view f : fields) {
+    const auto n = static_cast<uint32_t>(f.size());
+    if (n < kLong) {
+      *at++ = static_cast<char>(n);
+    } else {
+      *at++ = static_cast<char>(kLong);
+      std::memcpy(at, &n, sizeof n);
+      at += sizeof n;
+    }
+  }
+  for (std::string_view f : fields) {
+    if (!f.empty()) std::memcpy(at, f.data(), f.size());
+    at += f.size();
   }
   packed_ = std::move(packed);
 }

@@ -53,8 +53,8 @@ class PageMeta {
   void Set(int i, std::string_view v);
   // Replaces every field (one allocation; none when all are empty).
   void Pack(const std::array<std::string_view, kFields>& fields);
-  // kFields uint32 lengths, then the fields' bytes in order; nullptr when
-  // every field is empty.
+  // kFields lengths (one byte each below 255, else 255 and 4 bytes), then
+  // the fields' bytes in order; nullptr when every field is empty.
   std::unique_ptr<char[]> packed_;
 };
 

@@ -40,8 +40,11 @@ UrlIndex::~UrlIndex() {
 }
 
 void UrlIndex::Reset() {
+  bases_.clear();
+  bases_.shrink_to_fit();
   offsets_.clear();
   offsets_.shrink_to_fit();
+  std::unordered_map<sched::PageId, uint64_t>().swap(wide_);
   keys_.clear();
   keys_.shrink_to_fit();
   std::string().swap(tail_);
@@ -110,18 +113,25 @@ void UrlIndex::Read(uint64_t begin, uint64_t end, std::string* out) const {
   }
 }
 
+uint64_t UrlIndex::Offset(sched::PageId id) const {
+  const uint16_t past = offsets_[id];
+  if (past == kWide) return wide_.at(id);
+  return bases_[id / kGroup] + past;
+}
+
+uint64_t UrlIndex::End(sched::PageId id) const {
+  return id + 1 < offsets_.size() ? Offset(id + 1) : tail_start_ + tail_.size();
+}
+
 std::string UrlIndex::url(sched::PageId id) const {
-  const uint64_t end =
-      id + 1 < offsets_.size() ? offsets_[id + 1] : tail_start_ + tail_.size();
   std::string out;
-  Read(offsets_[id], end, &out);
+  Read(Offset(id), End(id), &out);
   return out;
 }
 
 bool UrlIndex::Equals(sched::PageId id, std::string_view url) const {
-  const uint64_t begin = offsets_[id];
-  const uint64_t end =
-      id + 1 < offsets_.size() ? offsets_[id + 1] : tail_start_ + tail_.size();
+  const uint64_t begin = Offset(id);
+  const uint64_t end = End(id);
   if (end - begin != url.size()) return false;
   if (begin >= tail_start_) {  // in the tail: no copy
     return std::string_view(tail_).substr(begin - tail_start_, url.size()) ==
@@ -138,15 +148,14 @@ void UrlIndex::ForEach(
   std::string chunk, one;
   sched::PageId id = 0;
   const auto n = static_cast<sched::PageId>(offsets_.size());
-  auto end_of = [&](sched::PageId i) {
-    return i + 1 < n ? offsets_[i + 1] : tail_start_ + tail_.size();
-  };
+  auto end_of = [&](sched::PageId i) { return End(i); };
   while (id < n) {
-    const uint64_t begin = offsets_[id];
+    const uint64_t begin = Offset(id);
     if (begin >= tail_start_) {  // the rest is in the tail
       for (; id < n; ++id) {
-        fn(id, std::string_view(tail_).substr(offsets_[id] - tail_start_,
-                                              end_of(id) - offsets_[id]));
+        const uint64_t at = Offset(id);
+        fn(id,
+           std::string_view(tail_).substr(at - tail_start_, end_of(id) - at));
       }
       break;
     }
@@ -161,48 +170,76 @@ void UrlIndex::ForEach(
     while (last + 1 < n && end_of(last + 1) - begin <= kChunk) ++last;
     Read(begin, end_of(last), &chunk);
     for (; id <= last; ++id) {
-      fn(id, std::string_view(chunk).substr(offsets_[id] - begin,
-                                            end_of(id) - offsets_[id]));
+      const uint64_t at = Offset(id);
+      fn(id, std::string_view(chunk).substr(at - begin, end_of(id) - at));
     }
   }
 }
 
 void UrlIndex::Append(std::string_view url) {
-  offsets_.push_back(tail_start_ + tail_.size());
+  const uint64_t at = tail_start_ + tail_.size();
+  const auto id = static_cast<sched::PageId>(offsets_.size());
+  if (id % kGroup == 0) bases_.push_back(at);
+  const uint64_t past = at - bases_.back();
+  if (past < kWide) {
+    offsets_.push_back(static_cast<uint16_t>(past));
+  } else {
+    offsets_.push_back(kWide);
+    wide_.emplace(id, at);
+  }
   keys_.push_back(XXH3_64bits(url.data(), url.size()) & key_mask_);
   tail_.append(url);
   if (tail_.size() >= flush_at_) Flush();
 }
 
-void UrlIndex::Grow() {
+namespace {
+
+// Slots for `urls` ids at most UrlIndex::kMaxLoad full (at least 16).
+size_t SlotsFor(size_t urls, double max_load) {
+  return std::max<size_t>(
+      16, static_cast<size_t>(static_cast<double>(urls) / max_load) + 1);
+}
+
+}  // namespace
+
+void UrlIndex::Rehash(size_t slots) {
   std::vector<uint32_t> old = std::move(table_);
-  table_.assign(old.empty() ? 16 : 2 * old.size(), kEmpty);
+  table_.assign(slots, kEmpty);
+  // In the old slots' order: the homes scale with the size, so this
+  // inserts in about the new homes' order (short probes).
   for (uint32_t id : old) {
     if (id == kEmpty) continue;
-    size_t slot = keys_[id] & Mask();
-    while (table_[slot] != kEmpty) slot = (slot + 1) & Mask();
+    size_t slot = Home(keys_[id]);
+    while (table_[slot] != kEmpty) slot = Next(slot);
     table_[slot] = id;
   }
 }
 
+void UrlIndex::Grow() {
+  Rehash(table_.empty() ? 16 : table_.size() + table_.size() / 2);
+}
+
 void UrlIndex::Reserve(size_t urls) {
+  bases_.reserve((urls + kGroup - 1) / kGroup);
   offsets_.reserve(urls);
   keys_.reserve(urls);
-  size_t slots = 16;
-  while (slots < 2 * urls) slots *= 2;
-  while (table_.size() < slots) Grow();
+  const size_t slots = SlotsFor(urls, kMaxLoad);
+  if (table_.size() < slots) Rehash(slots);
 }
 
 void UrlIndex::Insert(sched::PageId id) {
-  if (2 * (table_used_ + 1) > table_.size()) Grow();
+  if (static_cast<double>(table_used_ + 1) >
+      kMaxLoad * static_cast<double>(table_.size())) {
+    Grow();
+  }
   const uint64_t key = keys_[id];
-  size_t slot = key & Mask();
+  size_t slot = Home(key);
   while (table_[slot] != kEmpty) {
     const uint32_t other = table_[slot];
     // The same key: the same URL (a duplicate keeps the first; see the
     // header for the odds of another URL).
     if (keys_[other] == key) return;
-    slot = (slot + 1) & Mask();
+    slot = Next(slot);
   }
   table_[slot] = id;
   ++table_used_;
@@ -210,11 +247,7 @@ void UrlIndex::Insert(sched::PageId id) {
 
 void UrlIndex::Assign(std::vector<std::string> urls) {
   Reset();
-  offsets_.reserve(urls.size());
-  keys_.reserve(urls.size());
-  size_t slots = 16;
-  while (slots < 2 * urls.size()) slots *= 2;
-  table_.assign(slots, kEmpty);
+  Reserve(urls.size());
   for (std::string& u : urls) {
     Append(u);
     Insert(static_cast<sched::PageId>(offsets_.size() - 1));
@@ -237,7 +270,7 @@ void UrlIndex::AddRestored(std::string_view url) {
 std::optional<sched::PageId> UrlIndex::Find(std::string_view u) const {
   if (table_.empty()) return std::nullopt;
   const uint64_t key = XXH3_64bits(u.data(), u.size()) & key_mask_;
-  for (size_t slot = key & Mask();; slot = (slot + 1) & Mask()) {
+  for (size_t slot = Home(key);; slot = Next(slot)) {
     const uint32_t id = table_[slot];
     if (id == kEmpty) return std::nullopt;
     if (keys_[id] == key) return id;

@@ -1,14 +1,21 @@
 // UrlIndex: the daemon's two-way map between page ids and their normalized
-// URLs, the URLs' bytes kept out of the process's memory (issue 29 item 1).
+// URLs, the URLs' bytes kept out of the process's memory (issue 29 item 1),
+// at ~15-18 bytes a URL in memory (issue 43 item 2; 25-30 before).
 //
 // An id is a URL's position. The URLs are appended back to back to a file
 // (created and at once unlinked in `dir`: nothing is left behind, a restart
 // rebuilds it while it streams the store), read back with pread: the OS page
-// cache, not the process, holds them. What is kept in memory per URL: its
-// 8-byte offset in the file (the next id's offset ends it), its 64-bit key
-// (XXH3 of the URL) and 8-16 bytes of an open-addressing table of 32-bit
-// ids (linear probing, at most half full) whose probes compare the keys:
-// ~24-32 bytes a URL, where the URL bytes themselves were ~75 more.
+// cache, not the process, holds them. What is kept in memory per URL:
+// - where it starts in the file, 2.5 bytes: the offsets grow with the id, so
+//   a group of kGroup ids keeps one 8-byte base and each id a 16-bit offset
+//   from it (the next id's offset ends a URL); a URL starting 64 KiB or more
+//   past its group's base (kGroup URLs of ~4 KiB: never for the daemon's
+//   URLs of at most 8 KiB in practice) keeps its full offset in a side map;
+// - its 64-bit key (XXH3 of the URL), 8 bytes;
+// - 5-7.5 bytes of an open-addressing table of 32-bit ids (linear probing,
+//   home slot from the key's high 32 bits scaled to the table's size, which
+//   need not be a power of two: at most 80% full, grown by half; Reserve
+//   sizes it for a restart's count at 80%) whose probes compare the keys.
 // The newest URLs (up to kTailBytes) wait in a small in-memory tail before
 // they are written in one pwrite; ids there resolve from memory.
 //
@@ -38,6 +45,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "sched/observation.h"
@@ -74,7 +82,7 @@ class UrlIndex {
   std::optional<sched::PageId> FindExact(std::string_view url) const;
   // The URL, read from the file (or the tail). REQUIRES: id < size().
   std::string url(sched::PageId id) const;
-  size_t size() const { return offsets_.size(); }
+  size_t size() const { return keys_.size(); }
 
   // Every URL in id order, read sequentially in large chunks (a restart's
   // pass over all pages: no read per URL). The view is valid during the
@@ -158,6 +166,11 @@ class UrlIndex {
 
  private:
   static constexpr uint32_t kEmpty = UINT32_MAX;
+  // Ids a 64-bit offset base is kept for; each keeps a 16-bit offset.
+  static constexpr size_t kGroup = 16;
+  static constexpr uint16_t kWide = UINT16_MAX;  // the offset is in wide_
+  // The table is grown (by half) past this share of slots in use.
+  static constexpr double kMaxLoad = 0.8;
 
   void Append(std::string_view url);  // the bytes, offset and key only
   void Insert(sched::PageId id);      // into the table (may grow it)
@@ -167,17 +180,27 @@ class UrlIndex {
   // Reads [begin, end) of the URL stream into *out.
   void Read(uint64_t begin, uint64_t end, std::string* out) const;
   bool Equals(sched::PageId id, std::string_view url) const;
-  size_t Mask() const { return table_.size() - 1; }
+  uint64_t Offset(sched::PageId id) const;  // where id's URL starts
+  uint64_t End(sched::PageId id) const;     // where it ends
+  size_t Home(uint64_t key) const {  // the key's slot, as its share of 2^32
+    return static_cast<size_t>(((key >> 32) * table_.size()) >> 32);
+  }
+  size_t Next(size_t slot) const {
+    return slot + 1 == table_.size() ? 0 : slot + 1;
+  }
+  void Rehash(size_t slots);  // the table with `slots` slots, same ids
 
   const std::string dir_;
   int fd_ = -1;  // the unlinked URL file; -1: not created (yet)
   bool open_failed_ = false;
-  std::vector<uint64_t> offsets_;  // by id: where its URL starts
-  std::vector<uint64_t> keys_;     // by id: XXH3 of its URL
-  std::string tail_;               // the stream's bytes from tail_start_
-  uint64_t tail_start_ = 0;        // == bytes written to the file
-  size_t flush_at_ = kTailBytes;   // tail size that triggers a write
-  std::vector<uint32_t> table_;    // ids; kEmpty: free. Size: 0 or 2^k.
+  std::vector<uint64_t> bases_;    // by id / kGroup: the group's offset
+  std::vector<uint16_t> offsets_;  // by id: its offset past the base
+  std::unordered_map<sched::PageId, uint64_t> wide_;  // kWide ids' offsets
+  std::vector<uint64_t> keys_;                        // by id: XXH3 of its URL
+  std::string tail_;              // the stream's bytes from tail_start_
+  uint64_t tail_start_ = 0;       // == bytes written to the file
+  size_t flush_at_ = kTailBytes;  // tail size that triggers a write
+  std::vector<uint32_t> table_;   // ids; kEmpty: free. 0 or >= 16 slots
   size_t table_used_ = 0;
   uint64_t key_mask_ = ~uint64_t{0};  // (the test hook's)
 };

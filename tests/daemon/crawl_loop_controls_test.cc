@@ -42,47 +42,42 @@ std::unique_ptr<Site> StartSite(asio::io_context& io, const std::string& name,
                                 Config* config) {
   auto site = std::make_unique<Site>();
   Site* raw = site.get();
-  HttpServerOptions options;
-  options.public_listener = true;  // Host: NAME:PORT
-  auto server = HttpServer::Listen(
-      io, "127.0.0.1:0",
-      [raw](const HttpRequest& r) {
-        if (r.target == "/robots.txt") {
-          return HttpReply{200, "text/plain",
-                           "User-agent: *\nAllow: /\nSitemap: " + raw->root +
-                               "sitemap.xml\n"};
-        }
-        if (r.target == "/sitemap.xml") {
-          raw->sitemaps.fetch_add(1);
-          return HttpReply{200, "application/xml",
-                           "<?xml version=\"1.0\"?><urlset xmlns=\"http://"
-                           "www.sitemaps.org/schemas/sitemap/0.9\"><url><loc>" +
-                               raw->root +
-                               "p/0</loc><lastmod>2026-01-01</lastmod></url>"
-                               "</urlset>"};
-        }
-        std::string html = "<html><body>";
-        if (r.target == "/") {
-          raw->roots.fetch_add(1);
-          for (int i = 0; i < kPages; ++i) {
-            html += "<a href=\"/p/" + std::to_string(i) + "\">p</a> ";
-          }
-          for (const std::string& l : raw->links) {
-            html += "<a href=\"" + l + "\">x</a> ";
-          }
-        } else {
-          html += "page " + r.target + " version " +
-                  std::to_string(raw->pages.fetch_add(1));
-        }
-        return HttpReply{200, "text/html", html + "</body></html>"};
-      },
-      options);
-  EXPECT_TRUE(server.ok());
-  if (!server.ok()) return nullptr;
-  site->server = std::move(server).value();
-  site->root =
-      "http://" + name + ":" + std::to_string(site->server->port()) + "/";
-  config->fetch.resolve[name] = "127.0.0.1";
+  if (!ListenAsSite(
+          io, name, config,
+          [raw](const HttpRequest& r) {
+            if (r.target == "/robots.txt") {
+              return HttpReply{200, "text/plain",
+                               "User-agent: *\nAllow: /\nSitemap: " +
+                                   raw->root + "sitemap.xml\n"};
+            }
+            if (r.target == "/sitemap.xml") {
+              raw->sitemaps.fetch_add(1);
+              return HttpReply{
+                  200, "application/xml",
+                  "<?xml version=\"1.0\"?><urlset xmlns=\"http://"
+                  "www.sitemaps.org/schemas/sitemap/0.9\"><url><loc>" +
+                      raw->root +
+                      "p/0</loc><lastmod>2026-01-01</lastmod></url>"
+                      "</urlset>"};
+            }
+            std::string html = "<html><body>";
+            if (r.target == "/") {
+              raw->roots.fetch_add(1);
+              for (int i = 0; i < kPages; ++i) {
+                html += "<a href=\"/p/" + std::to_string(i) + "\">p</a> ";
+              }
+              for (const std::string& l : raw->links) {
+                html += "<a href=\"" + l + "\">x</a> ";
+              }
+            } else {
+              html += "page " + r.target + " version " +
+                      std::to_string(raw->pages.fetch_add(1));
+            }
+            return HttpReply{200, "text/html", html + "</body></html>"};
+          },
+          &site->server, &site->root)) {
+    return nullptr;
+  }
   return site;
 }
 

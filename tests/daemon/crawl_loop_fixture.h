@@ -156,6 +156,26 @@ class CrawlLoopTest : public ::testing::Test {
   Config config_;
 };
 
+// A site named `name` on 127.0.0.1, at an ephemeral port, answered by
+// `handler` whatever the Host header says; [fetch] resolve in `config` maps
+// the name. Sets `*server` and `*root` ("http://NAME:PORT/"); false (and a
+// test failure) when it cannot listen.
+inline bool ListenAsSite(asio::io_context& io, const std::string& name,
+                         Config* config, HttpServer::Handler handler,
+                         std::unique_ptr<HttpServer>* server,
+                         std::string* root) {
+  HttpServerOptions options;
+  options.public_listener = true;  // Host: NAME:PORT
+  auto listening =
+      HttpServer::Listen(io, "127.0.0.1:0", std::move(handler), options);
+  EXPECT_TRUE(listening.ok()) << listening.status().ToString();
+  if (!listening.ok()) return false;
+  *server = std::move(listening).value();
+  *root = "http://" + name + ":" + std::to_string((*server)->port()) + "/";
+  config->fetch.resolve[name] = "127.0.0.1";
+  return true;
+}
+
 // A one-page site on loopback, http://s.test:PORT/ (resolved through
 // [fetch] resolve): robots.txt names its sitemap, which dates the page by
 // `lastmod()` (a W3C datetime) and also lists `extra_urls` URLs /p/0, /p/1,

@@ -39,28 +39,22 @@ std::unique_ptr<Site> StartSite(asio::io_context& io, const std::string& name,
                                 const std::string& key, Config* config) {
   auto site = std::make_unique<Site>();
   Site* raw = site.get();
-  HttpServerOptions options;
-  options.public_listener = true;  // Host: NAME:PORT
-  auto server = HttpServer::Listen(
-      io, "127.0.0.1:0",
-      [raw, key](const HttpRequest& r) {
-        raw->seen.push_back(r.target);
-        if (r.target == "/robots.txt") {
-          return HttpReply{200, "text/plain", "User-agent: *\nAllow: /\n"};
-        }
-        if (r.target == "/" + key + ".txt") {
-          return HttpReply{200, "text/plain", key + "\n"};
-        }
-        return HttpReply{200, "text/html",
-                         "<html><body>page " + r.target + "</body></html>"};
-      },
-      options);
-  EXPECT_TRUE(server.ok());
-  if (!server.ok()) return nullptr;
-  site->server = std::move(server).value();
-  site->root =
-      "http://" + name + ":" + std::to_string(site->server->port()) + "/";
-  config->fetch.resolve[name] = "127.0.0.1";
+  if (!ListenAsSite(
+          io, name, config,
+          [raw, key](const HttpRequest& r) {
+            raw->seen.push_back(r.target);
+            if (r.target == "/robots.txt") {
+              return HttpReply{200, "text/plain", "User-agent: *\nAllow: /\n"};
+            }
+            if (r.target == "/" + key + ".txt") {
+              return HttpReply{200, "text/plain", key + "\n"};
+            }
+            return HttpReply{200, "text/html",
+                             "<html><body>page " + r.target + "</body></html>"};
+          },
+          &site->server, &site->root)) {
+    return nullptr;
+  }
   return site;
 }
 

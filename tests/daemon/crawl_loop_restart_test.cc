@@ -155,5 +155,97 @@ TEST_F(CrawlLoopTest, RaisedSeedImportanceSurvivesARestart) {
   EXPECT_EQ(importance(*loop.value(), unfetched), 3);
 }
 
+// A site on 127.0.0.1 for the politeness restart below: robots.txt with a
+// Crawl-delay (0: none), "/" linking to /p/0../p/19; counts page fetches.
+struct DelayedSite {
+  std::unique_ptr<HttpServer> server;
+  std::string root;
+  std::atomic<int> pages{0};
+};
+
+std::unique_ptr<DelayedSite> StartDelayedSite(asio::io_context& io,
+                                              const std::string& name,
+                                              int crawl_delay_s,
+                                              Config* config) {
+  auto site = std::make_unique<DelayedSite>();
+  DelayedSite* raw = site.get();
+  if (!ListenAsSite(
+          io, name, config,
+          [raw, crawl_delay_s](const HttpRequest& r) {
+            if (r.target == "/robots.txt") {
+              std::string robots = "User-agent: *\nAllow: /\n";
+              if (crawl_delay_s > 0) {
+                robots +=
+                    "Crawl-delay: " + std::to_string(crawl_delay_s) + "\n";
+              }
+              return HttpReply{200, "text/plain", robots};
+            }
+            std::string html = "<html><body>";
+            if (r.target == "/") {
+              for (int i = 0; i < 20; ++i) {
+                html += "<a href=\"/p/" + std::to_string(i) + "\">p</a> ";
+              }
+            } else {
+              html += "page " + r.target;
+            }
+            raw->pages.fetch_add(1);
+            return HttpReply{200, "text/html", html + "</body></html>"};
+          },
+          &site->server, &site->root)) {
+    return nullptr;
+  }
+  return site;
+}
+
+// After a restart, a host still under its Crawl-delay (restored with the
+// fetch state) holds no connection: with two connections and three such
+// hosts whose never-fetched pages are worth the most, the fourth host,
+// free to go, is crawled at once. (Before the dispatcher mirrored the
+// restored times, the three hosts' pages took both connections to wait out
+// their delay in the fetcher, and the free host got nothing for 30 s.)
+TEST_F(CrawlLoopTest, HostsUnderARestoredDelayHoldNoConnection) {
+  config_.fetch.max_connections = 2;
+  config_.politeness.max_in_flight_per_host = 1;
+  config_.politeness.max_crawl_delay_s = 30;
+  config_.politeness.robots_cache_s = 3600;
+  config_.budget.rate = 50;
+  asio::io_context io;
+  std::vector<std::unique_ptr<DelayedSite>> slow;
+  for (const char* name : {"s1.test", "s2.test", "s3.test"}) {
+    slow.push_back(StartDelayedSite(io, name, 30, &config_));
+    ASSERT_TRUE(slow.back());
+  }
+  auto fast = StartDelayedSite(io, "f.test", 0, &config_);
+  ASSERT_TRUE(fast);
+  {
+    auto loop = CrawlLoop::Create(io, config_);
+    ASSERT_TRUE(loop.ok()) << loop.status().ToString();
+    for (const auto& s : slow)
+      ASSERT_TRUE(loop.value()->AddSeed(s->root, 1).ok());
+    ASSERT_TRUE(loop.value()->AddSeed(fast->root, 1).ok());
+    // Each slow host fetched its root (then waits 30 s); the fast one more.
+    RunUntil(io, *loop.value(), 1, 20, [&] {
+      for (const auto& s : slow) {
+        if (s->pages.load() < 1) return false;
+      }
+      return fast->pages.load() >= 5;
+    });
+    io.restart();
+  }
+  for (const auto& s : slow) ASSERT_EQ(s->pages.load(), 1);
+  const int fast_before = fast->pages.load();
+  auto loop = CrawlLoop::Create(io, config_);
+  ASSERT_TRUE(loop.ok()) << loop.status().ToString();
+  EXPECT_GE(loop.value()->fetch_state_restored().hosts, 4u);
+  nlohmann::json status;
+  RunUntil(io, *loop.value(), 2, 2, [&] {
+    status = loop.value()->StatusJson();
+    return true;
+  });
+  // The fast host's 20 pages (and its root again) were free to go.
+  EXPECT_GE(fast->pages.load() - fast_before, 10) << status.dump();
+  for (const auto& s : slow) EXPECT_EQ(s->pages.load(), 1);
+}
+
 }  // namespace
 }  // namespace freshd::daemon

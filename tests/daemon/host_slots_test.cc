@@ -47,6 +47,28 @@ TEST(HostSlotsTest, NextOpeningIsTheEarliestAndSkipsSupersededTimes) {
   EXPECT_DOUBLE_EQ(slots.NextOpening(6.0), 8.0);
 }
 
+// A restart: the gate's restored times and its hold on every host close
+// the hosts here too, and the earliest reopening is the dispatcher's wake.
+TEST(HostSlotsTest, ARestartsHoldsCloseHostsUntilTheGateOpensThem) {
+  HostSlots slots(2);
+  slots.HoldAll(10);
+  slots.HoldUntil(3, 40);            // in back-off, or under a Crawl-delay
+  EXPECT_FALSE(slots.Open(1, 9.9));  // never seen: held like every host
+  EXPECT_TRUE(slots.Open(1, 10));
+  EXPECT_EQ(slots.OpensAt(7), 10);
+  EXPECT_FALSE(slots.Open(3, 10));
+  EXPECT_TRUE(slots.Open(3, 40));
+  EXPECT_EQ(slots.NextOpening(5), 10);  // the hold on all ends first
+  EXPECT_EQ(slots.NextOpening(10), 40);
+  EXPECT_EQ(slots.next_allowed(1), 10);
+  // The hold counts no request: both slots are free once it ends.
+  slots.Start(1);
+  slots.Start(1);
+  EXPECT_FALSE(slots.Open(1, 11));
+  slots.Finish(1, 11);
+  EXPECT_TRUE(slots.Open(1, 11));
+}
+
 TEST(HostSlotsTest, AFinishWithoutAStartNeverGoesNegative) {
   HostSlots slots(1);
   slots.Finish(4, 0);

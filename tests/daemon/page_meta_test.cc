@@ -74,5 +74,29 @@ TEST(PageMetaTest, BuiltFromTheThreeStrings) {
   EXPECT_EQ(empty.last_outcome(), "");
 }
 
+// Lengths at the one-byte header's edges (254, 255, 256) beside short and
+// empty fields, set one by one and in every order, read back as set.
+TEST(PageMetaTest, LengthsAtTheHeadersEdges) {
+  for (size_t n : {size_t{0}, size_t{1}, size_t{254}, size_t{255}, size_t{256},
+                   size_t{65536}}) {
+    const std::string a(n, 'a'), b(n == 0 ? 0 : n - 1, 'b'), c(n + 1, 'c');
+    PageMeta m(a, b, c);
+    EXPECT_EQ(m.etag(), a) << n;
+    EXPECT_EQ(m.last_modified(), b) << n;
+    EXPECT_EQ(m.last_outcome(), c) << n;
+    m.set_last_modified("x");
+    EXPECT_EQ(m.etag(), a) << n;
+    EXPECT_EQ(m.last_modified(), "x") << n;
+    EXPECT_EQ(m.last_outcome(), c) << n;
+    m.set_etag("");
+    m.set_last_outcome(a);
+    EXPECT_EQ(m.etag(), "") << n;
+    EXPECT_EQ(m.last_outcome(), a) << n;
+    PageMeta copy = m;
+    EXPECT_EQ(copy.last_outcome(), a) << n;
+    EXPECT_EQ(copy.last_modified(), "x") << n;
+  }
+}
+
 }  // namespace
 }  // namespace freshd::daemon

@@ -241,5 +241,53 @@ TEST(UrlIndexTest, AssignOverAWrittenFile) {
       index.Find("https://old.example/1" + std::string(60, 'o')).has_value());
 }
 
+// A URL starting 64 KiB or more past its group's base (16 URLs of ~5 KiB)
+// keeps its full offset apart: long URLs among short ones, read one by one,
+// in one pass and from the file, keep their bytes and ids.
+TEST(UrlIndexTest, LongUrlsKeepTheirOffsets) {
+  UrlIndex index;
+  std::vector<std::string> urls;
+  for (int i = 0; i < 400; ++i) {
+    const size_t length = i % 3 == 0 ? 5000 + i : 30 + i % 7;
+    std::string u = "https://w.example/" + std::to_string(i) + "/";
+    u.append(length - u.size(), static_cast<char>('a' + i % 26));
+    urls.push_back(u);
+    ASSERT_TRUE(index.Add(u)) << i;
+  }
+  ASSERT_GT(index.file_bytes(), 0u);
+  for (size_t i = 0; i < urls.size(); ++i) {
+    ASSERT_EQ(index.url(static_cast<sched::PageId>(i)), urls[i]) << i;
+    ASSERT_EQ(index.Find(urls[i]), sched::PageId(i)) << i;
+    ASSERT_EQ(index.FindExact(urls[i]), sched::PageId(i)) << i;
+  }
+  size_t seen = 0;
+  index.ForEach([&](sched::PageId id, std::string_view url) {
+    ASSERT_EQ(url, urls[id]);
+    ++seen;
+  });
+  EXPECT_EQ(seen, urls.size());
+}
+
+// The table is not a power of two: it grows by half at 80% in use, and a
+// Reserve sizes it for the count; at every size each URL is found and an
+// unknown one is not.
+TEST(UrlIndexTest, EverySizeOfTheTableFindsEveryUrl) {
+  for (size_t reserve : {size_t{0}, size_t{777}, size_t{5000}}) {
+    UrlIndex index;
+    index.Reserve(reserve);
+    for (int i = 0; i < 3000; ++i) {
+      ASSERT_TRUE(index.Add("https://g.example/" + std::to_string(i)));
+      if (i % 101 == 0) {
+        for (int j = 0; j <= i; j += 17) {
+          ASSERT_EQ(index.Find("https://g.example/" + std::to_string(j)),
+                    sched::PageId(j))
+              << reserve << " " << i << " " << j;
+        }
+        EXPECT_FALSE(index.Find("https://g.example/x").has_value());
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace freshd::daemon
