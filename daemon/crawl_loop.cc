@@ -330,7 +330,10 @@ void CrawlLoop::InitIndexNow() {
           });
     });
   };
-  h.signal = [this](std::vector<std::string> urls) { Signal(urls); };
+  h.signal = [this](std::vector<std::string> urls) {
+    Signal(urls, -std::numeric_limits<double>::infinity(), nullptr,
+           sched::SignalSource::kIndexNow);
+  };
   h.now = [] { return NetworkStage::Now(); };
   indexnow_ = std::make_unique<IndexNowReceiver>(o, std::move(h));
 }
@@ -472,6 +475,10 @@ StatusViews::Sources CrawlLoop::StatusSources() {
       websub_->AppendMetrics(out);
     };
   }
+  s.signal_sources = [this] { return intake_->SignalSourcesJson(); };
+  s.signal_source_metrics = [this](PrometheusText& out) {
+    intake_->AppendSignalSourceMetrics(out);
+  };
   if (indexnow_) {
     s.indexnow = [this] { return indexnow_->Json(); };
     s.indexnow_metrics = [this](PrometheusText& out) {
@@ -803,7 +810,8 @@ void CrawlLoop::Housekeeping() {
 
 nlohmann::json CrawlLoop::Signal(const std::vector<std::string>& urls,
                                  double changed_at,
-                                 std::function<void(Status)> committed) {
+                                 std::function<void(Status)> committed,
+                                 sched::SignalSource source) {
   const double now = UnixNow();
   uint64_t signals = 0, stale = 0, added = 0, ignored = 0, routed = 0;
   std::shared_ptr<RouteJoin> join;
@@ -820,8 +828,7 @@ nlohmann::json CrawlLoop::Signal(const std::vector<std::string>& urls,
       continue;
     }
     if (auto page = book_->Find(normalized.value())) {
-      if (intake_->SignalPage(*page, now, sched::SignalSource::kPushedHint,
-                              changed_at)) {
+      if (intake_->SignalPage(*page, now, source, changed_at)) {
         ++signals;
       } else {
         ++stale;

@@ -165,10 +165,13 @@ class CrawlLoop {
   // new pages. Returns {"signals": n, "stale": n, "added": n, "ignored": n},
   // stale: hints about a change the copy already has (SignalPage), dropped.
   // `committed` (if given) runs on this thread once the hints are durable.
+  // `source`: whose hints they are (IndexNow pings: kIndexNow), each source
+  // learned apart (sched/signal_estimator.h).
   nlohmann::json Signal(
       const std::vector<std::string>& urls,
       double changed_at = -std::numeric_limits<double>::infinity(),
-      std::function<void(Status)> committed = nullptr);
+      std::function<void(Status)> committed = nullptr,
+      sched::SignalSource source = sched::SignalSource::kPushedHint);
 
   // POST /control (daemon/operator_controls.h): parses and applies one
   // operator control from `body`, in force from the next dispatch (a held

@@ -2,18 +2,61 @@
 
 #include <algorithm>
 #include <boost/asio/post.hpp>
+#include <cmath>
+#include <limits>
+#include <utility>
+#include <vector>
 
 #include "base/clock.h"
 #include "fetch/crawler.h"
+#include "parse/http_date.h"
 #include "parse/link_header.h"
 #include "parse/url.h"
+#include "sched/recent_signals.h"
 
 namespace freshd::daemon {
 namespace {
 
 constexpr int kMaxSitemapDepth = 1;  // an index, then its children
 
+double MedianOf(std::vector<double>* v) {
+  if (v->empty()) return std::numeric_limits<double>::quiet_NaN();
+  const size_t mid = v->size() / 2;
+  std::nth_element(v->begin(), v->begin() + mid, v->end());
+  return (*v)[mid];
+}
+
+nlohmann::json FiniteOrNull(double v) {
+  return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
+}
+
 }  // namespace
+
+const char* DatedSignalCheckName(DatedSignalCheck check) {
+  switch (check) {
+    case DatedSignalCheck::kOk:
+      return "ok";
+    case DatedSignalCheck::kFuture:
+      return "future";
+    case DatedSignalCheck::kTooOld:
+      return "too_old";
+    case DatedSignalCheck::kBeforeHistory:
+      return "before_history";
+  }
+  return "";
+}
+
+DatedSignalCheck CheckDatedSignal(double changed_at, double now,
+                                  double known_last_modified) {
+  if (std::isnan(changed_at)) return DatedSignalCheck::kTooOld;
+  if (changed_at > now + kDatedSignalFutureS) return DatedSignalCheck::kFuture;
+  if (changed_at < kDatedSignalFloorUnix) return DatedSignalCheck::kTooOld;
+  if (known_last_modified >= 0 &&
+      sched::ClaimEnd(changed_at) + 1 < known_last_modified) {
+    return DatedSignalCheck::kBeforeHistory;
+  }
+  return DatedSignalCheck::kOk;
+}
 
 SignalIntake::SignalIntake(boost::asio::io_context& io, Options options,
                            PageBook* book, sched::Scheduler* sched,
@@ -182,7 +225,19 @@ bool SignalIntake::ConsiderDatedSignal(sched::PageId page, double changed_at,
   // our copy (the scheduler's rule, SignalPage), else counted stale (and,
   // as the copy only gets newer, stale for good). Either way the record
   // keeps it, so a restart does not consider it again; a sitemap and a feed
-  // dating the same change count it once.
+  // dating the same change count it once. A date that cannot be true is
+  // dropped before that, and not remembered.
+  double known_last_modified = -1;
+  if (std::optional<double> lm =
+          parse::ParseHttpDate(book_->meta(page).last_modified())) {
+    known_last_modified = *lm;
+  }
+  const DatedSignalCheck check =
+      CheckDatedSignal(changed_at, now, known_last_modified);
+  if (check != DatedSignalCheck::kOk) {
+    ++dated_dropped_[sched_->page(page).host][static_cast<int>(check) - 1];
+    return false;
+  }
   if (!book_->ConsiderDatedSignal(page, changed_at)) return false;
   return SignalPage(page, now, source, changed_at);
 }
@@ -195,6 +250,9 @@ bool SignalIntake::SignalPage(sched::PageId page, double now,
     return false;
   }
   ++signals_total_;
+  if (static_cast<size_t>(source) < signals_by_source_.size()) {
+    ++signals_by_source_[static_cast<size_t>(source)];
+  }
   book_->Observe({page, now, signal});
   return true;
 }
@@ -303,16 +361,16 @@ void SignalIntake::ApplyPushedFeed(const std::string& url, std::string body) {
   r.status = 200;
   r.bytes = body.size();
   r.body = std::move(body);
-  SubmitFeedParse(std::move(r),
-                  [this, alive = alive_](fetch::FetchResult,
-                                         Result<parse::FeedResult> parsed) {
-                    if (!*alive || stopping_) return;
-                    if (parsed.ok()) {
-                      ApplySiteFeed(parsed.value());
-                    } else {
-                      ++site_feed_counts_.errors;
-                    }
-                  });
+  SubmitFeedParse(
+      std::move(r), [this, alive = alive_](fetch::FetchResult,
+                                           Result<parse::FeedResult> parsed) {
+        if (!*alive || stopping_) return;
+        if (parsed.ok()) {
+          ApplySiteFeed(parsed.value(), sched::SignalSource::kWebSub);
+        } else {
+          ++site_feed_counts_.errors;
+        }
+      });
 }
 
 void SignalIntake::SetFeedPushed(const std::string& url, bool pushed) {
@@ -339,7 +397,7 @@ void SignalIntake::SiteFeedDone(const std::string& url, fetch::FetchResult head,
   } else if (parsed && parsed->ok()) {
     feed.etag = head.etag;
     feed.last_modified = head.last_modified;
-    ApplySiteFeed(parsed->value());
+    ApplySiteFeed(parsed->value(), sched::SignalSource::kFeedEntry);
     ok = true;
     if (hooks_.feed_hubs && !parsed->value().hubs.empty()) {
       hooks_.feed_hubs(url, parsed->value().self_url, parsed->value().hubs);
@@ -362,7 +420,8 @@ void SignalIntake::SiteFeedDone(const std::string& url, fetch::FetchResult head,
   site_feeds_due_.emplace(UnixNow() + PollInterval(url), url);
 }
 
-void SignalIntake::ApplySiteFeed(const parse::FeedResult& feed) {
+void SignalIntake::ApplySiteFeed(const parse::FeedResult& feed,
+                                 sched::SignalSource source) {
   const double now = UnixNow();
   for (const parse::FeedEntry& e : feed.entries) {
     ++site_feed_counts_.entries;
@@ -373,8 +432,7 @@ void SignalIntake::ApplySiteFeed(const parse::FeedResult& feed) {
     std::optional<sched::PageId> page =
         frontier_->AddUrl(e.url, 1.0, false, now);
     if (!page || !known || !e.updated) continue;
-    if (ConsiderDatedSignal(*page, updated, now,
-                            sched::SignalSource::kFeedEntry)) {
+    if (ConsiderDatedSignal(*page, updated, now, source)) {
       ++site_feed_counts_.signals;
     }
   }
@@ -410,6 +468,124 @@ void SignalIntake::AppendSiteFeedMetrics(PrometheusText& out) const {
   out.Counter("freshd_site_feed_signals_total",
               "Change signals taken from feed entry dates.",
               static_cast<double>(c.signals));
+}
+
+uint64_t SignalIntake::dated_dropped(DatedSignalCheck reason) const {
+  const int i = static_cast<int>(reason) - 1;
+  if (i < 0 || i >= kDatedSignalDropReasons) return 0;
+  uint64_t n = 0;
+  for (const auto& [host, counts] : dated_dropped_) n += counts[i];
+  return n;
+}
+
+nlohmann::json SignalIntake::SignalSourcesJson() const {
+  const sched::HostPool& pool = sched_->hosts();
+  const size_t hosts = pool.hosts();
+  const size_t stride = std::max<size_t>(
+      1, (hosts + kSourceSampleHosts - 1) / kSourceSampleHosts);
+  nlohmann::json sources = nlohmann::json::object();
+  for (int i = 0; i < sched::kSignalSources; ++i) {
+    const auto source = static_cast<sched::SignalSource>(i);
+    uint64_t with_estimate = 0;
+    std::vector<double> recall, precision;
+    for (size_t h = 0; h < hosts; ++h) {
+      const sched::HostStats* stats = pool.Find(static_cast<sched::HostId>(h));
+      if (stats == nullptr || ((stats->sources_seen() >> i) & 1) == 0) {
+        continue;
+      }
+      ++with_estimate;
+      if (h % stride != 0) continue;
+      const sched::SignalParams p =
+          pool.SourceParams(static_cast<sched::HostId>(h), source);
+      const double signalled = p.alpha * p.delta;
+      recall.push_back(p.alpha);
+      if (signalled + p.nu > 0) {
+        precision.push_back(signalled / (signalled + p.nu));
+      }
+    }
+    sources[sched::SignalSourceName(source)] = {
+        {"signals_total", signals_by_source_[i]},
+        {"hosts", with_estimate},
+        {"median_recall", FiniteOrNull(MedianOf(&recall))},
+        {"median_precision", FiniteOrNull(MedianOf(&precision))}};
+  }
+  std::vector<std::pair<uint64_t, sched::HostId>> worst;
+  uint64_t totals[kDatedSignalDropReasons] = {};
+  for (const auto& [host, counts] : dated_dropped_) {
+    uint64_t sum = 0;
+    for (int r = 0; r < kDatedSignalDropReasons; ++r) {
+      totals[r] += counts[r];
+      sum += counts[r];
+    }
+    worst.emplace_back(sum, host);
+  }
+  const size_t listed = std::min(worst.size(), kDroppedHostsListed);
+  std::partial_sort(worst.begin(), worst.begin() + listed, worst.end(),
+                    [](const auto& a, const auto& b) {
+                      return a.first != b.first ? a.first > b.first
+                                                : a.second < b.second;
+                    });
+  nlohmann::json listed_hosts = nlohmann::json::array();
+  for (size_t k = 0; k < listed; ++k) {
+    const auto& counts = dated_dropped_.at(worst[k].second);
+    nlohmann::json entry = {{"host", book_->hosts().Name(worst[k].second)}};
+    for (int r = 0; r < kDatedSignalDropReasons; ++r) {
+      entry[DatedSignalCheckName(static_cast<DatedSignalCheck>(r + 1))] =
+          counts[r];
+    }
+    listed_hosts.push_back(std::move(entry));
+  }
+  nlohmann::json dropped = {{"hosts_total", dated_dropped_.size()},
+                            {"hosts", std::move(listed_hosts)}};
+  for (int r = 0; r < kDatedSignalDropReasons; ++r) {
+    dropped[std::string(
+                DatedSignalCheckName(static_cast<DatedSignalCheck>(r + 1))) +
+            "_total"] = totals[r];
+  }
+  return {{"sources", std::move(sources)}, {"lastmod_dropped", dropped}};
+}
+
+void SignalIntake::AppendSignalSourceMetrics(PrometheusText& out) const {
+  const nlohmann::json j = SignalSourcesJson();
+  const nlohmann::json& sources = j["sources"];
+  const auto family = [&](std::string_view name, std::string_view type,
+                          std::string_view help, const char* field) {
+    out.Family(name, type, help);
+    for (int i = 0; i < sched::kSignalSources; ++i) {
+      const char* source =
+          sched::SignalSourceName(static_cast<sched::SignalSource>(i));
+      const nlohmann::json& v = sources[source][field];
+      if (v.is_number()) {
+        out.Sample(name, {{"source", source}}, v.get<double>());
+      }
+    }
+  };
+  family("freshd_signal_source_signals_total", "counter",
+         "Change signals taken, by source.", "signals_total");
+  family("freshd_signal_source_hosts", "gauge",
+         "Hosts with their own estimate of the source's quality.", "hosts");
+  family("freshd_signal_source_recall_median", "gauge",
+         "Median over hosts of the source's recall (the share of changes it "
+         "announces).",
+         "median_recall");
+  family("freshd_signal_source_precision_median", "gauge",
+         "Median over hosts of the source's precision: recall x change rate "
+         "/ (that + false-signal rate).",
+         "median_precision");
+  const nlohmann::json& dropped = j["lastmod_dropped"];
+  out.Family("freshd_signal_source_dated_dropped_total", "counter",
+             "Sitemap lastmods and feed entry dates dropped as impossible, "
+             "by reason.");
+  for (int r = 1; r <= kDatedSignalDropReasons; ++r) {
+    const std::string reason =
+        DatedSignalCheckName(static_cast<DatedSignalCheck>(r));
+    out.Sample("freshd_signal_source_dated_dropped_total", {{"reason", reason}},
+               dropped[reason + "_total"].get<double>());
+  }
+  out.Gauge("freshd_signal_source_dated_dropped_hosts",
+            "Hosts that sent a sitemap lastmod or feed entry date dropped "
+            "as impossible.",
+            dropped["hosts_total"].get<double>());
 }
 
 }  // namespace freshd::daemon

@@ -15,9 +15,13 @@
 //     forgotten after its failures to Hooks::feed_forgotten; a feed whose
 //     subscription is active (SetFeedPushed) is polled pushed_poll_slowdown
 //     times less often; a delivered body (ApplyPushedFeed) is parsed and
-//     applied exactly as a polled one (no coverage: a push is not a read);
+//     applied exactly as a polled one, its dated signals of source kWebSub
+//     (no coverage: a push is not a read);
 //   * dated signals (ConsiderDatedSignal) and hints (SignalPage): handed to
-//     the scheduler unless stale, and counted;
+//     the scheduler unless stale, and counted by source; a dated one that
+//     cannot be true (CheckDatedSignal: in the future, before 1994, before
+//     the copy's Last-Modified) is dropped and counted by host, never a
+//     signal;
 //   * robots refresh: every host crawled has its robots.txt (and so its
 //     sitemaps) re-read once its copy expires, a slice of hosts a turn.
 // It reaches the other parts through Hooks (the network hand-off, the
@@ -30,6 +34,7 @@
 #ifndef FRESHD_DAEMON_SIGNAL_INTAKE_H_
 #define FRESHD_DAEMON_SIGNAL_INTAKE_H_
 
+#include <array>
 #include <boost/asio/io_context.hpp>
 #include <cstdint>
 #include <functional>
@@ -71,6 +76,29 @@ inline constexpr double kMaxRobotsRefreshS = 3600;
 // A site feed that fails this many polls in a row is forgotten (a page
 // naming it again brings it back).
 inline constexpr int kMaxSiteFeedFailures = 5;
+
+// Sitemap lastmod and feed entry date sanity (StormCrawler and Nutch both
+// had to add it): a claimed change time more than kDatedSignalFutureS
+// ahead of now (a day: any site's time zone, a clock a little fast), before
+// kDatedSignalFloorUnix (1994-01-01T00:00:00Z: no web page changed before
+// the first sitemaps' and crawlers' dates; 1970 and 0000 dates are
+// placeholders), or whose whole claim (a date-only lastmod: its day) ends
+// over a second before the Last-Modified of our copy (the server's own
+// history of the page says it changed later) is not a signal.
+inline constexpr double kDatedSignalFutureS = 86400;
+inline constexpr double kDatedSignalFloorUnix = 757382400;
+enum class DatedSignalCheck : uint8_t {
+  kOk,
+  kFuture,
+  kTooOld,
+  kBeforeHistory,
+};
+inline constexpr int kDatedSignalDropReasons = 3;  // the three not kOk
+// "future", "too_old", "before_history" ("ok" for kOk).
+const char* DatedSignalCheckName(DatedSignalCheck check);
+// `known_last_modified`: the copy's Last-Modified (Unix s); < 0 unknown.
+DatedSignalCheck CheckDatedSignal(double changed_at, double now,
+                                  double known_last_modified);
 
 class SignalIntake {
  public:
@@ -142,10 +170,12 @@ class SignalIntake {
 
   // ---- signals ----
   // A dated claim that `page` changed at `changed_at` (a sitemap lastmod, a
-  // feed entry's date): considered once, when newer than the last one
-  // considered for the page (PageMeta::last_signal_lastmod, kept across
-  // restarts), then taken as a signal unless stale (SignalPage). True if
-  // taken.
+  // feed entry's date): dropped and counted when it cannot be true
+  // (CheckDatedSignal against now and the copy's Last-Modified; not
+  // remembered, so a later sane date is still newer); else considered once,
+  // when newer than the last one considered for the page
+  // (PageMeta::last_signal_lastmod, kept across restarts), then taken as a
+  // signal unless stale (SignalPage). True if taken.
   bool ConsiderDatedSignal(sched::PageId page, double changed_at, double now,
                            sched::SignalSource source);
   // Hands a signal to the scheduler and counts it (signals_total), unless it
@@ -172,6 +202,23 @@ class SignalIntake {
   uint64_t signals_total() const { return signals_total_; }
   uint64_t signals_stale_total() const { return signals_stale_total_; }
   uint64_t sitemaps_fetched() const { return sitemaps_fetched_; }
+  // Signals taken, by source (SignalPage).
+  uint64_t signals_by_source(sched::SignalSource source) const {
+    const auto i = static_cast<size_t>(source);
+    return i < signals_by_source_.size() ? signals_by_source_[i] : 0;
+  }
+  // Dated signals dropped by CheckDatedSignal, by reason (index: the
+  // DatedSignalCheck less one).
+  uint64_t dated_dropped(DatedSignalCheck reason) const;
+  // /status "signal_sources": per source the signals taken, the hosts
+  // with their own estimate of it and the median over them (at most
+  // kSourceSampleHosts, evenly spaced) of its recall and precision
+  // αΔ/(αΔ+ν); and "lastmod_dropped": the dated signals dropped by reason,
+  // the hosts that sent any and the kDroppedHostsListed that sent most.
+  nlohmann::json SignalSourcesJson() const;
+  void AppendSignalSourceMetrics(PrometheusText& out) const;
+  static constexpr size_t kSourceSampleHosts = 4096;
+  static constexpr size_t kDroppedHostsListed = 20;
   // /status "site_feeds".
   nlohmann::json SiteFeedsJson() const;
   void AppendSiteFeedMetrics(PrometheusText& out) const;
@@ -188,7 +235,8 @@ class SignalIntake {
   void SiteFeedDone(const std::string& url, fetch::FetchResult head,
                     std::optional<Result<parse::FeedResult>> parsed,
                     double read_at);
-  void ApplySiteFeed(const parse::FeedResult& feed);
+  // `source`: kFeedEntry for a poll, kWebSub for a delivery.
+  void ApplySiteFeed(const parse::FeedResult& feed, sched::SignalSource source);
   // Parses a feed body (a poll's 2xx or a push) on the pool: `done` on this
   // thread with the head (body cleared) and the parse.
   void SubmitFeedParse(
@@ -245,6 +293,10 @@ class SignalIntake {
 
   uint64_t signals_total_ = 0;
   uint64_t signals_stale_total_ = 0;
+  std::array<uint64_t, sched::kSignalSources> signals_by_source_{};
+  // Dated signals dropped, by host (only hosts that sent one), by reason.
+  std::map<sched::HostId, std::array<uint64_t, kDatedSignalDropReasons>>
+      dated_dropped_;
   uint64_t sitemaps_fetched_ = 0;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };

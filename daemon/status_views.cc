@@ -231,6 +231,10 @@ nlohmann::json StatusViews::StatusJson() const {
       {"sitemaps_fetched_total", signals.sitemaps_fetched},
       {"site_feeds",
        sources_.site_feeds ? sources_.site_feeds() : nlohmann::json()},
+      // Each signal source's figures and the dated signals dropped as
+      // impossible (SignalIntake::SignalSourcesJson).
+      {"signal_sources",
+       sources_.signal_sources ? sources_.signal_sources() : nlohmann::json()},
       // IndexNow pings (null without [push] listen).
       {"indexnow", sources_.indexnow ? sources_.indexnow() : nlohmann::json()},
       // WebSub subscriptions (null without [push] listen).
@@ -437,12 +441,42 @@ Result<nlohmann::json> StatusViews::PageJson(std::string_view raw_url) const {
            ? nlohmann::json(p.alpha * p.delta / (p.alpha * p.delta + p.nu))
            : nullptr},
       {"signals_since_fetch", s.signals},
+      {"signal_sources", PageSignalSourcesJson(id)},
       {"fresh_probability", sched_->FreshProbability(id, now)},
       {"value", value},
       {"in_flight", s.in_flight()},
       {"next_expected_fetch_unix", next},
       {"rule", RuleJson(id)},
   };
+}
+
+nlohmann::json StatusViews::PageSignalSourcesJson(sched::PageId page) const {
+  // The signal policies only: the page's signals since its fetch by source,
+  // with its host's estimate of each source it has seen.
+  const sched::SourceSignals* counts = sched_->SourceSignalsOf(page);
+  if (counts == nullptr) return nullptr;
+  const sched::HostId host = sched_->page(page).host;
+  const sched::HostStats* stats = sched_->hosts().Find(host);
+  nlohmann::json out = nlohmann::json::object();
+  for (int i = 0; i < sched::kSignalSources; ++i) {
+    const auto source = static_cast<sched::SignalSource>(i);
+    const int n = counts->counts.count(source);
+    const bool seen = stats != nullptr && ((stats->sources_seen() >> i) & 1);
+    if (n == 0 && !seen) continue;
+    nlohmann::json entry = {{"signals_since_fetch", n}};
+    if (seen) {
+      const sched::SignalParams p = sched_->hosts().SourceParams(host, source);
+      const double signalled = p.alpha * p.delta;
+      entry["host_recall"] = p.alpha;
+      entry["host_false_signal_rate_per_day"] = p.nu * kDay;
+      entry["host_precision"] =
+          signalled + p.nu > 0 ? nlohmann::json(signalled / (signalled + p.nu))
+                               : nlohmann::json(nullptr);
+      entry["weight"] = sched_->hosts().SourceWeight(host, source);
+    }
+    out[sched::SignalSourceName(source)] = std::move(entry);
+  }
+  return out;
 }
 
 nlohmann::json StatusViews::RuleJson(sched::PageId page) const {
@@ -654,6 +688,7 @@ void StatusViews::AppendOperatorMetrics(PrometheusText& out) const {
               static_cast<double>(
                   sources_.signals ? sources_.signals().sitemaps_fetched : 0));
   if (sources_.site_feed_metrics) sources_.site_feed_metrics(out);
+  if (sources_.signal_source_metrics) sources_.signal_source_metrics(out);
   if (sources_.indexnow_metrics) sources_.indexnow_metrics(out);
   if (sources_.websub_metrics) sources_.websub_metrics(out);
   if (sources_.controls_metrics) sources_.controls_metrics(out);

@@ -107,6 +107,10 @@ class StatusViews {
     std::function<FetchCounts(double now)> fetches;
     std::function<SignalCounts()> signals;
     std::function<nlohmann::json()> site_feeds;  // /status "site_feeds"
+    // /status "signal_sources" (SignalIntake::SignalSourcesJson) and its
+    // /metrics families (freshd_signal_source_*).
+    std::function<nlohmann::json()> signal_sources;
+    std::function<void(PrometheusText&)> signal_source_metrics;
     std::function<void(PrometheusText&)> site_feed_metrics;
     // /status "indexnow" and its /metrics (null without [push] listen).
     std::function<nlohmann::json()> indexnow;
@@ -199,6 +203,10 @@ class StatusViews {
   nlohmann::json SummaryPassJson() const;
   nlohmann::json RulesStatusJson() const;
   nlohmann::json RuleJson(sched::PageId page) const;
+  // /page "signal_sources": by source, the page's signals since its fetch
+  // and its host's recall, false-signal rate, precision and weight of it
+  // (null for policies without signals).
+  nlohmann::json PageSignalSourcesJson(sched::PageId page) const;
   void AppendOperatorMetrics(PrometheusText& out) const;
   FetchCounts Fetches(double now) const;
   StageFigures Stages() const;

@@ -279,9 +279,9 @@ double NcisValueAtTheta(const PageParams& p, double theta, int max_terms) {
   return ValueAtTheta(p, theta, max_terms);
 }
 
-double NcisValue(const PageParams& p, double tau, int n_signals,
+double NcisValue(const PageParams& p, double tau, double n_signals,
                  int max_terms) {
-  if (Invalid(p) || !(tau >= 0) || n_signals < 0) return kNaN;
+  if (Invalid(p) || !(tau >= 0) || !(n_signals >= 0)) return kNaN;
   if (p.delta == 0 || p.mu == 0) return 0;
   if (p.alpha == 1) {
     // κ = 0 (docs/MATH.md): V = μ[(1−q^n)/Δ − n·q^n/σ], P(fresh) = q^n.
@@ -289,7 +289,9 @@ double NcisValue(const PageParams& p, double tau, int n_signals,
     // (the α → 1 limit of the sums).
     const double sigma = p.delta + p.nu;
     const double q = p.nu / sigma;
-    const int k = max_terms > 0 ? std::min(n_signals, max_terms) : n_signals;
+    const double k = max_terms > 0
+                         ? std::min(n_signals, static_cast<double>(max_terms))
+                         : n_signals;
     const double qn = std::pow(q, n_signals);
     return p.mu * ((1 - std::pow(q, k)) / p.delta - k * qn / sigma);
   }
@@ -302,8 +304,8 @@ double NcisValue(const PageParams& p, double tau, int n_signals,
   return ValueAtTheta(p, theta, max_terms);
 }
 
-double FreshProbability(const PageParams& p, double tau, int n_signals) {
-  if (Invalid(p) || !(tau >= 0) || n_signals < 0) return kNaN;
+double FreshProbability(const PageParams& p, double tau, double n_signals) {
+  if (Invalid(p) || !(tau >= 0) || !(n_signals >= 0)) return kNaN;
   if (p.delta == 0) return 1;
   double fresh = std::exp(-(1 - p.alpha) * p.delta * tau);
   const double sigma = p.alpha * p.delta + p.nu;

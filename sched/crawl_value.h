@@ -41,10 +41,12 @@ double SignalTimeEquivalent(const PageParams& p);
 
 // P(fresh | τ, n) = e^{−κτ}·q^n, κ = (1−α)Δ, q = ν/(αΔ+ν) (docs/MATH.md Paper 2
 // (a)): the probability that a page copied τ ago, with n signals received
-// since, has not changed. α = 0 gives GREEDY's e^{−Δτ} (signals carry no
-// information); ν = 0 with n ≥ 1 gives 0 (a signal proves a change); Δ = 0
-// gives 1. When σ = αΔ + ν = 0 the model emits no signals, so n is ignored.
-double FreshProbability(const PageParams& p, double tau, int n_signals);
+// since, has not changed (n may be fractional: signals weighted by their
+// source's quality, sched/signal_estimator.h). α = 0 gives GREEDY's e^{−Δτ}
+// (signals carry no information); ν = 0 with n ≥ 1 gives 0 (a signal proves a
+// change); Δ = 0 gives 1. When σ = αΔ + ν = 0 the model emits no signals, so n
+// is ignored.
+double FreshProbability(const PageParams& p, double tau, double n_signals);
 
 // Expected cycle length L(θ) and expected fresh time per cycle G(θ) of the
 // threshold policy with threshold θ on effective time (docs/MATH.md Paper 2
@@ -56,7 +58,7 @@ double NcisFreshTime(const PageParams& p, double theta, int max_terms = 0);
 // V(θ) = μ[G(θ) − e^{−κθ}L(θ)] evaluated at θ = τ_eff = τ + n·τ_s (exact when
 // max_terms == 0, APPROX-m otherwise). Handles ν = 0 (GREEDY-CIS), α = 0
 // (GREEDY) and α = 1 (κ = 0: V = μ[(1−q^n)/Δ − n q^n/σ]).
-double NcisValue(const PageParams& p, double tau, int n_signals,
+double NcisValue(const PageParams& p, double tau, double n_signals,
                  int max_terms = 0);
 
 // V as a function of the effective time θ (the threshold form used by the

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <utility>
 
 #include "sched/divergence_fit.h"
@@ -40,6 +41,7 @@ void Estimator::AddPage(PageId page) {
   if (policy_.uses_signals()) {
     recent_signals_.emplace_back();
     signals_.emplace_back();
+    source_signals_.emplace_back();
   }
   RefreshEstimates(page);  // no evidence yet: the host's pooled (Δ, α, ν)
   if (policy_.uses_profiles()) profiles_.emplace_back(options_.history);
@@ -67,6 +69,11 @@ void Estimator::RestorePage(PageId page, const PageSnapshot& state,
   if (policy_.uses_signals()) {
     recent_signals_.push_back(recent.value_or(RecentSignals{}));
     signals_.push_back(static_cast<const PageSignals&>(state));
+    // The sources of the signals since the fetch are not saved: they weigh
+    // one each, and that interval teaches no source (ObserveContent).
+    SourceSignals sources;
+    sources.weighted = s.signals;
+    source_signals_.push_back(sources);
   }
   if (s.rate_stats.observations() > 0) {  // its saved share, as it was
     hosts_.AdjustStatic(s.host, 0, s.static_q / 255.0, true);
@@ -101,6 +108,7 @@ void Estimator::Reserve(size_t n) {
   if (policy_.uses_signals()) {
     recent_signals_.reserve(n);
     signals_.reserve(n);
+    source_signals_.reserve(n);
   }
   if (policy_.uses_profiles()) profiles_.reserve(n);
 }
@@ -150,7 +158,19 @@ bool Estimator::ObserveSignal(PageId page, double now,
                               const SignalObs& signal) {
   if (IsStaleSignal(page, now, signal)) return false;
   PageState& s = pages_[page];
+  const bool counted = s.signals < UINT16_MAX;
   AddSignal(s);
+  if (policy_.uses_signals()) {
+    // Weighted by its source's quality on the host; 1 each while the host
+    // has one source in play, so that `weighted` equals s.signals then.
+    hosts_.NoteSource(s.host, signal.source);
+    SourceSignals& sources = source_signals_[page];
+    sources.counts.Add(signal.source);
+    if (counted) {
+      sources.weighted += static_cast<float>(
+          options_.oracle ? 1.0 : hosts_.SourceWeight(s.host, signal.source));
+    }
+  }
   if (policy_.uses_signals() && s.fetched()) {
     const bool whole_day = IsWholeDayClaim(signal.changed_at);
     const double claimed = !std::isfinite(signal.changed_at) ? now
@@ -262,8 +282,10 @@ void Estimator::ObserveContent(PageId page, double now,
       SignalParams current{s.rate, g.alpha, g.nu};
       g.signal_stats.Observe(x, current);
       hosts_.ObserveSignals(s.host, x, current);
+      ObserveSources(page, x);
     }
   }
+  if (policy_.uses_signals()) source_signals_[page] = SourceSignals{};
   if (!options_.oracle) {
     RefreshEstimates(page);
     if (had_evidence) {
@@ -312,6 +334,38 @@ void Estimator::ObserveContent(PageId page, double now,
                        last >= 0.5 * before;
     s.flags = static_cast<uint8_t>(probe ? s.flags | PageState::kProbe
                                          : s.flags & ~PageState::kProbe);
+  }
+}
+
+void Estimator::ObserveSources(PageId page, const SignalTriple& x) {
+  const PageState& s = pages_[page];
+  const SourceCounts& counts = source_signals_[page].counts;
+  // Counts lost in a restart (not saved) teach nothing; saturated ones
+  // (≥ 63 signals of a source in one interval) teach a lower bound.
+  const int total = counts.total();
+  if (total != s.signals && !(counts.saturated() && total <= s.signals)) {
+    return;
+  }
+  const HostStats* h = hosts_.Find(s.host);
+  if (h == nullptr) return;
+  for (int i = 0; i < kSignalSources; ++i) {
+    if ((h->sources_seen() >> i & 1) == 0) continue;
+    const auto source = static_cast<SignalSource>(i);
+    const int n = counts.count(source);
+    SignalTriple own{x.tau, n, x.changed};
+    // Timed evidence holds for a source that sent every signal of the
+    // interval (the same placement) or none (none after the change, the
+    // change not its).
+    if (x.quiet >= 0 && (n == s.signals || n == 0)) {
+      own.quiet = x.quiet;
+      if (n > 0) {
+        own.signals_after = x.signals_after;
+        own.signal_at_change = x.signal_at_change;
+      }
+    }
+    SignalParams current = hosts_.SourceParams(s.host, source);
+    current.delta = s.rate;
+    hosts_.ObserveSourceSignals(s.host, source, own, current);
   }
 }
 

@@ -95,6 +95,11 @@ class Estimator {
   const RecentSignals* RecentSignalsOf(PageId page) const {
     return page < recent_signals_.size() ? &recent_signals_[page] : nullptr;
   }
+  // The page's signals since its last fetch by source and their weight
+  // (signal policies), nullptr otherwise.
+  const SourceSignals* SourceSignalsOf(PageId page) const {
+    return page < source_signals_.size() ? &source_signals_[page] : nullptr;
+  }
   // The page's PageSignals (signal policies), nullptr otherwise.
   const PageSignals* SignalsOf(PageId page) const {
     return page < signals_.size() ? &signals_[page] : nullptr;
@@ -117,6 +122,9 @@ class Estimator {
   // Longevity, estimated mode: the page's curve (ProfileSet::fitted()) from
   // its change profiles under the host prior (sched/divergence_prior.h).
   void Refit(PageId page);
+  // Teaches each source the host has seen its part of the interval `x`
+  // (the page's pooled triple): its own count, the changed bit.
+  void ObserveSources(PageId page, const SignalTriple& x);
   // Re-reports the page's P(static) under `prior` to its host
   // (HostPool::AdjustStatic); `counted`: the page is already among the
   // host's pages with evidence.
@@ -136,6 +144,7 @@ class Estimator {
   std::vector<ProfileSet> profiles_;           // longevity only
   std::vector<RecentSignals> recent_signals_;  // signal policies only
   std::vector<PageSignals> signals_;           // signal policies only
+  std::vector<SourceSignals> source_signals_;  // signal policies only
   // By host: ObserveSignalCoverage's time (+inf: never reported); empty
   // until a host reports.
   std::vector<double> signal_coverage_;

@@ -1,6 +1,7 @@
 #include "sched/host_pool.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <vector>
 
@@ -127,6 +128,71 @@ void HostPool::ObserveSignals(uint32_t host, const SignalTriple& x,
   global_.signals().Observe(x, current, options_.decay);
   if (HostStats* h = Get(host))
     h->signals().Observe(x, current, options_.decay);
+}
+
+void HostPool::NoteSource(uint32_t host, SignalSource source) {
+  if (static_cast<int>(source) >= kSignalSources) return;
+  if (HostStats* h = Get(host)) h->NoteSource(source);
+}
+
+void HostPool::ObserveSourceSignals(uint32_t host, SignalSource source,
+                                    const SignalTriple& x,
+                                    const SignalParams& current) {
+  if (static_cast<int>(source) >= kSignalSources || host >= hosts_.size()) {
+    return;
+  }
+  HostStats& h = hosts_[host];
+  if ((h.sources_seen() >> static_cast<int>(source) & 1) == 0) return;
+  h.source_signals(source).Observe(x, current, options_.decay);
+}
+
+int HostPool::SourcesInPlay(uint32_t host) const {
+  const HostStats* h = Find(host);
+  return h == nullptr ? 0 : std::popcount(h->sources_seen());
+}
+
+SignalParams HostPool::SourceParams(uint32_t host, SignalSource source) const {
+  const double rate = HostRate(host);
+  const HostStats* h = Find(host);
+  SignalParams pooled =
+      h == nullptr ? HostSignalPrior(false).center
+                   : h->signals().Estimate(HostSignalPrior(false), rate);
+  pooled.delta = rate;
+  if (h == nullptr || static_cast<int>(source) >= kSignalSources ||
+      (h->sources_seen() >> static_cast<int>(source) & 1) == 0) {
+    return pooled;
+  }
+  // A weak prior of its own, not the pooled estimate: where a noisy source
+  // dominates the pool, a precise one started at the pool's ν would read
+  // its first signals as false and unlearn them slowly (online EM).
+  SignalPrior prior;
+  prior.center = {rate, 0.5, 0};
+  prior.change_weight = 1;
+  prior.exposure_weight = rate > 0 ? 1 / rate : 0;
+  SignalParams p = h->source_signals(source).Estimate(prior, rate);
+  p.delta = rate;
+  return p;
+}
+
+namespace {
+
+// ln q = ln(ν/(αΔ+ν)) ≤ 0, −∞ when ν = 0 and αΔ > 0.
+double PooledLogQ(const SignalParams& p) {
+  return -std::log1p(p.alpha * p.delta / std::max(p.nu, 1e-300));
+}
+
+}  // namespace
+
+double HostPool::SourceWeight(uint32_t host, SignalSource source) const {
+  if (SourcesInPlay(host) < 2) return 1;
+  const HostStats* h = Find(host);
+  const double rate = HostRate(host);
+  SignalParams pooled = h->signals().Estimate(HostSignalPrior(false), rate);
+  pooled.delta = rate;
+  const double log_q = PooledLogQ(pooled);
+  if (!(log_q < 0) || !std::isfinite(log_q)) return 1;
+  const double w = PooledLogQ(SourceParams(host, source)) / log_q;
+  return std::isnan(w) ? 1 : std::clamp(w, 0.0, kMaxSourceWeight);
 }
 
 void HostPool::ObserveLastModifiedAgreement(uint32_t host, bool agrees) {

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "sched/change_rate_estimator.h"
+#include "sched/observation.h"
 #include "sched/signal_estimator.h"
 
 namespace freshd::sched {
@@ -94,6 +95,20 @@ class HostStats {
   uint32_t pages() const { return pages_; }
   void AddPage() { ++pages_; }
 
+  // Each source's own evidence (sched/signal_estimator.h, "Several
+  // sources"), fed once the source has signalled a page of the host
+  // (sources_seen(), bit i for SignalSource i).
+  SignalStats& source_signals(SignalSource source) {
+    return source_signals_[static_cast<int>(source)];
+  }
+  const SignalStats& source_signals(SignalSource source) const {
+    return source_signals_[static_cast<int>(source)];
+  }
+  uint8_t sources_seen() const { return sources_seen_; }
+  void NoteSource(SignalSource source) {
+    sources_seen_ |= static_cast<uint8_t>(1u << static_cast<int>(source));
+  }
+
  private:
   float bin_count_[kBins] = {};  // decayed changed intervals per bin
   float bin_time_[kBins] = {};   // ... and their interval sums.
@@ -105,6 +120,8 @@ class HostStats {
   uint16_t lm_checks_ = 0;  // saturating
   uint16_t lm_agree_ = 0;
   uint32_t pages_ = 0;
+  SignalStats source_signals_[kSignalSources];
+  uint8_t sources_seen_ = 0;
 };
 
 // HostPool's cached host-rate spread, for recovery: the value and when it
@@ -131,6 +148,26 @@ class HostPool {
   void ObserveSignals(uint32_t host, const SignalTriple& x,
                       const SignalParams& current);
   void ObserveLastModifiedAgreement(uint32_t host, bool agrees);
+  // A signal of `source` reached a page of `host`: from now on the host
+  // learns that source's own (α_s, ν_s).
+  void NoteSource(uint32_t host, SignalSource source);
+  // One interval's evidence about `source` alone on `host` (its signals,
+  // the interval's changed bit); `current`: (Δ, α_s, ν_s) for the E-step.
+  // Nothing for a source the host has not seen.
+  void ObserveSourceSignals(uint32_t host, SignalSource source,
+                            const SignalTriple& x, const SignalParams& current);
+  // Sources that have signalled the host's pages (0 for an unknown host).
+  int SourcesInPlay(uint32_t host) const;
+  // The host's (Δ, α_s, ν_s) for `source`: its own evidence under a weak
+  // prior (one change's worth of α = 0.5, ν = 0), Δ the host's rate.
+  // Unseen source or unknown host: the host's pooled estimate.
+  SignalParams SourceParams(uint32_t host, SignalSource source) const;
+  // The weight of one signal of `source` on `host`: ln q_s / ln q, q_s =
+  // ν_s/(α_sΔ+ν_s) from SourceParams and q the host's pooled q, in
+  // [0, kMaxSourceWeight]; exactly 1 while fewer than two sources are in
+  // play (the one-source model).
+  double SourceWeight(uint32_t host, SignalSource source) const;
+  static constexpr double kMaxSourceWeight = 1000;
 
   // The host's pooled rate (shrunk toward the global one) as a page prior of
   // weight options.page_rate_weight, with the host's static share. Unknown

@@ -67,9 +67,38 @@ struct FailedObs {
   FailureClass failure = FailureClass::kNetwork;
 };
 
-// Where a signal came from. The scheduler and its estimator treat every
-// source alike (one noise model a page); the label is for counting.
-enum class SignalSource : uint8_t { kSitemapLastmod, kPushedHint, kFeedEntry };
+// Where a signal came from. Each source has its own recall α_s and
+// false-signal rate ν_s per host (HostPool::SourceParams): a source that
+// fires on every page view stops buying fetches while a precise one keeps
+// its value (sched/signal_estimator.h, "Several sources"). kPushedHint is
+// POST /signal. The values are stable (saved in host statistics' masks):
+// new sources are appended.
+enum class SignalSource : uint8_t {
+  kSitemapLastmod,
+  kPushedHint,
+  kFeedEntry,
+  kWebSub,
+  kIndexNow,
+};
+inline constexpr int kSignalSources = 5;
+
+// The source's name in /page, /status and /metrics: "sitemap", "signal",
+// "feed", "websub", "indexnow" ("" for a value out of range).
+constexpr const char* SignalSourceName(SignalSource source) {
+  switch (source) {
+    case SignalSource::kSitemapLastmod:
+      return "sitemap";
+    case SignalSource::kPushedHint:
+      return "signal";
+    case SignalSource::kFeedEntry:
+      return "feed";
+    case SignalSource::kWebSub:
+      return "websub";
+    case SignalSource::kIndexNow:
+      return "indexnow";
+  }
+  return "";
+}
 
 // A change-indicating signal (sitemap lastmod or feed entry date newer than
 // our copy, or a POST /signal hint). `time` is when the signal was received;

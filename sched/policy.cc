@@ -181,7 +181,7 @@ class NcisPolicy final : public Policy {
   std::string_view name() const override { return name_; }
   double Value(const PolicyInput& in, double tau) const override {
     if (!(in.params.delta > 0)) return 0;
-    return Finite(NcisValue(in.params, tau, in.state->signals, max_terms_));
+    return Finite(NcisValue(in.params, tau, SignalCount(in), max_terms_));
   }
   double UpperBound(const PolicyInput& in) const override {
     return FreshnessSup(in.params);

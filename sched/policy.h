@@ -28,13 +28,22 @@ namespace freshd::sched {
 // What a value function may read about one page. Rates per second.
 struct PolicyInput {
   const PageState* state = nullptr;
-  PageParams params;                       // Δ, μ, α, ν
+  PageParams params;  // Δ, μ, α, ν
+  // The signals since the last fetch, each weighted by its source's
+  // quality on the host (sched/signal_estimator.h, "Several sources"); < 0:
+  // state->signals, each worth one (SignalCount).
+  double signals = -1;
   const DivergenceModel* model = nullptr;  // longevity (fitted or true)
   const ProfileSet* profiles = nullptr;    // longevity-bound
   bool oracle = false;  // params/model are the truth: no learning clamps
   // Pages / budget rate: the mean refresh interval (s; +inf at rate 0).
   double mean_interval = 0;
 };
+
+// The signal count a value function reads: in.signals, or the state's.
+inline double SignalCount(const PolicyInput& in) {
+  return in.signals >= 0 ? in.signals : in.state->signals;
+}
 
 // Tunables shared by the policies (seconds).
 struct PolicyOptions {

@@ -71,4 +71,31 @@ bool RecentSignals::Place(int signals, double change_offset,
   return true;
 }
 
+void SourceCounts::Add(SignalSource source) {
+  const int i = static_cast<int>(source);
+  if (i < 0 || i >= kSignalSources || count(source) >= kMax) return;
+  bits_ += 1u << (kBits * i);
+}
+
+int SourceCounts::count(SignalSource source) const {
+  const int i = static_cast<int>(source);
+  if (i < 0 || i >= kSignalSources) return 0;
+  return static_cast<int>((bits_ >> (kBits * i)) & kMax);
+}
+
+int SourceCounts::total() const {
+  int n = 0;
+  for (int i = 0; i < kSignalSources; ++i) {
+    n += count(static_cast<SignalSource>(i));
+  }
+  return n;
+}
+
+bool SourceCounts::saturated() const {
+  for (int i = 0; i < kSignalSources; ++i) {
+    if (count(static_cast<SignalSource>(i)) == kMax) return true;
+  }
+  return false;
+}
+
 }  // namespace freshd::sched

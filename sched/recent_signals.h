@@ -14,6 +14,9 @@
 #ifndef FRESHD_SCHED_RECENT_SIGNALS_H_
 #define FRESHD_SCHED_RECENT_SIGNALS_H_
 
+#include <cstdint>
+
+#include "sched/observation.h"
 #include "sched/signal_estimator.h"
 
 namespace freshd::sched {
@@ -40,6 +43,35 @@ class RecentSignals {
   // unknown.
   float offsets_[kKept] = {kUnknown, kUnknown, kUnknown, kUnknown};
   static constexpr float kUnknown = __builtin_nanf("");
+};
+
+// A page's signals since its last fetch, by source (SignalSource): 6-bit
+// saturating counts in one uint32 (5 sources, 30 bits), so the next fetch
+// can teach each (host, source) its own recall and false-signal rate. A
+// count at kMax may have lost signals (saturated()).
+class SourceCounts {
+ public:
+  static constexpr int kBits = 6;
+  static constexpr int kMax = (1 << kBits) - 1;
+  static_assert(kSignalSources * kBits <= 32);
+
+  void Add(SignalSource source);
+  int count(SignalSource source) const;
+  int total() const;
+  bool saturated() const;
+  void Clear() { bits_ = 0; }
+  uint32_t bits() const { return bits_; }
+
+ private:
+  uint32_t bits_ = 0;
+};
+
+// What the signal policies keep per page beside RecentSignals (8 bytes):
+// the per-source counts and the signals' weight Σ_s n_s w_s (Estimator;
+// equal to PageState::signals while every weight is 1).
+struct SourceSignals {
+  SourceCounts counts;
+  float weighted = 0;
 };
 
 // A claimed change time with no time of day: midnight UTC exactly, as a

@@ -124,6 +124,12 @@ class Scheduler {
   const RecentSignals* RecentSignalsOf(PageId page) const {
     return estimator_.RecentSignalsOf(page);
   }
+  // The page's signals since its last fetch by source, and their weight
+  // (signal policies only; nullptr otherwise or for an unknown id). Not
+  // saved: after a restore the counts are 0 and each signal weighs one.
+  const SourceSignals* SourceSignalsOf(PageId page) const {
+    return estimator_.SourceSignalsOf(page);
+  }
 
   // Replaces the rule table (rule r of SetPageRule is rules[r - 1]); pages
   // whose rule no longer exists lose it; every ruled page is re-indexed.

@@ -26,6 +26,34 @@
 // M-step then gives κ its own exposure Q (s here, τ for every other
 // interval): αΔ = ΣN1/Στ, κ = ΣN0/Q, Δ = αΔ + κ, α = αΔ/Δ; with Q = Στ this
 // is the M-step above.
+//
+// Several sources (sitemap, feed, WebSub, IndexNow, POST /signal:
+// SignalSource). Each change is announced by source s with probability α_s,
+// independently of the other sources; s also sends false signals at rate
+// ν_s; n_s are its signals in τ. Then:
+//   * no signal at all: a change goes unannounced with probability
+//     Π_s(1−α_s), so P(fresh | τ, 0) = e^{−κτ}, κ = Δ Π_s (1−α_s) (exact);
+//   * signals of one source s only: the changes the others missed are
+//     Poisson(Δ_{−s}), Δ_{−s} = Δ Π_{r≠s}(1−α_r), and dividing as above
+//     gives e^{−κτ}·(ν_s/(α_sΔ_{−s}+ν_s))^{n_s} (exact);
+//   * in general we take the sources' evidence as independent:
+//       P(fresh | τ, n_1..n_S) = e^{−κτ} Π_s q_s^{n_s},
+//       q_s = ν_s/(α_sΔ + ν_s)
+//     (a change two sources both announce is counted by both: the product
+//     over-counts agreement, and q_s with Δ for Δ_{−s} is the weaker of the
+//     two readings of a lone source's signals).
+// With one source, κ = (1−α)Δ and q = ν/(αΔ+ν): the formula above, exactly.
+// A source that fires on every page view has ν_s ≫ α_sΔ, so q_s ≈ 1 and its
+// signals leave P(fresh) where silence would. Each source is learned alone
+// (its signals alone follow the one-source model with (Δ, α_s, ν_s): the
+// marginal of the model above), one SignalStats per (host, source) under
+// the host's pooled estimate (HostPool::SourceParams). The scheduler keeps
+// the page's pooled (α, ν) (the union of its sources: 1−α = Π(1−α_s), so κ
+// is the κ above) and counts a signal of source s as w_s = ln q_s / ln q
+// signals, q the host's pooled q: θ = τ + Σ_s n_s w_s τ_s, so
+// P(fresh) = e^{−κθ} = e^{−κτ} Π_s q_s^{n_s} where the page's q is its
+// host's. With one source in play on the host, w_s = 1: the one-source
+// model, bit for bit (Estimator::ObserveSignal).
 // SignalStats is the 20-byte online (decayed, one EM step per observation)
 // per-page or per-host state. Plain values; not thread-safe (one owner).
 #ifndef FRESHD_SCHED_SIGNAL_ESTIMATOR_H_

@@ -23,9 +23,10 @@
 // HostStats: u8 version | varint mask of non-zero bins |
 //   per set bit (ascending) { f32 count | f32 time } |
 //   4 × f32 (unchanged count/time, timed changes/exposure) |
-//   5 × f32 SignalStats | varint lm_checks | varint lm_agree. HostStats
-//   blobs carry version kHostStatsVersion (2); version 1 (4-float
-//   SignalStats) still decodes.
+//   5 × f32 SignalStats | varint lm_checks | varint lm_agree |
+//   u8 mask of sources seen | per set bit (ascending) 5 × f32 SignalStats.
+//   HostStats blobs carry version kHostStatsVersion (3); version 2 (no
+//   sources) and 1 (also 4-float SignalStats) still decode.
 // SavedPage: u8 version | str PageState | u8 has_profiles | [str ProfileSet]
 //   | u8 has_recent | [4 × f32 RecentSignals offsets: ≥ 0 an instant, ≤ −1
 //   a whole day, NaN unknown]; version 1 ends after the profiles.
@@ -82,6 +83,8 @@ struct HostStatsMirror {
   uint16_t lm_checks;
   uint16_t lm_agree;
   uint32_t pages;
+  SignalStats sources[kSignalSources];
+  uint8_t sources_seen;
 };
 static_assert(std::is_trivially_copyable_v<ChangeRateStats> &&
                   sizeof(RateStatsMirror) == sizeof(ChangeRateStats),
@@ -497,6 +500,10 @@ std::string EncodeHostStats(const HostStats& stats) {
   PutSignalStats(&out, m.signals);
   PutVarint64(&out, m.lm_checks);
   PutVarint64(&out, m.lm_agree);
+  PutByte(&out, m.sources_seen);
+  for (int i = 0; i < kSignalSources; ++i) {
+    if ((m.sources_seen >> i) & 1) PutSignalStats(&out, m.sources[i]);
+  }
   return out;
 }
 
@@ -528,6 +535,17 @@ Result<HostStats> DecodeHostStats(std::string_view in) {
   uint64_t checks, agree;
   if (!r.VarintAtMost(UINT16_MAX, &checks) || !r.VarintAtMost(checks, &agree)) {
     return Bad(kWhat, "last-modified checks");
+  }
+  if (version >= 3) {  // the per-source statistics
+    if (!r.Byte(&m.sources_seen) || m.sources_seen >> kSignalSources != 0) {
+      return Bad(kWhat, "source mask");
+    }
+    for (int i = 0; i < kSignalSources; ++i) {
+      if (((m.sources_seen >> i) & 1) &&
+          !ReadSignalStats(r, true, &m.sources[i])) {
+        return Bad(kWhat, "source signals");
+      }
+    }
   }
   if (!r.done()) return Bad(kWhat, "length (trailing bytes)");
   m.lm_checks = static_cast<uint16_t>(checks);

@@ -41,9 +41,11 @@ inline constexpr uint8_t kProfileSetVersion = 2;
 // (version ≤ 3: unchanged time and timed exposure apart, summed on reading).
 // Older page states still decode.
 inline constexpr uint8_t kPageStateVersion = 4;
-// HostStats blobs since they carry SignalStats' quiet time; version-1 host
-// stats (quiet = exposure) still decode.
-inline constexpr uint8_t kHostStatsVersion = 2;
+// HostStats blobs: version 2 added SignalStats' quiet time (version-1 host
+// stats: quiet = exposure), version 3 the per-source statistics (the mask
+// of sources seen, then each seen source's SignalStats; older blobs: none
+// seen). Older host stats still decode.
+inline constexpr uint8_t kHostStatsVersion = 3;
 // SavedGlobals records since they may carry the pool's host-rate spread;
 // version-1 records (without it) still decode.
 inline constexpr uint8_t kSavedGlobalsVersion = 2;

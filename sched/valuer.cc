@@ -216,8 +216,10 @@ double Valuer::FreshProbability(PageId page, double now) const {
   // after it the page changes at Δ unobserved: P(fresh) = P(fresh over τ_s
   // | n) · e^{−Δ(τ−τ_s)} (ObserveSignalCoverage).
   const double heard = estimator_.CoveredTau(s, tau);
+  const double weighted = WeightedSignals(page);
+  const double n = weighted >= 0 ? weighted : s.signals;
   const auto fresh = [&](const PageParams& p) {
-    const double f = sched::FreshProbability(p, heard, s.signals);
+    const double f = sched::FreshProbability(p, heard, n);
     return heard < tau ? f * std::exp(-p.delta * (tau - heard)) : f;
   };
   double p;
@@ -258,10 +260,18 @@ const DivergenceModel* Valuer::Model(PageId page) const {
   return fitted ? &*fitted : &kNeverChanges;
 }
 
+double Valuer::WeightedSignals(PageId page) const {
+  const SourceSignals* sources = estimator_.SourceSignalsOf(page);
+  if (sources == nullptr) return -1;
+  const double weighted = sources->weighted;
+  return weighted == pages_[page].signals ? -1 : weighted;
+}
+
 PolicyInput Valuer::Input(PageId page) const {
   PolicyInput in;
   in.state = &pages_[page];
   in.params = Params(page);
+  in.signals = WeightedSignals(page);
   if (policy_.uses_profiles()) {
     in.model = Model(page);
     in.profiles = estimator_.Profiles(page);

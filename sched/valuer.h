@@ -66,6 +66,9 @@ class Valuer final : public IndexedValues {
   // changes" before the first fetch); nullptr for policies without curves.
   const DivergenceModel* Model(PageId page) const;
   PolicyInput Input(PageId page) const;
+  // The page's signals since its fetch weighted by source
+  // (SourceSignals::weighted); −1 when each weighs one (PolicyInput).
+  double WeightedSignals(PageId page) const;
 
  private:
   // The truth's mixture for the page (oracle, policies without profiles);

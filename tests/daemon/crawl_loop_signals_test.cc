@@ -31,6 +31,56 @@ TEST_F(CrawlLoopTest, StaleSitemapLastmodIsCountedNotTaken) {
   EXPECT_EQ(s["signals_total"], 0) << s.dump();
 }
 
+// Sitemap lastmod sanity (issue 44 item 4), end to end: a loopback site
+// whose sitemap dates its only page three days ahead (a broken CMS clock)
+// never signals a change, however often the sitemap is read; each read is
+// counted as a future date dropped, per host, in /status and /metrics,
+// and the date is not remembered as the page's newest (PageMeta).
+TEST_F(CrawlLoopTest, FutureSitemapLastmodsAreDroppedAndCounted) {
+  asio::io_context io;
+  std::unique_ptr<HttpServer> site;
+  std::string root;
+  config_.sched.min_interval_s = 3600;
+  config_.sched.max_interval_s = 7200;
+  auto loop = OnePageLoop(
+      io, &config_,
+      [] {
+        return FormatIso8601Utc(static_cast<int64_t>(UnixNow() + 3 * 86400));
+      },
+      &site, &root);
+  ASSERT_NE(loop, nullptr);
+  RunUntil(io, *loop, 0, 10, [&] {
+    nlohmann::json s = loop->StatusJson();
+    return s["pages_fetched_total"] == 1 &&
+           s["signal_sources"]["lastmod_dropped"]["future_total"] >= 2;
+  });
+  nlohmann::json s = loop->StatusJson();
+  const nlohmann::json& dropped = s["signal_sources"]["lastmod_dropped"];
+  EXPECT_GE(dropped["future_total"].get<int>(), 2) << s.dump();
+  EXPECT_EQ(dropped["too_old_total"], 0) << s.dump();
+  EXPECT_EQ(dropped["before_history_total"], 0) << s.dump();
+  EXPECT_EQ(dropped["hosts_total"], 1) << s.dump();
+  ASSERT_EQ(dropped["hosts"].size(), 1u) << s.dump();
+  EXPECT_EQ(dropped["hosts"][0]["future"], dropped["future_total"]);
+  // The site's host (a name the fixture resolves to 127.0.0.1).
+  EXPECT_EQ(dropped["hosts"][0]["host"].get<std::string>().rfind("s.test:", 0),
+            0u)
+      << s.dump();
+  // Never a signal, nor stale: dropped before either.
+  EXPECT_EQ(s["signals_total"], 0) << s.dump();
+  EXPECT_EQ(s["signals_stale_total"], 0) << s.dump();
+  EXPECT_EQ(s["signal_sources"]["sources"]["sitemap"]["signals_total"], 0);
+  const std::string metrics = loop->MetricsText();
+  EXPECT_NE(metrics.find(
+                "freshd_signal_source_dated_dropped_total{reason=\"future\"}"),
+            std::string::npos);
+  EXPECT_GE(MetricValue(metrics, "freshd_signal_source_dated_dropped_hosts"),
+            1);
+  EXPECT_NE(
+      metrics.find("freshd_signal_source_signals_total{source=\"indexnow\"} 0"),
+      std::string::npos);
+}
+
 // The robots.txt refresh sweeps the known hosts a slice a housekeeping turn
 // (kMinRobotsRefreshSlice at this budget), not all at once (a 10M-page
 // store's 100k hosts were once 100k robots.txt fetches ahead of every page).
@@ -182,7 +232,25 @@ TEST_F(CrawlLoopTest, HintsLowerTheEstimatedFreshness) {
     if (std::string(policy) == "ncis") {
       EXPECT_LT(after, 0.01);
       EXPECT_LT(page_after, 0.01);
+      // /page shows the hint under its source (POST /signal: "signal"),
+      // with the host's estimate of that source; an IndexNow hint (the
+      // receiver's) is counted under its own.
+      const nlohmann::json& by_source = page.value()["signal_sources"];
+      EXPECT_EQ(by_source["signal"]["signals_since_fetch"], 1) << page->dump();
+      EXPECT_TRUE(by_source["signal"]["host_recall"].is_number());
+      EXPECT_EQ(by_source["signal"]["weight"], 1.0);  // one source in play
+      EXPECT_EQ(c.Signal({root}, -std::numeric_limits<double>::infinity(),
+                         nullptr, sched::SignalSource::kIndexNow)["signals"],
+                1);
+      const nlohmann::json sources = c.StatusJson()["signal_sources"];
+      EXPECT_EQ(sources["sources"]["signal"]["signals_total"], 1);
+      EXPECT_EQ(sources["sources"]["indexnow"]["signals_total"], 1);
+      EXPECT_EQ(sources["sources"]["indexnow"]["hosts"], 1);
+      EXPECT_EQ(c.PageJson(root).value()["signal_sources"]["indexnow"]
+                                        ["signals_since_fetch"],
+                1);
     } else {
+      EXPECT_TRUE(page.value()["signal_sources"].is_null());
       EXPECT_NEAR(after, before, 1e-3);
       EXPECT_NEAR(page_after, before, 1e-3);
     }

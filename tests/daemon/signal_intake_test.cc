@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cmath>
 #include <future>
 #include <map>
 
@@ -173,6 +174,88 @@ TEST_F(SignalIntakeTest, ADateIsConsideredOnce) {
   // A page never fetched has no copy to be stale.
   auto fresh = frontier_->AddUrl("http://a.test/new", 1, false, t0);
   EXPECT_FALSE(intake->ConsiderDatedSignal(*fresh, t0 + 5, t0 + 20, lastmod));
+}
+
+// Dates that cannot be true (issue 44 item 4): more than a day ahead,
+// before 1994, before the Last-Modified of our copy. Dropped before they
+// are considered (so not remembered: a later sane date is still newer),
+// counted by reason and host, never a signal nor stale.
+TEST_F(SignalIntakeTest, ImpossibleDatesAreDroppedAndCounted) {
+  auto intake = Make();
+  // The copy: fetched at t0 with Last-Modified 1.7e9 (Tue, 14 Nov 2023
+  // 22:13:20 GMT).
+  const double lm = 1.7e9, t0 = lm + 500, now = t0 + 100;
+  auto page = frontier_->AddUrl("http://a.test/p", 1, false, t0);
+  ASSERT_TRUE(page.has_value());
+  fetch::FetchResult r = Response("http://a.test/p", "<html>hi</html>");
+  r.last_modified = "Tue, 14 Nov 2023 22:13:20 GMT";
+  book_->Observe(book_->RecordFetch(*page, r, nullptr, 42, t0).observation);
+  ASSERT_EQ(book_->meta(*page).last_modified(), r.last_modified);
+  const auto sitemap = sched::SignalSource::kSitemapLastmod;
+  const auto feed = sched::SignalSource::kFeedEntry;
+
+  // Two days ahead: a clock or a CMS wrong, not a time zone.
+  EXPECT_FALSE(
+      intake->ConsiderDatedSignal(*page, now + 2 * 86400, now, sitemap));
+  // 1990 (and 1970, the epoch placeholder): before any sitemap.
+  EXPECT_FALSE(intake->ConsiderDatedSignal(*page, 631152000, now, feed));
+  EXPECT_FALSE(intake->ConsiderDatedSignal(*page, 0, now, sitemap));
+  // Three days before the copy's Last-Modified: the server says later.
+  EXPECT_FALSE(
+      intake->ConsiderDatedSignal(*page, lm - 3 * 86400, now, sitemap));
+  EXPECT_EQ(intake->dated_dropped(DatedSignalCheck::kFuture), 1u);
+  EXPECT_EQ(intake->dated_dropped(DatedSignalCheck::kTooOld), 2u);
+  EXPECT_EQ(intake->dated_dropped(DatedSignalCheck::kBeforeHistory), 1u);
+  EXPECT_EQ(intake->signals_total(), 0u);
+  EXPECT_EQ(intake->signals_stale_total(), 0u);
+  EXPECT_EQ(book_->meta(*page).last_signal_lastmod, 0);  // none remembered
+
+  // The Last-Modified's own day, date only: its claim holds the
+  // Last-Modified and ends after our fetch, so it is a signal.
+  EXPECT_TRUE(intake->ConsiderDatedSignal(*page, 1699920000, now, sitemap));
+  EXPECT_EQ(intake->dated_dropped(DatedSignalCheck::kBeforeHistory), 1u);
+  // Twelve hours ahead (a site a time zone ahead): taken.
+  EXPECT_TRUE(intake->ConsiderDatedSignal(*page, now + 12 * 3600, now, feed));
+  EXPECT_EQ(intake->signals_total(), 2u);
+  EXPECT_EQ(intake->signals_stale_total(), 0u);
+  EXPECT_EQ(intake->signals_by_source(feed), 1u);
+  EXPECT_EQ(intake->signals_by_source(sitemap), 1u);
+
+  const nlohmann::json j = intake->SignalSourcesJson();
+  const nlohmann::json& dropped = j["lastmod_dropped"];
+  EXPECT_EQ(dropped["future_total"], 1);
+  EXPECT_EQ(dropped["too_old_total"], 2);
+  EXPECT_EQ(dropped["before_history_total"], 1);
+  EXPECT_EQ(dropped["hosts_total"], 1);
+  ASSERT_EQ(dropped["hosts"].size(), 1u);
+  EXPECT_EQ(dropped["hosts"][0]["host"], "a.test");
+  EXPECT_EQ(dropped["hosts"][0]["too_old"], 2);
+  EXPECT_EQ(j["sources"]["feed"]["signals_total"], 1);
+  EXPECT_EQ(j["sources"]["sitemap"]["signals_total"], 1);
+  // The default policy (ncis) models signals: the feed is now a source of
+  // the host, with its own estimate.
+  EXPECT_EQ(j["sources"]["feed"]["hosts"], 1);
+  EXPECT_TRUE(j["sources"]["feed"]["median_recall"].is_number());
+  EXPECT_EQ(j["sources"]["websub"]["hosts"], 0);
+  EXPECT_TRUE(j["sources"]["websub"]["median_recall"].is_null());
+}
+
+TEST(DatedSignalCheckTest, Bounds) {
+  const double now = 1.8e9;
+  EXPECT_EQ(CheckDatedSignal(now + kDatedSignalFutureS, now, -1),
+            DatedSignalCheck::kOk);
+  EXPECT_EQ(CheckDatedSignal(now + kDatedSignalFutureS + 1, now, -1),
+            DatedSignalCheck::kFuture);
+  EXPECT_EQ(CheckDatedSignal(kDatedSignalFloorUnix, now, -1),
+            DatedSignalCheck::kOk);
+  EXPECT_EQ(CheckDatedSignal(kDatedSignalFloorUnix - 1, now, -1),
+            DatedSignalCheck::kTooOld);
+  EXPECT_EQ(CheckDatedSignal(std::nan(""), now, -1), DatedSignalCheck::kTooOld);
+  EXPECT_EQ(CheckDatedSignal(now - 10, now, now - 5),
+            DatedSignalCheck::kBeforeHistory);
+  EXPECT_EQ(CheckDatedSignal(now - 5, now, now - 5), DatedSignalCheck::kOk);
+  EXPECT_STREQ(DatedSignalCheckName(DatedSignalCheck::kBeforeHistory),
+               "before_history");
 }
 
 TEST_F(SignalIntakeTest, SiteFeedsArePolledUnderTheirCaps) {

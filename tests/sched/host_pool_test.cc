@@ -453,7 +453,9 @@ TEST(HostPoolTest, HostIdsAreBounded) {
   pool.ObserveChange(3, 1.0, false);
   EXPECT_EQ(pool.hosts(), 4u);
   std::cout << "sizeof(HostStats) = " << sizeof(HostStats) << "\n";
-  EXPECT_LE(sizeof(HostStats), 320u);
+  // 300 B, plus each signal source's own SignalStats and the mask of the
+  // sources seen (issue 44 item 4: 5 × 20 + 1, padded: 404 B).
+  EXPECT_LE(sizeof(HostStats), 404u);
 }
 
 }  // namespace

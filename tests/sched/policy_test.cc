@@ -36,7 +36,11 @@ TEST(PolicyTest, EveryConfiguredNameIsBuiltAndUnknownIsRejected) {
 TEST(PolicyTest, SignalValuesMatchMathTestVectors) {
   PageState s;
   s.signals = 1;
-  PolicyInput in{&s, PageParams{.8, .6, .5, .2}, nullptr, nullptr, true};
+  PolicyInput in{.state = &s,
+                 .params = PageParams{.8, .6, .5, .2},
+                 .model = nullptr,
+                 .profiles = nullptr,
+                 .oracle = true};
   EXPECT_NEAR(Make("ncis")->Value(in, 2), .4744, 5e-5);
   EXPECT_NEAR(Make("ncis1")->Value(in, 2), .4537, 5e-5);
   EXPECT_NEAR(Make("ncis2")->Value(in, 2), .4744, 5e-5);
@@ -55,7 +59,11 @@ TEST(PolicyTest, ValuesStayBelowUpperBoundsAndGrowWithTau) {
   ps.OnFetch(5, {.2, .1}, {});
   for (const std::string& n : PolicyNames()) {
     auto p = Make(n);
-    PolicyInput in{&s, PageParams{.3, .7, .6, .1}, &m, &ps, true};
+    PolicyInput in{.state = &s,
+                   .params = PageParams{.3, .7, .6, .1},
+                   .model = &m,
+                   .profiles = &ps,
+                   .oracle = true};
     double ub = p->UpperBound(in), prev = -1;
     for (double tau = 0; tau < 200; tau += 0.37) {
       double v = p->Value(in, tau);
@@ -77,8 +85,11 @@ TEST(PolicyTest, Ncis1CeilingIsMuOverDeltaPlusNu) {
   for (uint16_t n : {0, 1, 5}) {
     PageState s;
     s.signals = n;
-    PolicyInput in{&s, PageParams{delta, mu, alpha, nu}, nullptr, nullptr,
-                   true};
+    PolicyInput in{.state = &s,
+                   .params = PageParams{delta, mu, alpha, nu},
+                   .model = nullptr,
+                   .profiles = nullptr,
+                   .oracle = true};
     SCOPED_TRACE("signals " + std::to_string(n));
     for (double tau : {1.0, 10.0, 100.0, 1e3, 1e4}) {
       EXPECT_LE(Make("ncis1")->Value(in, tau), ceiling * (1 + 1e-9)) << tau;
@@ -90,7 +101,11 @@ TEST(PolicyTest, Ncis1CeilingIsMuOverDeltaPlusNu) {
 
 TEST(PolicyTest, PageThatNeverChangesHasNoValue) {
   PageState s;
-  PolicyInput in{&s, PageParams{0, 1, 0, 0}, nullptr, nullptr, true};
+  PolicyInput in{.state = &s,
+                 .params = PageParams{0, 1, 0, 0},
+                 .model = nullptr,
+                 .profiles = nullptr,
+                 .oracle = true};
   for (const char* n : {"freshness", "age", "ncis", "cis"}) {
     EXPECT_EQ(Make(n)->Value(in, 1e6), 0) << n;
   }
@@ -99,7 +114,11 @@ TEST(PolicyTest, PageThatNeverChangesHasNoValue) {
 TEST(PolicyTest, NutchIntervalFollowsAdaptiveFetchSchedule) {
   auto p = Make("nutch");
   PageState s;
-  PolicyInput in{&s, PageParams{0, 1}, nullptr, nullptr, false};
+  PolicyInput in{.state = &s,
+                 .params = PageParams{0, 1},
+                 .model = nullptr,
+                 .profiles = nullptr,
+                 .oracle = false};
   p->OnFetched(in, s, false, 0, 0);  // first fetch: default 30 days
   EXPECT_FLOAT_EQ(s.interval, 30 * 86400.f);
   p->OnFetched(in, s, true, 10, 0);
@@ -123,7 +142,11 @@ TEST(PolicyTest, NutchFetchesOnlyDuePagesByScore) {
   EXPECT_FALSE(Make("uniform")->due_only());
   const double day = 86400;
   PageState s;
-  PolicyInput in{&s, PageParams{1e-6, 3.5, 0, 0}, nullptr, nullptr, false};
+  PolicyInput in{.state = &s,
+                 .params = PageParams{1e-6, 3.5, 0, 0},
+                 .model = nullptr,
+                 .profiles = nullptr,
+                 .oracle = false};
   p->OnFetched(in, s, true, 0, 0);  // first fetch: no change status
   EXPECT_EQ(p->Value(in, 30 * day - 1), 0);
   EXPECT_EQ(p->Value(in, 30 * day), 3.5);
@@ -157,7 +180,11 @@ TEST(PolicyTest, StormCrawlerIntervalFollowsAdaptiveScheduler) {
   EXPECT_TRUE(p->due_only());
   const double day = 86400;
   PageState s;
-  PolicyInput in{&s, PageParams{1e-6, 1}, nullptr, nullptr, false};
+  PolicyInput in{.state = &s,
+                 .params = PageParams{1e-6, 1},
+                 .model = nullptr,
+                 .profiles = nullptr,
+                 .oracle = false};
   p->OnFetched(in, s, true, 0, 0);  // first fetch: the default interval
   EXPECT_EQ(s.interval, day);
   EXPECT_EQ(p->Value(in, day - 1), 0);
@@ -178,7 +205,11 @@ TEST(PolicyTest, StormCrawlerIntervalFollowsAdaptiveScheduler) {
 TEST(PolicyTest, LongevityValueIsImportanceTimesUtility) {
   PageState s;
   DivergenceModel m{0.4, 0.2, 1.0, 5, 0.3};
-  PolicyInput in{&s, PageParams{1, 2, 0, 0}, &m, nullptr, true};
+  PolicyInput in{.state = &s,
+                 .params = PageParams{1, 2, 0, 0},
+                 .model = &m,
+                 .profiles = nullptr,
+                 .oracle = true};
   EXPECT_NEAR(Make("longevity")->Value(in, 4), 2 * .5226, 2e-4);
 }
 
@@ -193,7 +224,11 @@ TEST(PolicyTest, LongevityBoundValueIsTheExpectedCurveUtility) {
   ps.OnFetch(5, {.2, .05}, {});
   ps.OnFetch(13, {.3, .1, .1}, {});
   PageState s;
-  PolicyInput in{&s, PageParams{1, 2, 0, 0}, nullptr, &ps, false};
+  PolicyInput in{.state = &s,
+                 .params = PageParams{1, 2, 0, 0},
+                 .model = nullptr,
+                 .profiles = &ps,
+                 .oracle = false};
   auto p = Make("longevity-bound");
   UtilityBounds b0 = ProfileBounds(ps.profiles().profile(0), 9, 1.0);
   EXPECT_NEAR(b0.u_max, 1.3, 1e-3);
@@ -224,7 +259,11 @@ TEST(PolicyTest, LongevityBoundValuesAnUnchangedPageByItsModel) {
   ASSERT_EQ(MaxDivergence(flat.profiles()), 0);
   PageState s;
   DivergenceModel churn{0.5, 0.5, 0.1, 1, 0};  // half churns at rate .1
-  PolicyInput in{&s, PageParams{0.1, 2, 0, 0}, &churn, &flat, false};
+  PolicyInput in{.state = &s,
+                 .params = PageParams{0.1, 2, 0, 0},
+                 .model = &churn,
+                 .profiles = &flat,
+                 .oracle = false};
   auto p = Make("longevity-bound");
   for (double tau : {1.0, 10.0, 40.0}) {
     EXPECT_NEAR(p->Value(in, tau), 2 * Utility(churn, tau), 1e-12) << tau;
@@ -249,7 +288,11 @@ TEST(PolicyTest, LongevityLearningPhaseAndRiskBoundForceDeadlines) {
   PageState s;
   s.fetches = 3;
   DivergenceModel m;
-  PolicyInput in{&s, PageParams{1, 2, 0, 0}, &m, nullptr, false};
+  PolicyInput in{.state = &s,
+                 .params = PageParams{1, 2, 0, 0},
+                 .model = &m,
+                 .profiles = nullptr,
+                 .oracle = false};
   (*p)->OnFetched(in, s, true, 1, 0);
   EXPECT_FLOAT_EQ(s.forced, 300.f);     // l·n
   (*p)->OnFetched(in, s, true, 1, 50);  // ρ·T/D_max = 2·(50/2)
@@ -270,7 +313,11 @@ TEST(PolicyTest, AutoLearningPhaseFollowsTheMeanInterval) {
   PageState s;
   s.fetches = 3;
   DivergenceModel m;
-  PolicyInput in{&s, PageParams{1, 1, 0, 0}, &m, nullptr, false};
+  PolicyInput in{.state = &s,
+                 .params = PageParams{1, 1, 0, 0},
+                 .model = &m,
+                 .profiles = nullptr,
+                 .oracle = false};
   in.mean_interval = 1000;
   (*p)->OnFetched(in, s, true, 1, 0);
   EXPECT_FLOAT_EQ(s.forced, kAutoLearningShare * 1000 * 3);
@@ -295,7 +342,11 @@ TEST(PolicyTest, LearningPhaseEndsOnceAProfileHoldsThreePoints) {
       ProfileSet ps(h);
       PageState s;
       DivergenceModel m;
-      PolicyInput in{&s, PageParams{1, 1, 0, 0}, &m, &ps, false};
+      PolicyInput in{.state = &s,
+                     .params = PageParams{1, 1, 0, 0},
+                     .model = &m,
+                     .profiles = &ps,
+                     .oracle = false};
       std::vector<double> divergences;
       for (int n = 1; n <= 6; ++n) {
         ps.OnFetch(10.0 * n, divergences, {});
@@ -328,7 +379,11 @@ TEST(PolicyTest, AutoRiskBoundIsPerPolicy) {
     for (int n = 0; n < 4; ++n) {
       ps.OnFetch(n, std::vector<double>(std::min(n, h - 1), 0.1), {});
     }
-    PolicyInput in{&s, PageParams{1, 2, 0, 0}, &m, &ps, false};
+    PolicyInput in{.state = &s,
+                   .params = PageParams{1, 2, 0, 0},
+                   .model = &m,
+                   .profiles = &ps,
+                   .oracle = false};
     in.mean_interval = 1e6;  // the learning phase (with h = 2) binds later
     for (double rho : {0.0, 4.0}) {
       PolicyOptions o;

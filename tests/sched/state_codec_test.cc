@@ -674,6 +674,8 @@ TEST(StateCodecTest, HostStatsRoundTripAndPoolRestore) {
     size_t o = 1 + mask_bytes + 8 * std::popcount(mask) + 16;
     ASSERT_EQ(F32At(v2, o + 12), h.signals().exposure());
     std::string v1 = v2;
+    ASSERT_EQ(v1.back(), 0);  // no sources seen: version 3's empty mask
+    v1.pop_back();
     v1.erase(o + 16, 4);
     v1[0] = 1;
     Result<HostStats> d = DecodeHostStats(v1);
@@ -708,6 +710,87 @@ TEST(StateCodecTest, HostStatsRoundTripAndPoolRestore) {
   EXPECT_FALSE(old->spread.has_value());
   v1[0] = static_cast<char>(kSavedGlobalsVersion);
   EXPECT_FALSE(DecodeSavedGlobals(v1).ok());
+}
+
+// Version 3: each (host, source)'s own signal statistics (issue 44 item
+// 4) round-trip and restore to the same per-source estimates; a version-2
+// blob (no mask) still decodes, with no source seen.
+TEST(StateCodecTest, HostStatsKeepEachSourcesStatistics) {
+  std::mt19937_64 rng(kSeed + 11);
+  std::uniform_real_distribution<double> u(0, 1);
+  HostPool pool;
+  const SignalSource sources[] = {SignalSource::kFeedEntry,
+                                  SignalSource::kIndexNow};
+  for (uint32_t host = 0; host < 3; ++host) pool.AddPage(host);
+  pool.NoteSource(1, SignalSource::kFeedEntry);
+  pool.NoteSource(1, SignalSource::kIndexNow);
+  pool.NoteSource(2, SignalSource::kWebSub);
+  for (int i = 0; i < 500; ++i) {
+    const uint32_t host = static_cast<uint32_t>(rng() % 3);
+    const double interval = 600 + 86400 * u(rng);
+    const bool changed = u(rng) < 0.4;
+    pool.ObserveChange(host, interval, changed);
+    for (SignalSource source : sources) {
+      SignalTriple x{interval, static_cast<int>(u(rng) * 4), changed};
+      pool.ObserveSourceSignals(host, source, x, {1e-5, 0.5, 1e-5});
+    }
+    SignalTriple w{interval, changed ? 1 : 0, changed};
+    pool.ObserveSourceSignals(host, SignalSource::kWebSub, w,
+                              {1e-5, 0.5, 1e-6});
+  }
+  ASSERT_EQ(pool.SourcesInPlay(1), 2);
+  ASSERT_GT(pool.Find(1)->source_signals(SignalSource::kIndexNow).exposure(),
+            0);
+  // Unseen sources learn nothing.
+  EXPECT_EQ(pool.Find(0)->source_signals(SignalSource::kFeedEntry).exposure(),
+            0);
+  HostPool restored;
+  ASSERT_TRUE(DecodeHostStats(EncodeHostStats(pool.global())).ok());
+  restored.RestoreGlobal(*DecodeHostStats(EncodeHostStats(pool.global())));
+  for (uint32_t h = 0; h < 3; ++h) {
+    const std::string bytes = EncodeHostStats(*pool.Find(h));
+    Result<HostStats> d = DecodeHostStats(bytes);
+    ASSERT_TRUE(d.ok()) << d.status().ToString();
+    EXPECT_EQ(d->sources_seen(), pool.Find(h)->sources_seen());
+    EXPECT_EQ(EncodeHostStats(*d), bytes);
+    restored.Restore(h, *d);
+    ExpectRobust(bytes, DecodeHostStats);
+  }
+  for (uint32_t h = 0; h < 3; ++h) {
+    EXPECT_EQ(restored.SourcesInPlay(h), pool.SourcesInPlay(h));
+    for (int i = 0; i < kSignalSources; ++i) {
+      const auto source = static_cast<SignalSource>(i);
+      const SignalParams a = restored.SourceParams(h, source);
+      const SignalParams b = pool.SourceParams(h, source);
+      EXPECT_EQ(a.alpha, b.alpha);
+      EXPECT_EQ(a.nu, b.nu);
+      EXPECT_EQ(a.delta, b.delta);
+      EXPECT_EQ(restored.SourceWeight(h, source), pool.SourceWeight(h, source));
+    }
+  }
+  // Host 1 learnt its two sources apart (different counts, so different
+  // estimates), unlike a host that has seen neither.
+  EXPECT_NE(pool.SourceParams(1, SignalSource::kFeedEntry).nu,
+            pool.SourceParams(1, SignalSource::kWebSub).nu);
+  // Version 2: the same bytes up to the mask, which it did not have.
+  const HostStats& h0 = *pool.Find(0);  // no source seen: mask 0, last
+  std::string v2 = EncodeHostStats(h0);
+  ASSERT_EQ(v2.back(), 0);
+  v2.pop_back();
+  v2[0] = 2;
+  Result<HostStats> old = DecodeHostStats(v2);
+  ASSERT_TRUE(old.ok()) << old.status().ToString();
+  EXPECT_EQ(old->sources_seen(), 0);
+  EXPECT_EQ(EncodeHostStats(*old), EncodeHostStats(h0));
+  // A version-2 blob of a host with sources cannot end with them: read as
+  // version 2 the mask and stats are trailing bytes.
+  std::string with_sources = EncodeHostStats(*pool.Find(1));
+  with_sources[0] = 2;
+  EXPECT_FALSE(DecodeHostStats(with_sources).ok());
+  // A mask naming a source that does not exist is corrupt.
+  std::string bad = EncodeHostStats(h0);
+  bad.back() = static_cast<char>(1u << kSignalSources);
+  EXPECT_FALSE(DecodeHostStats(bad).ok());
 }
 
 // The pool's cached host-rate spread survives a restore: the rebuilt pool
