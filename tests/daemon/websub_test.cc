@@ -407,8 +407,12 @@ TEST_F(WebSubTest, SubscribesAndSignedDeliveriesBecomeFetches) {
     const int polls_at_start = site.Gets("/feed.xml");
     const double start = Now();
     const std::string secret = hub.Secret();
+    // Dates have whole seconds: a second on, the date is after /a's fetch
+    // (an older one would be a stale signal).
+    std::this_thread::sleep_for(std::chrono::milliseconds(1100));
     const std::string fresh = FormatIso8601Utc(static_cast<int64_t>(Now()));
-    codes.push_back(hub.Publish(site.Feed({"new-good"}, fresh), secret));
+    // A new page, and a newer date for the known page /a: a signal.
+    codes.push_back(hub.Publish(site.Feed({"new-good", "a"}, fresh), secret));
     codes.push_back(hub.Publish(site.Feed({"evil-bad"}, fresh), "wrong"));
     codes.push_back(hub.Publish(site.Feed({"evil-unsigned"}, fresh), ""));
     codes.push_back(hub.Publish("this is not a feed <<<", secret));
@@ -456,6 +460,13 @@ TEST_F(WebSubTest, SubscribesAndSignedDeliveriesBecomeFetches) {
   EXPECT_EQ(w["signature_failures_total"], 2) << w.dump();
   EXPECT_GE(w["unknown_callbacks_total"].get<int>(), 2) << w.dump();
   EXPECT_GE(loop->StatusJson()["site_feeds"]["errors_total"].get<int>(), 1);
+  // /a's newer date was considered as a signal (its poll's date once, the
+  // delivery's once); /a was fetched a moment before, so the scheduler may
+  // count it stale rather than take it.
+  const nlohmann::json st = loop->StatusJson();
+  EXPECT_GE(
+      st["signals_total"].get<int>() + st["signals_stale_total"].get<int>(), 2)
+      << st["signal_sources"].dump();
   // Polled every 0.3 s x 10 while pushed: at most a poll or two in the
   // window (unslowed it would be pushed_window / 0.3).
   EXPECT_LE(polls_while_pushed, 1 + static_cast<int>(pushed_window / 3.0))
