@@ -128,7 +128,7 @@ TEST_F(WebSubSubscriptionsTest, SubscribeRequestCarriesTheProtocolFields) {
   w->Discovered("https://s.example/feed2", "", {"https://hub.example/h"});
   ASSERT_EQ(requests_.size(), 2u);
   EXPECT_NE(IdOf(requests_[1]), id);
-  EXPECT_NE(requests_[1].secret, r.secret);
+  EXPECT_NE(requests_[1].secret, requests_[0].secret);  // (r moved: realloc)
   EXPECT_EQ(requests_[1].topic, "https://s.example/feed2");  // no self
   // The same feed again: nothing new.
   w->Discovered("https://s.example/feed", "", {"https://hub.example/h"});
