@@ -81,40 +81,6 @@ std::unique_ptr<Site> StartSite(asio::io_context& io, const std::string& name,
   return site;
 }
 
-// One request with extra headers: "CODE BODY" or "ERR ...".
-std::string AskWith(
-    uint16_t port, http::verb verb, const std::string& target,
-    const std::string& body,
-    const std::vector<std::pair<std::string, std::string>>& headers) {
-  asio::io_context cio;
-  boost::beast::tcp_stream stream(cio);
-  stream.expires_after(std::chrono::seconds(15));
-  http::request<http::string_body> req(verb, target, 11);
-  req.set(http::field::host, "127.0.0.1");
-  req.set(http::field::content_type, "application/json");
-  for (const auto& [name, value] : headers) req.set(name, value);
-  req.body() = body;
-  req.prepare_payload();
-  boost::beast::flat_buffer buf;
-  http::response<http::string_body> res;
-  boost::system::error_code result;
-  stream.async_connect(
-      {asio::ip::make_address("127.0.0.1"), port},
-      [&](boost::system::error_code ec) {
-        if (ec) return void(result = ec);
-        http::async_write(
-            stream, req, [&](boost::system::error_code ec, size_t) {
-              if (ec) return void(result = ec);
-              http::async_read(
-                  stream, buf, res,
-                  [&](boost::system::error_code ec, size_t) { result = ec; });
-            });
-      });
-  cio.run();
-  if (result) return "ERR " + result.message();
-  return std::to_string(res.result_int()) + " " + res.body();
-}
-
 // Waits up to `seconds` for `done`, polling every 50 ms.
 bool WaitFor(double seconds, const std::function<bool()>& done) {
   const auto end = std::chrono::steady_clock::now() +

@@ -23,6 +23,8 @@
 #include <functional>
 #include <future>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "base/clock.h"
 #include "base/iso8601.h"
@@ -59,9 +61,12 @@ false_rate = 0.0
 )";
 
 // One HTTP/1.1 request to 127.0.0.1:port: "CODE BODY", or "ERR message"
-// when there is no reply within 15 s (so a test cannot hang on it).
-inline std::string Ask(uint16_t port, http::verb verb,
-                       const std::string& target, const std::string& body) {
+// when there is no reply within 15 s (so a test cannot hang on it). A POST
+// is JSON unless `headers` (set last, so they win) say otherwise.
+inline std::string AskWith(
+    uint16_t port, http::verb verb, const std::string& target,
+    const std::string& body,
+    const std::vector<std::pair<std::string, std::string>>& headers) {
   asio::io_context cio;
   boost::beast::tcp_stream stream(cio);
   stream.expires_after(std::chrono::seconds(15));
@@ -70,6 +75,7 @@ inline std::string Ask(uint16_t port, http::verb verb,
   if (verb == http::verb::post) {
     req.set(http::field::content_type, "application/json");
   }
+  for (const auto& [name, value] : headers) req.set(name, value);
   req.body() = body;
   req.prepare_payload();
   boost::beast::flat_buffer buf;
@@ -90,6 +96,11 @@ inline std::string Ask(uint16_t port, http::verb verb,
   cio.run();
   if (result) return "ERR " + result.message();
   return std::to_string(res.result_int()) + " " + res.body();
+}
+
+inline std::string Ask(uint16_t port, http::verb verb,
+                       const std::string& target, const std::string& body) {
+  return AskWith(port, verb, target, body, {});
 }
 
 using testing::MetricValue;
