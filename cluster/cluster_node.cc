@@ -209,6 +209,10 @@ bool ClusterNode::Connect(double now) {
     }
   }
   if (s == NATS_OK) {
+    // The bucket another node is creating is not read before it is ready.
+    s = WaitStreamReady(nats->js, "$KV." + options_.bucket + "._freshd_ready");
+  }
+  if (s == NATS_OK) {
     kvWatchOptions wo;
     kvWatchOptions_Init(&wo);
     s = kvStore_WatchAll(&nats->watcher, nats->kv, &wo);

@@ -1,6 +1,8 @@
 #include "cluster/nats_conn.h"
 
 #include <chrono>
+#include <cstdint>
+#include <thread>
 
 #include "base/clock.h"
 
@@ -21,6 +23,43 @@ natsStatus ConnectNats(const std::string& url, const std::string& name,
   return s;
 }
 
+natsStatus WaitStreamReady(jsCtx* js, const std::string& subject) {
+  // A publish the stream must refuse: no stream's last sequence is the
+  // largest uint64. The refusal proves the stream stores and answers; no
+  // responder means it is still being made.
+  jsPubOptions po;
+  jsPubOptions_Init(&po);
+  po.ExpectLastSeq = UINT64_MAX;
+  po.MaxWait = kReadyProbeWaitMs;
+  const double until = SteadyNow() + kConnectTimeoutMs / 1000.0;
+  for (;;) {
+    jsErrCode jerr = static_cast<jsErrCode>(0);
+    jsPubAck* ack = nullptr;
+    natsStatus s = js_Publish(&ack, js, subject.c_str(), "", 0, &po, &jerr);
+    if (ack != nullptr) jsPubAck_Destroy(ack);
+    if (s == NATS_OK || jerr == JSStreamWrongLastSequenceErr) {
+      return NATS_OK;
+    }
+    if (s != NATS_NO_RESPONDERS && s != NATS_TIMEOUT) return s;
+    if (SteadyNow() >= until) return s;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+std::string ReadyProbeSubject(const std::string& subjects) {
+  std::string out;
+  size_t start = 0;
+  while (start <= subjects.size()) {
+    size_t end = subjects.find('.', start);
+    if (end == std::string::npos) end = subjects.size();
+    const std::string token = subjects.substr(start, end - start);
+    if (!out.empty()) out += '.';
+    out += token == "*" || token == ">" ? "_freshd_ready" : token;
+    start = end + 1;
+  }
+  return out;
+}
+
 natsStatus EnsureStream(jsCtx* js, jsStreamConfig* cfg) {
   jsStreamInfo* si = nullptr;
   natsStatus s = js_GetStreamInfo(&si, js, cfg->Name, nullptr, nullptr);
@@ -31,6 +70,9 @@ natsStatus EnsureStream(jsCtx* js, jsStreamConfig* cfg) {
     }
   }
   if (si != nullptr) jsStreamInfo_Destroy(si);
+  if (s == NATS_OK && cfg->SubjectsLen > 0) {
+    s = WaitStreamReady(js, ReadyProbeSubject(cfg->Subjects[0]));
+  }
   return s;
 }
 

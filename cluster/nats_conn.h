@@ -16,6 +16,7 @@ namespace freshd::cluster {
 
 inline constexpr int64_t kConnectTimeoutMs = 2000;
 inline constexpr int64_t kReconnectWaitMs = 250;
+inline constexpr int64_t kReadyProbeWaitMs = 500;
 
 // Connects to `url` as client `name` (shown by the server), with reconnects
 // forever every kReconnectWaitMs; with `reconnect` false the connection
@@ -24,8 +25,19 @@ inline constexpr int64_t kReconnectWaitMs = 250;
 natsStatus ConnectNats(const std::string& url, const std::string& name,
                        natsConnection** nc, bool reconnect = true);
 // The stream `cfg` describes, created if missing; a stream that exists
-// (made by another node, maybe with other limits) is bound as it is.
+// (made by another node, maybe with other limits) is bound as it is. Returns
+// once the stream is ready (WaitStreamReady on its first subject).
 natsStatus EnsureStream(jsCtx* js, jsStreamConfig* cfg);
+// Waits, at most kConnectTimeoutMs, until the stream holding `subject`
+// answers a publish (one it must refuse, so nothing is stored). Why: the
+// nats-server of Debian 12 (2.9.10) lists a stream before its store exists,
+// and a message get in that window crashes the server (nil store in
+// jsMsgGetRequest); a node that finds a stream another node is creating
+// must not read it yet. The stream subscribes its subjects only once its
+// store is set up, so an answer proves it ready.
+natsStatus WaitStreamReady(jsCtx* js, const std::string& subject);
+// A concrete subject under `subjects` (each wildcard token replaced).
+std::string ReadyProbeSubject(const std::string& subjects);
 // True while `nc` (may be null) is connected.
 bool NatsConnected(natsConnection* nc);
 // One turn of a cluster thread's connection upkeep: a connection closed
