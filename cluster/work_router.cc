@@ -72,6 +72,7 @@ std::string EncodeWork(const WorkItem& item) {
   nlohmann::json j = {{"k", KindName(item.kind)}, {"u", item.url}};
   // -inf (a signal without a change time) is written as null.
   if (std::isfinite(item.value)) j["v"] = item.value;
+  if (!item.source.empty()) j["s"] = item.source;
   return j.dump();
 }
 
@@ -105,6 +106,12 @@ bool DecodeWork(std::string_view data, WorkItem* item) {
     item->value = item->kind == WorkItem::Kind::kSignal
                       ? -std::numeric_limits<double>::infinity()
                       : (item->kind == WorkItem::Kind::kSitemap ? 0 : 1);
+  }
+  item->source.clear();
+  auto s = j.find("s");
+  if (s != j.end() && s->is_string() &&
+      s->get_ref<const std::string&>().size() <= kMaxSourceBytes) {
+    item->source = s->get<std::string>();
   }
   return true;
 }

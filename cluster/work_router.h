@@ -92,9 +92,20 @@ struct WorkItem {
   // kSitemap: the entry's lastmod (Unix s; 0: none); kSignal: the claimed
   // change time (-inf: none); kSeed: its weight; kLink: its importance.
   double value = 0;
+  // kSitemap, kSignal: the signal's source as the sender names it
+  // (sched::SignalSourceName: "indexnow", "websub", "feed", ...), for the
+  // owner's per-source estimate; empty: the kind's own ("sitemap",
+  // "signal"), as every item before the field.
+  std::string source;
 };
 
-// The wire form ({"k","u","v"} JSON) and back (false for anything else).
+// The longest source name carried; a longer one is not read.
+inline constexpr size_t kMaxSourceBytes = 32;
+
+// The wire form ({"k","u","v","s"} JSON) and back (false for anything
+// else). "s" is written only when `source` is set, so an item without one
+// is what a node before the field wrote; such a node ignores "s" (it reads
+// only k, u and v), and an "s" that is not a short string is not read.
 std::string EncodeWork(const WorkItem& item);
 bool DecodeWork(std::string_view data, WorkItem* item);
 

@@ -59,6 +59,22 @@ void AppendChangesMetrics(const nlohmann::json& status, std::string* out) {
   }
 }
 
+// The source a routed item of `kind` has when it names none.
+sched::SignalSource DefaultSource(cluster::WorkItem::Kind kind) {
+  return kind == cluster::WorkItem::Kind::kSitemap
+             ? sched::SignalSource::kSitemapLastmod
+             : sched::SignalSource::kPushedHint;
+}
+
+// The source a routed item names (an unknown name, or none: its kind's).
+sched::SignalSource SourceOf(const cluster::WorkItem& item) {
+  for (int i = 0; i < sched::kSignalSources; ++i) {
+    const auto source = static_cast<sched::SignalSource>(i);
+    if (item.source == sched::SignalSourceName(source)) return source;
+  }
+  return DefaultSource(item.kind);
+}
+
 }  // namespace
 
 ClusterAdapter::ClusterAdapter(boost::asio::io_context& io, Options options,
@@ -217,7 +233,8 @@ void RouteJoin::Then(std::function<void(Status)> done) {
 
 bool ClusterAdapter::RouteAway(const std::string& url,
                                cluster::WorkItem::Kind kind, double value,
-                               std::shared_ptr<RouteJoin> join) {
+                               std::shared_ptr<RouteJoin> join,
+                               std::optional<sched::SignalSource> source) {
   if (!router_) return false;
   const uint32_t shard = cluster::ShardOf(parse::UrlAuthority(url), shards());
   if (view_ && (*view_->owned)[shard]) return false;
@@ -236,7 +253,11 @@ bool ClusterAdapter::RouteAway(const std::string& url,
       });
     };
   }
-  router_->Publish(shard, cluster::WorkItem{kind, url, value}, std::move(done));
+  cluster::WorkItem item{kind, url, value, {}};
+  if (source && *source != DefaultSource(kind)) {
+    item.source = sched::SignalSourceName(*source);
+  }
+  router_->Publish(shard, std::move(item), std::move(done));
   return true;
 }
 
@@ -264,13 +285,13 @@ void ClusterAdapter::OnWork(std::vector<cluster::DeliveredWork> batch) {
         const bool known = book_->Find(url).has_value();
         std::optional<sched::PageId> page = hooks_.add_url(url, 1.0, false);
         if (page && known && d.item.value > 0) {
-          hooks_.sitemap_signal(*page, d.item.value, now);
+          hooks_.sitemap_signal(*page, d.item.value, now, SourceOf(d.item));
         }
         break;
       }
       case cluster::WorkItem::Kind::kSignal:
         if (auto page = book_->Find(url)) {
-          hooks_.pushed_signal(*page, now, d.item.value);
+          hooks_.pushed_signal(*page, now, d.item.value, SourceOf(d.item));
         } else {
           hooks_.add_url(url, 1.0, false);
         }
@@ -299,6 +320,18 @@ void ClusterAdapter::OnClusterView(cluster::ClusterView view) {
   // A shard released is replayed again when next acquired.
   for (size_t s = 0; s < replayed_.size(); ++s) {
     if (!(*view_->owned)[s]) replayed_[s] = false;
+  }
+  // Which shards the live members give to another node: only a sound view
+  // (this node among them, no problem) says.
+  elsewhere_.assign(shards(), false);
+  if (view_->problem.empty()) {
+    std::vector<std::string> names;
+    for (const cluster::MemberInfo& m : view_->members) names.push_back(m.node);
+    const std::vector<bool> ours =
+        cluster::OwnedShards(node_->options().node, names, shards());
+    const bool listed = std::find(names.begin(), names.end(),
+                                  node_->options().node) != names.end();
+    for (uint32_t s = 0; listed && s < shards(); ++s) elsewhere_[s] = !ours[s];
   }
   // After the view: work the router delivers for a shard finds it owned.
   if (router_) router_->SetOwned(view_->owned);
@@ -344,8 +377,7 @@ double ClusterAdapter::Lambda() {
                               sched_->marginal_count());
 }
 
-bool ClusterAdapter::OwnsHost(sched::HostId host) {
-  if (!view_) return false;
+uint32_t ClusterAdapter::ShardOfHost(sched::HostId host) {
   if (host_shard_.size() <= host) {
     host_shard_.resize(std::max<size_t>(host + 1, book_->hosts().size()), -1);
   }
@@ -353,9 +385,20 @@ bool ClusterAdapter::OwnsHost(sched::HostId host) {
     host_shard_[host] = static_cast<int32_t>(
         cluster::ShardOf(book_->hosts().Name(host), shards()));
   }
+  return static_cast<uint32_t>(host_shard_[host]);
+}
+
+bool ClusterAdapter::OwnsHost(sched::HostId host) {
+  if (!view_) return false;
   // Owned, and its pages rebuilt from the page stream.
-  const auto s = static_cast<size_t>(host_shard_[host]);
+  const size_t s = ShardOfHost(host);
   return (*view_->owned)[s] && s < replayed_.size() && replayed_[s];
+}
+
+bool ClusterAdapter::HostOwnedElsewhere(sched::HostId host) {
+  if (!view_) return false;
+  const size_t s = ShardOfHost(host);
+  return s < elsewhere_.size() && elsewhere_[s] && !(*view_->owned)[s];
 }
 
 double ClusterAdapter::RateShare() const {

@@ -88,11 +88,15 @@ class ClusterAdapter {
     std::function<std::optional<sched::PageId>(const std::string& url,
                                                double importance, bool seed)>
         add_url;
-    // A sitemap lastmod of a known page routed here (SignalIntake::
-    // ConsiderDatedSignal), and a pushed hint (SignalIntake::SignalPage).
-    std::function<void(sched::PageId, double lastmod, double now)>
+    // A dated entry of a known page routed here (SignalIntake::
+    // ConsiderDatedSignal), and a pushed hint (SignalIntake::SignalPage),
+    // each with the source the sender named (else the kind's own: a
+    // sitemap, a /signal hint).
+    std::function<void(sched::PageId, double lastmod, double now,
+                       sched::SignalSource)>
         sitemap_signal;
-    std::function<void(sched::PageId, double now, double changed_at)>
+    std::function<void(sched::PageId, double now, double changed_at,
+                       sched::SignalSource)>
         pushed_signal;
     // A group commit; `committed` (may be null) once it is durable.
     std::function<void(std::function<void(Status)> committed)> commit;
@@ -131,9 +135,19 @@ class ClusterAdapter {
   // `url`'s host in a shard this node does not own: publishes it to the
   // owner through the work stream (link and sitemap entries only when in
   // scope) and returns true; false: this node handles it. A `join` learns
-  // when the item is stored.
+  // when the item is stored. A sitemap entry or a signal carries `source`
+  // (WorkItem::source) when it is not the kind's own (kSitemapLastmod,
+  // kPushedHint), so the owner learns each source apart.
   bool RouteAway(const std::string& url, cluster::WorkItem::Kind kind,
-                 double value, std::shared_ptr<RouteJoin> join = {});
+                 double value, std::shared_ptr<RouteJoin> join = {},
+                 std::optional<sched::SignalSource> source = std::nullopt);
+  // Whether the cluster gives `host`'s shard to another live node now:
+  // false before this node's view is sound (no view yet, its own heartbeat
+  // not heard, a conflict: nothing is known) and while the shard is ours
+  // or on its way to us (given, the handoff pending). What a WebSub
+  // subscription follows: a node starting or cut off keeps its own, one
+  // whose shard moved lets them go.
+  bool HostOwnedElsewhere(sched::HostId host);
   // Whether `host`'s shard is owned now and its pages were replayed.
   bool OwnsHost(sched::HostId host);
   // The budget this node crawls at: its share of [budget] rate (equal
@@ -170,6 +184,7 @@ class ClusterAdapter {
   // (stepping again on the same λ would compound the same correction).
   void StepShare();
   double Lambda();
+  uint32_t ShardOfHost(sched::HostId host);
   std::string Summary() const;
   nlohmann::json ChangesJson() const;
   uint32_t shards() const {
@@ -202,6 +217,9 @@ class ClusterAdapter {
   std::vector<std::string> share_members_;
   sched::LambdaMeter lambda_meter_{kLambdaWindow};
   std::vector<int32_t> host_shard_;  // by host id; -1: not computed yet
+  // By shard: the view's live members give it to another node (all false
+  // while the view is not sound).
+  std::vector<bool> elsewhere_;
   // By shard: its pages were replayed since it was last acquired (its
   // hosts are fetched only then).
   std::vector<bool> replayed_;

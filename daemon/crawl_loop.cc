@@ -124,8 +124,9 @@ Status CrawlLoop::Init() {
     ArchiveOnly(std::move(r), started);
   };
   hooks.route_away = [this](const std::string& url,
-                            cluster::WorkItem::Kind kind, double value) {
-    return RouteAway(url, kind, value);
+                            cluster::WorkItem::Kind kind, double value,
+                            sched::SignalSource source) {
+    return RouteAway(url, kind, value, nullptr, source);
   };
   // A host an operator holds (paused, blocked) is not contacted for its
   // robots.txt refresh or site feeds either, as another node's is not.
@@ -370,10 +371,12 @@ Status CrawlLoop::InitWebSub() {
     intake_->ApplyPushedFeed(feed, std::move(body));
   };
   if (cluster_) {
-    // A subscription belongs to its feed's shard owner.
-    h.owned = [this](const std::string& feed) {
+    // A subscription belongs to its feed's shard owner: a node the view
+    // takes the host from lets it go (not one still starting, whose view
+    // owns nothing yet).
+    h.elsewhere = [this](const std::string& feed) {
       auto host = book_->hosts().Find(parse::UrlAuthority(feed));
-      return !host || cluster_->OwnsHost(*host);
+      return host && cluster_->HostOwnedElsewhere(*host);
     };
   }
   h.commit = [this] { RequestCommit(); };
@@ -529,13 +532,13 @@ Status CrawlLoop::InitCluster() {
   h.add_url = [this](const std::string& url, double importance, bool seed) {
     return AddUrl(url, importance, seed);
   };
-  h.sitemap_signal = [this](sched::PageId page, double lastmod, double now) {
-    intake_->ConsiderDatedSignal(page, lastmod, now,
-                                 sched::SignalSource::kSitemapLastmod);
+  h.sitemap_signal = [this](sched::PageId page, double lastmod, double now,
+                            sched::SignalSource source) {
+    intake_->ConsiderDatedSignal(page, lastmod, now, source);
   };
-  h.pushed_signal = [this](sched::PageId page, double now, double changed_at) {
-    intake_->SignalPage(page, now, sched::SignalSource::kPushedHint,
-                        changed_at);
+  h.pushed_signal = [this](sched::PageId page, double now, double changed_at,
+                           sched::SignalSource source) {
+    intake_->SignalPage(page, now, source, changed_at);
   };
   h.commit = [this](std::function<void(Status)> committed) {
     RequestCommit(std::move(committed));
@@ -822,8 +825,9 @@ nlohmann::json CrawlLoop::Signal(const std::vector<std::string>& urls,
       ++ignored;
       continue;
     }
+    // The owner counts it under its source (IndexNow, /signal).
     if (RouteAway(normalized.value(), cluster::WorkItem::Kind::kSignal,
-                  changed_at, join)) {
+                  changed_at, join, source)) {
       ++routed;
       continue;
     }

@@ -300,8 +300,10 @@ class CrawlLoop {
   // Clustered and `url`'s host in a shard this node does not own: routed
   // to the owner (ClusterAdapter::RouteAway); false: handled here.
   bool RouteAway(const std::string& url, cluster::WorkItem::Kind kind,
-                 double value, std::shared_ptr<RouteJoin> join = {}) {
-    return cluster_ && cluster_->RouteAway(url, kind, value, std::move(join));
+                 double value, std::shared_ptr<RouteJoin> join = {},
+                 std::optional<sched::SignalSource> source = std::nullopt) {
+    return cluster_ &&
+           cluster_->RouteAway(url, kind, value, std::move(join), source);
   }
   // The budget this node crawls at: [budget] rate, or its share of it.
   double RateShare() const {

@@ -193,7 +193,10 @@ void SignalIntake::ApplySitemap(
       continue;
     }
     const double lastmod = e.lastmod ? static_cast<double>(*e.lastmod) : 0;
-    if (RouteAway(e.loc, cluster::WorkItem::Kind::kSitemap, lastmod)) continue;
+    if (RouteAway(e.loc, cluster::WorkItem::Kind::kSitemap, lastmod,
+                  sched::SignalSource::kSitemapLastmod)) {
+      continue;
+    }
     const bool known = book_->Find(e.loc).has_value();
     std::optional<sched::PageId> page =
         frontier_->AddUrl(e.loc, 1.0, false, now);
@@ -425,9 +428,12 @@ void SignalIntake::ApplySiteFeed(const parse::FeedResult& feed,
   const double now = UnixNow();
   for (const parse::FeedEntry& e : feed.entries) {
     ++site_feed_counts_.entries;
-    // Another node's shard: routed as a sitemap entry is (URL and date).
+    // Another node's shard: routed as a sitemap entry is (URL and date),
+    // labelled with its source (feed or websub).
     const double updated = e.updated ? static_cast<double>(*e.updated) : 0;
-    if (RouteAway(e.url, cluster::WorkItem::Kind::kSitemap, updated)) continue;
+    if (RouteAway(e.url, cluster::WorkItem::Kind::kSitemap, updated, source)) {
+      continue;
+    }
     const bool known = book_->Find(e.url).has_value();
     std::optional<sched::PageId> page =
         frontier_->AddUrl(e.url, 1.0, false, now);

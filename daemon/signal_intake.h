@@ -112,8 +112,11 @@ class SignalIntake {
     // Queues a raw exchange (no page's) for WARC.
     std::function<void(fetch::FetchResult, double started_unix)> archive;
     // Clustered: publishes `url` to its owner and returns true when its
-    // host is another node's. Null: nothing is routed.
-    std::function<bool(const std::string&, cluster::WorkItem::Kind, double)>
+    // host is another node's; a dated entry carries the source it came
+    // from (a sitemap, a polled feed, a WebSub delivery). Null: nothing is
+    // routed.
+    std::function<bool(const std::string&, cluster::WorkItem::Kind, double,
+                       sched::SignalSource)>
         route_away;
     // Whether `host` is this node's (null: every host).
     std::function<bool(sched::HostId)> owned;
@@ -253,8 +256,8 @@ class SignalIntake {
     return hooks_.url_held && hooks_.url_held(url);
   }
   bool RouteAway(const std::string& url, cluster::WorkItem::Kind kind,
-                 double value) const {
-    return hooks_.route_away && hooks_.route_away(url, kind, value);
+                 double value, sched::SignalSource source) const {
+    return hooks_.route_away && hooks_.route_away(url, kind, value, source);
   }
 
   boost::asio::io_context& io_;

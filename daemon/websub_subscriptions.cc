@@ -179,7 +179,7 @@ void WebSubSubscriptions::Discovered(const std::string& feed_url,
                                      const std::string& self_url,
                                      const std::vector<std::string>& hubs) {
   if (!enabled() || hubs.empty() || by_feed_.count(feed_url) != 0) return;
-  if (hooks_.owned && !hooks_.owned(feed_url)) return;
+  if (Elsewhere(feed_url)) return;
   if (subs_.size() >= options_.max_subscriptions) {
     Count(refused_full_);
     return;
@@ -407,8 +407,8 @@ void WebSubSubscriptions::Tick() {
       SetState(s, State::kSubscribing);
       Mark(id);
     }
-    const bool disowned = hooks_.owned && StateOf(s) != State::kUnsubscribing &&
-                          !hooks_.owned(s.record.feed_url);
+    const bool disowned =
+        StateOf(s) != State::kUnsubscribing && Elsewhere(s.record.feed_url);
     if (disowned || s.record.next_action_unix <= now) due.push_back(id);
   }
   for (const std::string& id : due) {
@@ -416,8 +416,7 @@ void WebSubSubscriptions::Tick() {
     if (it == subs_.end()) continue;
     Subscription& s = it->second;
     const State state = StateOf(s);
-    if (hooks_.owned && state != State::kUnsubscribing &&
-        !hooks_.owned(s.record.feed_url)) {
+    if (state != State::kUnsubscribing && Elsewhere(s.record.feed_url)) {
       // Another node's feed now (cluster): its owner subscribes when it
       // polls the feed; this node lets go.
       Forget(std::string(s.record.feed_url));

@@ -31,7 +31,10 @@
 //     not a loop); requests that fail (or get no verification within
 //     verify_timeout_s) retried after retry_base_s doubling up to
 //     retry_max_s; a lease that ends un-renewed stops counting as pushed;
-//     a feed this node no longer owns (cluster) is unsubscribed.
+//     a feed whose host the cluster gives to another node is unsubscribed
+//     (Hooks::elsewhere; its new owner subscribes with its own callback
+//     and secret when it polls the feed), while a node that does not know
+//     yet (starting, cut off from NATS) keeps its subscriptions.
 //   * Forget: the feed left the site feeds: unsubscribe (§5.1
 //     hub.mode=unsubscribe), the record dropped once the hub verifies it,
 //     or after verify_timeout_s, or when the request fails.
@@ -102,8 +105,10 @@ class WebSubSubscriptions {
     std::function<void(const std::string& feed_url, bool pushed)> set_pushed;
     // A verified delivery for the feed polled at `feed_url`.
     std::function<void(const std::string& feed_url, std::string body)> deliver;
-    // Whether this node owns the feed's host (null: every feed).
-    std::function<bool(const std::string& feed_url)> owned;
+    // Whether the cluster gives the feed's host to another node now
+    // (ClusterAdapter::HostOwnedElsewhere; null: never). Such a feed is
+    // neither subscribed (Discovered) nor kept (Tick: unsubscribed).
+    std::function<bool(const std::string& feed_url)> elsewhere;
     std::function<void()> commit;  // records were marked
     std::function<double()> now;   // Unix seconds
   };
@@ -184,6 +189,9 @@ class WebSubSubscriptions {
   void Failed(Subscription& s);
   void Drop(std::string id);  // a copy: the key may be the map's
   void Mark(const std::string& id) { dirty_.insert(id); }
+  bool Elsewhere(const std::string& feed_url) const {
+    return hooks_.elsewhere && hooks_.elsewhere(feed_url);
+  }
   void PublishCounts();
   void Count(std::atomic<uint64_t>& c) {
     c.fetch_add(1, std::memory_order_relaxed);

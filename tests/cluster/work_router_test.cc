@@ -31,18 +31,18 @@ TEST(WorkRouterTest, AFullWorkQueueDropsTheOldestAndSaysSo) {
   auto router = RouterWithNoServer();
   bool first_done = false;
   Status first_status;
-  router->Publish(0, {WorkItem::Kind::kSitemap, "http://h.test/0", 1},
+  router->Publish(0, {WorkItem::Kind::kSitemap, "http://h.test/0", 1, ""},
                   [&](Status s) {
                     first_done = true;
                     first_status = s;
                   });
   for (size_t i = 1; i < kPublishQueueItems; ++i) {
     router->Publish(i % 4, {WorkItem::Kind::kSitemap,
-                            "http://h.test/" + std::to_string(i), 1});
+                            "http://h.test/" + std::to_string(i), 1, ""});
   }
   EXPECT_EQ(router->stats().dropped, 0u);
   EXPECT_FALSE(first_done);
-  router->Publish(1, {WorkItem::Kind::kSitemap, "http://h.test/last", 1});
+  router->Publish(1, {WorkItem::Kind::kSitemap, "http://h.test/last", 1, ""});
   const WorkRouterStats stats = router->stats();
   EXPECT_EQ(stats.dropped, 1u);
   EXPECT_EQ(stats.queued, kPublishQueueItems);
@@ -57,7 +57,7 @@ TEST(WorkRouterTest, TheWorkQueueIsBoundedInBytesToo) {
   const size_t items = 2 * kPublishQueueBytes / long_url.size();
   for (size_t i = 0; i < items; ++i) {
     router->Publish(
-        0, {WorkItem::Kind::kSitemap, long_url + std::to_string(i), 1});
+        0, {WorkItem::Kind::kSitemap, long_url + std::to_string(i), 1, ""});
   }
   const WorkRouterStats stats = router->stats();
   EXPECT_GT(stats.dropped, items / 3);

@@ -11,13 +11,16 @@
 
 #include <boost/asio/io_context.hpp>
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "base/clock.h"
+#include "cluster/shard_map.h"
 #include "store/records.h"
 #include "tests/cluster/nats_server.h"
 #include "tests/store/temp_dir.h"
@@ -67,8 +70,14 @@ class ClusterAdapterTest : public ::testing::Test {
       added_.push_back(url);
       return frontier_->AddUrl(url, importance, seed, UnixNow());
     };
-    h.sitemap_signal = [](sched::PageId, double, double) {};
-    h.pushed_signal = [](sched::PageId, double, double) {};
+    h.sitemap_signal = [this](sched::PageId, double, double,
+                              sched::SignalSource source) {
+      signals_.emplace_back(cluster::WorkItem::Kind::kSitemap, source);
+    };
+    h.pushed_signal = [this](sched::PageId, double, double,
+                             sched::SignalSource source) {
+      signals_.emplace_back(cluster::WorkItem::Kind::kSignal, source);
+    };
     h.commit = [this](std::function<void(Status)> committed) {
       ++commits_;
       if (committed) committed(Status::OK());
@@ -118,6 +127,8 @@ class ClusterAdapterTest : public ::testing::Test {
   std::vector<double> rates_;
   int commits_ = 0;
   int dispatches_ = 0;
+  // The signals applied from routed work: the item's kind, the source.
+  std::vector<std::pair<cluster::WorkItem::Kind, sched::SignalSource>> signals_;
 };
 
 // No server listens on port 1: the parts are created, never connected.
@@ -192,6 +203,80 @@ TEST_F(ClusterAdapterTest, WorkForOtherShardsIsRoutedInScopeOnly) {
   EXPECT_EQ(a->ClusterJson()["work"]["routed"], 3);
   a->OnClusterView(View({"n1", "n2"}, true));  // ours now
   EXPECT_FALSE(a->RouteAway("http://a.test/x", Kind::kLink, 1));
+}
+
+// A routed signal or dated entry is applied under the source it names
+// (IndexNow, WebSub, a feed); one naming none (an older node's) or an
+// unknown one, under its kind's own (signal, sitemap).
+TEST_F(ClusterAdapterTest, RoutedSignalsKeepTheirSource) {
+  auto a = Adapter(kNoNats);
+  ASSERT_NE(a, nullptr);
+  a->OnClusterView(View({"n1"}, true));
+  ASSERT_TRUE(frontier_->AddUrl("http://a.test/p", 1, false, UnixNow()));
+  using Kind = cluster::WorkItem::Kind;
+  using Source = sched::SignalSource;
+  const double lastmod = UnixNow() - 10;
+  std::vector<cluster::DeliveredWork> batch;
+  const auto item = [&](Kind kind, double value, const std::string& source) {
+    cluster::DeliveredWork d;
+    d.token = batch.size() + 1;
+    d.shard = cluster::ShardOf("a.test", kShards);
+    d.item = {kind, "http://a.test/p", value, source};
+    batch.push_back(d);
+  };
+  item(Kind::kSignal, -INFINITY, "indexnow");
+  item(Kind::kSignal, -INFINITY, "");
+  item(Kind::kSignal, -INFINITY, "no-such-source");
+  item(Kind::kSitemap, lastmod, "websub");
+  item(Kind::kSitemap, lastmod + 1, "feed");
+  item(Kind::kSitemap, lastmod + 2, "");
+  a->OnWork(std::move(batch));
+  const std::vector<std::pair<Kind, Source>> want = {
+      {Kind::kSignal, Source::kIndexNow},
+      {Kind::kSignal, Source::kPushedHint},
+      {Kind::kSignal, Source::kPushedHint},
+      {Kind::kSitemap, Source::kWebSub},
+      {Kind::kSitemap, Source::kFeedEntry},
+      {Kind::kSitemap, Source::kSitemapLastmod}};
+  EXPECT_EQ(signals_, want);
+  EXPECT_EQ(a->ClusterJson()["work"]["applied"], 6);
+}
+
+// Another node's host, as a WebSub subscription sees it: only a sound view
+// that gives the host's shard to another live member says so; before a
+// view, without its own heartbeat, or with the shard given to this node
+// (the handoff pending) it does not.
+TEST_F(ClusterAdapterTest, AHostIsOwnedElsewhereOnlyWhenASoundViewSaysSo) {
+  auto a = Adapter(kNoNats);
+  ASSERT_NE(a, nullptr);
+  // A host of n2's shards and one of n1's, with members {n1, n2}.
+  const std::vector<std::string> members = {"n1", "n2"};
+  const std::vector<bool> ours = cluster::OwnedShards("n1", members, kShards);
+  std::optional<sched::HostId> theirs, mine;
+  for (int i = 0; i < 200 && !(theirs && mine); ++i) {
+    const std::string name = "h" + std::to_string(i) + ".test";
+    const bool is_ours = ours[cluster::ShardOf(name, kShards)];
+    auto& slot = is_ours ? mine : theirs;
+    if (!slot) slot = book_->InternHost(name).value();
+  }
+  ASSERT_TRUE(theirs && mine);
+  EXPECT_FALSE(a->HostOwnedElsewhere(*theirs));  // no view yet
+
+  cluster::ClusterView alone = View({"n1"}, false);
+  alone.problem = "own heartbeat not seen within ttl";
+  a->OnClusterView(alone);
+  EXPECT_FALSE(a->HostOwnedElsewhere(*theirs));  // not a sound view
+
+  // Sound, nothing acquired yet: n2's host is elsewhere, n1's is pending.
+  a->OnClusterView(View(members, false));
+  EXPECT_TRUE(a->HostOwnedElsewhere(*theirs));
+  EXPECT_FALSE(a->HostOwnedElsewhere(*mine));
+  // n2 gone: both given to n1.
+  a->OnClusterView(View({"n1"}, false));
+  EXPECT_FALSE(a->HostOwnedElsewhere(*theirs));
+  // A view of others only (this node not heard): nothing is said.
+  a->OnClusterView(View({"n2"}, false));
+  EXPECT_FALSE(a->HostOwnedElsewhere(*theirs));
 }
 
 TEST_F(ClusterAdapterTest, RouteJoinReportsTheFirstErrorOnceAllArrive) {

@@ -68,6 +68,9 @@ class WebSubSubscriptionsTest : public ::testing::Test {
     };
     h.commit = [this] { ++commits_; };
     h.now = [this] { return now_; };
+    h.elsewhere = [this](const std::string& feed) {
+      return elsewhere_.count(feed) != 0;
+    };
     return std::make_unique<WebSubSubscriptions>(o, std::move(h));
   }
   // The hub's answer to the last request.
@@ -107,6 +110,7 @@ class WebSubSubscriptionsTest : public ::testing::Test {
   std::map<std::string, bool> pushed_;
   std::vector<std::pair<std::string, std::string>> delivered_;
   int commits_ = 0;
+  std::set<std::string> elsewhere_;  // feeds whose host another node owns
 };
 
 TEST_F(WebSubSubscriptionsTest, SubscribeRequestCarriesTheProtocolFields) {
@@ -295,6 +299,41 @@ TEST_F(WebSubSubscriptionsTest, FailuresBackOffAndDenialWaits) {
   now_ += o.verify_timeout_s + 1;
   w->Tick();
   EXPECT_EQ(w->Json()["failed"], 1);
+}
+
+// Cluster: a feed whose host another node owns is not subscribed, and a
+// subscription whose host moves away is unsubscribed at the next Tick
+// (same callback, no secret), its callback then gone (410); a node that
+// does not know (the hook says false) keeps its subscription.
+TEST_F(WebSubSubscriptionsTest, AFeedOwnedElsewhereIsLetGo) {
+  auto w = Make();
+  elsewhere_.insert("https://other.example/feed");
+  w->Discovered("https://other.example/feed", "", {"https://hub.example/"});
+  EXPECT_TRUE(requests_.empty());
+  EXPECT_EQ(w->Json()["subscriptions"], 0);
+
+  const std::string feed = "https://s.example/feed";
+  const std::string id = Subscribe(*w, feed);
+  EXPECT_TRUE(pushed_[feed]);
+  now_ += 10;
+  w->Tick();  // still ours: nothing sent
+  EXPECT_EQ(requests_.size(), 1u);
+
+  elsewhere_.insert(feed);  // the shard moved
+  w->Tick();
+  ASSERT_EQ(requests_.size(), 2u);
+  EXPECT_EQ(requests_[1].mode, "unsubscribe");
+  EXPECT_EQ(requests_[1].callback, requests_[0].callback);
+  EXPECT_EQ(requests_[1].secret, "");
+  EXPECT_FALSE(pushed_[feed]);  // polled at the normal rate meanwhile
+  Answer(202);
+  EXPECT_EQ(w->Deliver(id, "sha256=00", "x").status, 202);  // ignored
+  EXPECT_TRUE(delivered_.empty());
+  EXPECT_EQ(w->Verify(id, Query("unsubscribe", feed, "u")).status, 200);
+  EXPECT_EQ(w->Json()["subscriptions"], 0);
+  EXPECT_EQ(w->Deliver(id, "sha256=00", "x").status, 410);
+  w->Tick();
+  EXPECT_EQ(requests_.size(), 2u);  // once
 }
 
 TEST_F(WebSubSubscriptionsTest, TotalIsBoundedAndForgetUnsubscribes) {
