@@ -9,31 +9,23 @@
 // forgotten is unsubscribed; a restart keeps the subscription.
 
 #include <gtest/gtest.h>
-#include <openssl/evp.h>
-#include <openssl/hmac.h>
 
 #include <atomic>
 #include <boost/asio/io_context.hpp>
-#include <boost/beast/core.hpp>
-#include <boost/beast/http.hpp>
 #include <chrono>
-#include <condition_variable>
-#include <deque>
 #include <filesystem>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "base/iso8601.h"
 #include "daemon/crawl_loop.h"
-#include "daemon/http_server.h"
 #include "daemon/push_listener.h"
-#include "parse/url.h"
 #include "tests/cli/free_port.h"
 #include "tests/daemon/loop_runner.h"
+#include "tests/daemon/websub_fixture.h"
 
 namespace freshd::daemon {
 namespace {
@@ -41,281 +33,10 @@ namespace {
 namespace asio = boost::asio;
 namespace http = boost::beast::http;
 
-double Now() {
-  return std::chrono::duration<double>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
-std::string HexHmacSha256(const std::string& key, const std::string& body) {
-  unsigned char mac[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
-       reinterpret_cast<const unsigned char*>(body.data()), body.size(), mac,
-       &len);
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  for (unsigned int i = 0; i < len; ++i) {
-    out.push_back(kHex[mac[i] >> 4]);
-    out.push_back(kHex[mac[i] & 15]);
-  }
-  return out;
-}
-
-std::string Encode(const std::string& s) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char c : s) {
-    if (isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~') {
-      out.push_back(static_cast<char>(c));
-    } else {
-      out += '%';
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
-    }
-  }
-  return out;
-}
-
-struct Answer {
-  int status = 0;  // 0: no reply
-  std::string body;
-};
-
-// One request to 127.0.0.1:port with a 15 s bound.
-Answer Call(uint16_t port, http::verb verb, const std::string& target,
-            const std::string& body = "", const std::string& signature = "") {
-  asio::io_context cio;
-  boost::beast::tcp_stream stream(cio);
-  stream.expires_after(std::chrono::seconds(15));
-  http::request<http::string_body> req(verb, target, 11);
-  req.set(http::field::host, "127.0.0.1");
-  if (verb == http::verb::post) {
-    req.set(http::field::content_type, "application/atom+xml");
-  }
-  if (!signature.empty()) req.set("X-Hub-Signature", signature);
-  req.body() = body;
-  req.prepare_payload();
-  boost::beast::flat_buffer buf;
-  http::response<http::string_body> res;
-  boost::system::error_code result;
-  stream.async_connect(
-      {asio::ip::make_address("127.0.0.1"), port},
-      [&](boost::system::error_code ec) {
-        if (ec) return void(result = ec);
-        http::async_write(
-            stream, req, [&](boost::system::error_code ec, size_t) {
-              if (ec) return void(result = ec);
-              http::async_read(
-                  stream, buf, res,
-                  [&](boost::system::error_code ec, size_t) { result = ec; });
-            });
-      });
-  cio.run();
-  if (result) return {};
-  return {static_cast<int>(res.result_int()), res.body()};
-}
-
-// "http://127.0.0.1:PORT/websub/ID" -> port and path.
-bool SplitCallback(const std::string& url, uint16_t* port, std::string* path) {
-  const std::string prefix = "http://127.0.0.1:";
-  if (url.rfind(prefix, 0) != 0) return false;
-  const size_t slash = url.find('/', prefix.size());
-  if (slash == std::string::npos) return false;
-  *port = static_cast<uint16_t>(
-      std::stoi(url.substr(prefix.size(), slash - prefix.size())));
-  *path = url.substr(slash);
-  return true;
-}
-
-// The hub: POST /hub (hub.mode, hub.topic, hub.callback, hub.secret, ...)
-// answered 202; the verification GET then goes from the hub's own thread.
-class TestHub {
- public:
-  struct Request {
-    std::string mode, topic, callback, secret, lease;
-  };
-
-  explicit TestHub(asio::io_context& io) {
-    HttpServerOptions o;
-    o.public_listener = true;  // form POSTs, any Host
-    auto s = HttpServer::Listen(
-        io, "127.0.0.1:0",
-        [this](const HttpRequest& r) {
-          if (r.method != "POST" || r.target != "/hub") {
-            return HttpReply{404, "text/plain", "no"};
-          }
-          Request q;
-          q.mode = parse::FormValue(r.body, "hub.mode").value_or("");
-          q.topic = parse::FormValue(r.body, "hub.topic").value_or("");
-          q.callback = parse::FormValue(r.body, "hub.callback").value_or("");
-          q.secret = parse::FormValue(r.body, "hub.secret").value_or("");
-          q.lease = parse::FormValue(r.body, "hub.lease_seconds").value_or("");
-          {
-            std::lock_guard<std::mutex> lock(mu_);
-            requests_.push_back(q);
-            jobs_.push_back(q);
-          }
-          cv_.notify_one();
-          return HttpReply{202, "text/plain", ""};
-        },
-        o);
-    EXPECT_TRUE(s.ok()) << s.status().ToString();
-    if (s.ok()) server_ = std::move(s).value();
-    worker_ = std::thread([this] { Work(); });
-  }
-  ~TestHub() {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      stop_ = true;
-    }
-    cv_.notify_one();
-    worker_.join();
-  }
-  std::string Url() const {
-    return "http://hub.test:" + std::to_string(server_->port()) + "/hub";
-  }
-
-  std::atomic<int> lease_granted{3600};
-  std::atomic<int> verified{0};        // challenges echoed
-  std::atomic<int> refused_verify{0};  // verifications not echoed
-  std::atomic<int> unsubscribed{0};    // unsubscribe verified
-
-  std::vector<Request> requests() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return requests_;
-  }
-  int Count(const std::string& mode) {
-    int n = 0;
-    for (const Request& r : requests()) n += r.mode == mode;
-    return n;
-  }
-  // POSTs `body` to the last subscriber's callback, signed with `secret`
-  // (empty: no header). The HTTP status, 0 for none.
-  int Publish(const std::string& body, const std::string& secret) {
-    std::vector<Request> r = requests();
-    if (r.empty()) return 0;
-    uint16_t port = 0;
-    std::string path;
-    if (!SplitCallback(r.front().callback, &port, &path)) return 0;
-    return Call(port, http::verb::post, path, body,
-                secret.empty() ? "" : "sha256=" + HexHmacSha256(secret, body))
-        .status;
-  }
-  std::string Secret() {
-    std::vector<Request> r = requests();
-    return r.empty() ? "" : r.front().secret;
-  }
-  std::string Callback() {
-    std::vector<Request> r = requests();
-    return r.empty() ? "" : r.front().callback;
-  }
-
- private:
-  void Work() {
-    std::unique_lock<std::mutex> lock(mu_);
-    for (;;) {
-      cv_.wait(lock, [this] { return stop_ || !jobs_.empty(); });
-      if (stop_) return;
-      Request q = jobs_.front();
-      jobs_.pop_front();
-      lock.unlock();
-      uint16_t port = 0;
-      std::string path;
-      const std::string challenge = "c" + std::to_string(++challenges_);
-      if (SplitCallback(q.callback, &port, &path)) {
-        std::string target = path + "?hub.mode=" + q.mode +
-                             "&hub.topic=" + Encode(q.topic) +
-                             "&hub.challenge=" + challenge;
-        if (q.mode == "subscribe") {
-          target += "&hub.lease_seconds=" + std::to_string(lease_granted);
-        }
-        Answer a = Call(port, http::verb::get, target);
-        if (a.status == 200 && a.body == challenge) {
-          ++verified;
-          if (q.mode == "unsubscribe") ++unsubscribed;
-        } else {
-          ++refused_verify;
-        }
-      }
-      lock.lock();
-    }
-  }
-
-  std::unique_ptr<HttpServer> server_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::vector<Request> requests_;
-  std::deque<Request> jobs_;
-  bool stop_ = false;
-  int challenges_ = 0;
-  std::thread worker_;
-};
-
-// The site: "/" links its Atom feed; the feed names the hub and itself in
-// Link headers; every other path is a page, each GET counted.
-class FeedSite {
- public:
-  FeedSite(asio::io_context& io, const std::string& hub) {
-    HttpServerOptions o;
-    o.allowed_hosts = {"s.test"};
-    auto s = HttpServer::Listen(
-        io, "127.0.0.1:0",
-        [this, hub](const HttpRequest& r) {
-          {
-            std::lock_guard<std::mutex> lock(mu_);
-            ++gets_[r.target];
-          }
-          if (r.target == "/") {
-            return HttpReply{
-                200, "text/html",
-                "<html><head><link rel=alternate type=application/atom+xml "
-                "href=/feed.xml></head><body><a href=/a>a</a></body></html>"};
-          }
-          if (r.target == "/feed.xml") {
-            // No longer a feed (a 5xx would back the host off for long).
-            if (feed_fails) {
-              return HttpReply{200, "text/html", "<html><body>gone</body>"};
-            }
-            HttpReply reply{200, "application/atom+xml",
-                            Feed({"a"}, "2026-11-20T10:00:00Z")};
-            reply.headers.emplace_back("Link", "<" + hub + ">; rel=\"hub\", <" +
-                                                   root_ +
-                                                   "feed.xml>; rel=\"self\"");
-            return reply;
-          }
-          return HttpReply{200, "text/html", "<html><body>x</body></html>"};
-        },
-        o);
-    EXPECT_TRUE(s.ok()) << s.status().ToString();
-    if (!s.ok()) return;
-    server_ = std::move(s).value();
-    root_ = "http://s.test:" + std::to_string(server_->port()) + "/";
-  }
-  const std::string& root() const { return root_; }
-  // An Atom feed of these paths, all dated `updated`.
-  std::string Feed(const std::vector<std::string>& paths,
-                   const std::string& updated) const {
-    std::string x = "<feed xmlns=\"http://www.w3.org/2005/Atom\">";
-    for (const std::string& p : paths) {
-      x += "<entry><link href=\"" + root_ + p + "\"/><updated>" + updated +
-           "</updated></entry>";
-    }
-    return x + "</feed>";
-  }
-  int Gets(const std::string& target) {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = gets_.find(target);
-    return it == gets_.end() ? 0 : it->second;
-  }
-  std::atomic<bool> feed_fails{false};
-
- private:
-  std::unique_ptr<HttpServer> server_;
-  std::string root_;
-  std::mutex mu_;
-  std::map<std::string, int> gets_;
-};
+using testing::Call;
+using testing::FeedSite;
+using testing::Now;
+using testing::TestHub;
 
 class WebSubTest : public ::testing::Test {
  protected:
