@@ -168,7 +168,17 @@ void ClusterAdapter::KeepSeed(const std::string& url, double weight) {
 }
 
 void ClusterAdapter::Tick() {
-  node_->SetFigures(Lambda(), RateShare());
+  const double lambda = Lambda();
+  // A share of nothing was stepped while this node had no pages (λ = 0:
+  // a node joining before its shards are replayed); with pages again it
+  // takes an equal share until the next step, rather than wait for a view
+  // change with a budget of 0 (it could not select enough pages to measure
+  // a λ that would raise it).
+  if (view_ && share_fraction_ == 0 && lambda != 0) {
+    share_fraction_ = -1;
+    hooks_.set_rate(RateShare());
+  }
+  node_->SetFigures(lambda, RateShare());
   node_->SetSummary(Summary());
 }
 

@@ -153,7 +153,9 @@ class ClusterAdapter {
   // The budget this node crawls at: its share of [budget] rate (equal
   // shares before the first step; the whole rate before the first view).
   double RateShare() const;
-  // Housekeeping: λ, the share and the summary to the node's heartbeat.
+  // Housekeeping: λ, the share and the summary to the node's heartbeat. A
+  // share of 0 (stepped while this node had no pages) becomes an equal one
+  // once it has pages again.
   void Tick();
 
   // Writer thread, after the LevelDB commit.

@@ -279,6 +279,28 @@ TEST_F(ClusterAdapterTest, AHostIsOwnedElsewhereOnlyWhenASoundViewSaysSo) {
   EXPECT_FALSE(a->HostOwnedElsewhere(*theirs));
 }
 
+// A node that joined with no pages (λ 0) is stepped to a share of 0; once
+// its shards bring pages, the next Tick gives it an equal share again (it
+// could not measure a λ at a rate of 0).
+TEST_F(ClusterAdapterTest, AShareOfNothingEndsWhenPagesCome) {
+  auto a = Adapter(kNoNats);
+  ASSERT_NE(a, nullptr);
+  a->Tick();  // λ measured: no pages, 0
+  cluster::ClusterView v = View({"n1", "n2"}, false);
+  v.members[0].lambda = 0;  // n1: nothing to fetch
+  v.members[1].lambda = 1;
+  v.members[1].rate_share = 12;
+  a->OnClusterView(v);
+  EXPECT_DOUBLE_EQ(a->RateShare(), 0);
+  a->Tick();  // still no pages: still nothing
+  EXPECT_DOUBLE_EQ(a->RateShare(), 0);
+  ASSERT_TRUE(frontier_->AddUrl("http://a.test/p", 1, false, UnixNow()));
+  a->Tick();
+  EXPECT_DOUBLE_EQ(a->RateShare(), 6.0);  // 12 between two
+  ASSERT_FALSE(rates_.empty());
+  EXPECT_DOUBLE_EQ(rates_.back(), 6.0);
+}
+
 TEST_F(ClusterAdapterTest, RouteJoinReportsTheFirstErrorOnceAllArrive) {
   RouteJoin join;
   join.pending = 2;

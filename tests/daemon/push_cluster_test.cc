@@ -112,6 +112,14 @@ class Node {
   bool Knows(const std::string& url) {
     return On<bool>([this, url] { return loop_->PageJson(url).ok(); });
   }
+  // /page's view of `url` (a string saying why when there is none).
+  nlohmann::json Page(const std::string& url) {
+    return On<nlohmann::json>([this, url] {
+      auto page = loop_->PageJson(url);
+      return page.ok() ? page.value()
+                       : nlohmann::json(page.status().ToString());
+    });
+  }
   // Stops the loop (leaving the cluster) and the thread. Idempotent.
   void Stop() {
     if (thread_.joinable()) {
@@ -284,7 +292,10 @@ TEST_F(PushClusterTest, AWebSubSubscriptionMovesWithItsFeedsShard) {
   EXPECT_EQ(TestHub::PublishTo(a_sub.callback, body, a_sub.secret), 410);
   EXPECT_EQ(TestHub::PublishTo(b_sub.callback, body, b_sub.secret), 202);
   EXPECT_TRUE(WaitFor(15, [&] { return site.Gets("/after-move") > 0; }))
-      << b_->WebSub().dump();
+      << b_->WebSub().dump() << "\n"
+      << b_->Page(site.root() + "after-move").dump() << "\n"
+      << b_->Page(site.root()).dump() << "\n"
+      << b_->StatusJson().dump().substr(0, 6000);
   EXPECT_EQ(b_->WebSub()["deliveries_accepted_total"], 1);
   EXPECT_EQ(a_->WebSub()["deliveries_accepted_total"], 0);
   EXPECT_EQ(a_->WebSub()["unknown_callbacks_total"], 1);
