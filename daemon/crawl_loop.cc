@@ -494,6 +494,9 @@ StatusViews::Sources CrawlLoop::StatusSources() {
     f.on_network = dispatcher_->on_network();
     std::copy(std::begin(dispatcher_->limits().seconds()),
               std::end(dispatcher_->limits().seconds()), f.limit_seconds);
+    f.fair_share_cap = dispatcher_->fair_share().cap();
+    f.fair_share_hosts = dispatcher_->fair_share().hosts_last_window();
+    f.fair_share_contended = dispatcher_->fair_share().contended_last_window();
     f.parse_jobs = parse_->jobs();
     f.parse_bytes = parse_->bytes();
     f.committing = committer_->running();

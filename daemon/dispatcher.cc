@@ -77,6 +77,7 @@ Dispatcher::Dispatcher(boost::asio::io_context& io, sched::Scheduler* sched,
       options_(options),
       stages_(std::move(stages)),
       slots_(options.max_in_flight_per_host),
+      fair_(options.max_connections, options.max_in_flight_per_host),
       meter_(now),
       wake_(io) {}
 
@@ -114,6 +115,11 @@ void Dispatcher::Run(double now, double gate_now) {
   // The time since the slots were found full goes to whoever held them up:
   // it is known only now, when this thread runs again.
   if (meter_.last() == Limit::kNetwork) meter_.Reattribute(SlotsFullLimit());
+  if (fair_.Roll(gate_now,
+                 [this](sched::HostId h) { return slots_.in_flight(h); })) {
+    // A host closed at the old cap reopens at its next Finish.
+    slots_.set_cap(fair_.cap());
+  }
   const uint64_t write_bytes = stages_.write_bytes();
   Limit limit = Limit::kNone;
   int dispatched = 0;
@@ -129,12 +135,19 @@ void Dispatcher::Run(double now, double gate_now) {
     if (at <= gate_now) return sched::kHostOpen;
     host_closed = true;
     if (at == std::numeric_limits<double>::infinity()) {
+      // Held back by the fair share, not its own allowance: it would take
+      // more of the connections, so they are still contended.
+      if (slots_.in_flight(h) < options_.max_in_flight_per_host) {
+        fair_.NoteContended();
+      }
       return sched::kHostClosedUntilReopened;
     }
+    fair_.NoteDelayed(h);
     return {now + (at - gate_now)};
   };
   for (;;) {
     if (fetches_.on_network() >= options_.max_connections) {
+      fair_.NoteContended();
       limit = SlotsFullLimit();
       break;
     }
@@ -167,6 +180,7 @@ void Dispatcher::Run(double now, double gate_now) {
     sched_->SetFetchSlot(*page, fetches_.Add(*page, now));
     ++dispatched_total_;
     slots_.Start(host);
+    fair_.NoteHeld(host, slots_.in_flight(host));
     stages_.fetch(*page, now);
     ++dispatched;
   }

@@ -7,7 +7,8 @@
 namespace freshd::daemon {
 
 HostSlots::HostSlots(int max_in_flight_per_host)
-    : max_in_flight_(std::max(1, max_in_flight_per_host)) {}
+    : max_in_flight_(std::max(1, max_in_flight_per_host)),
+      cap_(max_in_flight_) {}
 
 HostSlots::Host& HostSlots::Get(sched::HostId host) {
   if (hosts_.size() <= host) hosts_.resize(static_cast<size_t>(host) + 1);
@@ -17,7 +18,7 @@ HostSlots::Host& HostSlots::Get(sched::HostId host) {
 double HostSlots::OpensAt(sched::HostId host) const {
   if (host >= hosts_.size()) return hold_all_until_;
   const Host& h = hosts_[host];
-  if (h.in_flight >= max_in_flight_) {
+  if (h.in_flight >= cap_) {
     return std::numeric_limits<double>::infinity();
   }
   return std::max(h.next_allowed, hold_all_until_);
