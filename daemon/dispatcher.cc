@@ -79,7 +79,9 @@ Dispatcher::Dispatcher(boost::asio::io_context& io, sched::Scheduler* sched,
       slots_(options.max_in_flight_per_host),
       fair_(options.max_connections, options.max_in_flight_per_host),
       meter_(now),
-      wake_(io) {}
+      wake_(io) {
+  slots_.set_share(&fair_);
+}
 
 Dispatcher::~Dispatcher() { *alive_ = false; }
 
@@ -115,11 +117,8 @@ void Dispatcher::Run(double now, double gate_now) {
   // The time since the slots were found full goes to whoever held them up:
   // it is known only now, when this thread runs again.
   if (meter_.last() == Limit::kNetwork) meter_.Reattribute(SlotsFullLimit());
-  if (fair_.Roll(gate_now,
-                 [this](sched::HostId h) { return slots_.in_flight(h); })) {
-    // A host closed at the old cap reopens at its next Finish.
-    slots_.set_cap(fair_.cap());
-  }
+  // A host closed at an old cap reopens at its next Finish.
+  fair_.Roll(gate_now, [this](sched::HostId h) { return slots_.in_flight(h); });
   const uint64_t write_bytes = stages_.write_bytes();
   Limit limit = Limit::kNone;
   int dispatched = 0;
@@ -230,6 +229,10 @@ void Dispatcher::NetworkDone(sched::PageId page, double next_allowed) {
   const sched::HostId host = sched_->page(page).host;
   slots_.Finish(host, next_allowed);
   sched_->ReopenHost(host);  // a slot freed: asked again
+}
+
+void Dispatcher::NoteOutcome(sched::PageId page, bool found) {
+  if (page < sched_->size()) fair_.NoteOutcome(sched_->page(page).host, found);
 }
 
 double Dispatcher::Finish(sched::PageId page, double gate_now) {

@@ -13,8 +13,9 @@
 // (the engine's network hand-off), then arms one timer for the earliest
 // of the next token, the next host reopening and a periodic look.
 // While hosts contend for the connections, one host holds at most its fair
-// share of them (FairShare, max-min over the hosts active), not every slot
-// politeness allows it.
+// share of them (FairShare: max-min over the hosts active, weighted by the
+// share of their fetches that found a page), not every slot politeness
+// allows it.
 // The stages are read through Stages (queue depths, cluster ownership):
 // the dispatcher reaches into no other part.
 // Time: `now` is the scheduler's clock (Unix s), `gate_now` the fetcher's
@@ -135,6 +136,9 @@ class Dispatcher {
   // gate next opens at `next_allowed` (fetcher's clock). The caller then
   // dispatches (TryDispatch).
   void NetworkDone(sched::PageId page, double next_allowed);
+  // The fetch of `page` found a page (2xx, 304, a redirect) or not (an
+  // error, a 404, a body cut off): its host's weight in the fair share.
+  void NoteOutcome(sched::PageId page, bool found);
   // The fetch of `page` is over (its result taken). Returns when it started
   // (Unix s; 0 when it was not in flight). A slot still held is freed at
   // `gate_now`. The caller then observes the page's result, which ends its

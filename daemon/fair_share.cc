@@ -1,13 +1,10 @@
 #include "daemon/fair_share.h"
 
-#include <algorithm>
-
 namespace freshd::daemon {
 
 FairShare::FairShare(size_t max_connections, int max_in_flight_per_host)
     : max_connections_(std::max<size_t>(1, max_connections)),
-      max_in_flight_(std::max(1, max_in_flight_per_host)),
-      cap_(max_in_flight_) {}
+      max_in_flight_(std::max(1, max_in_flight_per_host)) {}
 
 FairShare::Seen& FairShare::Touch(sched::HostId host) {
   if (seen_.size() <= host) seen_.resize(static_cast<size_t>(host) + 1);
@@ -26,36 +23,55 @@ void FairShare::NoteHeld(sched::HostId host, int in_flight) {
 
 void FairShare::NoteDelayed(sched::HostId host) { Touch(host).delayed = true; }
 
-int FairShare::WaterFill() const {
-  auto fits = [&](int c) {
+void FairShare::NoteOutcome(sched::HostId host, bool found) {
+  if (yield_.size() <= host) yield_.resize(static_cast<size_t>(host) + 1, 1);
+  float& y = yield_[host];
+  y += ((found ? 1.0f : 0.0f) - y) * kYieldStep;
+}
+
+double FairShare::WaterFill() const {
+  // Connections the window's hosts would hold at `level`.
+  auto filled = [&](double level) {
     size_t sum = 0;
     for (sched::HostId h : touched_) {
       const Seen& s = seen_[h];
       const int demand = s.delayed ? std::max(1, s.most_held) : max_in_flight_;
-      sum += static_cast<size_t>(std::min(demand, c));
-      if (sum > max_connections_) return false;
+      sum += static_cast<size_t>(std::min(demand, CapAt(Weight(h), level)));
+      if (sum >= max_connections_) return sum;
     }
-    return true;
+    return sum;
   };
-  int lo = 1, hi = max_in_flight_;  // the answer is in [lo, hi]
+  // Levels in steps of 1/8, from 1/8 to the level at which a host of the
+  // least weight may use its whole allowance.
+  constexpr int kSteps = 8;
+  const int top = static_cast<int>(
+      std::ceil(max_in_flight_ * kSteps / static_cast<double>(kMinWeight)));
+  if (filled(static_cast<double>(top) / kSteps) < max_connections_) return 0;
+  int lo = 1, hi = top;  // the least step that fills them is in [lo, hi]
   while (lo < hi) {
-    const int mid = lo + (hi - lo + 1) / 2;
-    if (fits(mid)) {
-      lo = mid;
+    const int mid = lo + (hi - lo) / 2;
+    if (filled(static_cast<double>(mid) / kSteps) >= max_connections_) {
+      hi = mid;
     } else {
-      hi = mid - 1;
+      lo = mid + 1;
     }
   }
-  return lo;
+  return static_cast<double>(lo) / kSteps;
 }
 
 bool FairShare::Roll(double now,
                      const std::function<int(sched::HostId)>& in_flight) {
   if (now < window_end_) return false;
-  const int before = cap_;
-  cap_ = contended_ ? WaterFill() : max_in_flight_;
+  const bool was_capped = capped_;
+  const double was_level = level_;
+  level_ = contended_ ? WaterFill() : 0;
+  capped_ = level_ > 0;
   hosts_last_window_ = touched_.size();
   contended_last_window_ = contended_;
+  low_yield_last_window_ = 0;
+  for (sched::HostId h : touched_) {
+    if (Weight(h) < 0.5f) ++low_yield_last_window_;
+  }
   // The next window starts with the hosts still holding connections.
   std::vector<sched::HostId> ended;
   ended.swap(touched_);
@@ -69,7 +85,7 @@ bool FairShare::Roll(double now,
     NoteHeld(h, held);
     if (delayed) NoteDelayed(h);
   }
-  return cap_ != before;
+  return capped_ != was_capped || level_ != was_level;
 }
 
 }  // namespace freshd::daemon

@@ -7,8 +7,7 @@
 namespace freshd::daemon {
 
 HostSlots::HostSlots(int max_in_flight_per_host)
-    : max_in_flight_(std::max(1, max_in_flight_per_host)),
-      cap_(max_in_flight_) {}
+    : max_in_flight_(std::max(1, max_in_flight_per_host)) {}
 
 HostSlots::Host& HostSlots::Get(sched::HostId host) {
   if (hosts_.size() <= host) hosts_.resize(static_cast<size_t>(host) + 1);
@@ -18,7 +17,10 @@ HostSlots::Host& HostSlots::Get(sched::HostId host) {
 double HostSlots::OpensAt(sched::HostId host) const {
   if (host >= hosts_.size()) return hold_all_until_;
   const Host& h = hosts_[host];
-  if (h.in_flight >= cap_) {
+  const int cap = share_ != nullptr
+                      ? std::min(max_in_flight_, share_->CapOf(host))
+                      : max_in_flight_;
+  if (h.in_flight >= cap) {
     return std::numeric_limits<double>::infinity();
   }
   return std::max(h.next_allowed, hold_all_until_);

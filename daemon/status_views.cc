@@ -258,11 +258,14 @@ nlohmann::json StatusViews::StatusJson() const {
        {{"network", stages.on_network},
         {"parse", stages.in_flight - stages.on_network},
         {"total", stages.in_flight},
-        // One host's most while hosts contend for the connections
-        // (max-min fair), the hosts counted and whether they contended.
+        // A full-weight host's most while hosts contend for the
+        // connections (weighted max-min fair), the hosts counted, whether
+        // they contended, and how many found a page in under half their
+        // recent fetches (their share cut as much).
         {"per_host_cap", stages.fair_share_cap},
         {"hosts_active", stages.fair_share_hosts},
-        {"contended", stages.fair_share_contended}}},
+        {"contended", stages.fair_share_contended},
+        {"hosts_low_yield", stages.fair_share_low_yield}}},
       {"stages",
        {{"parse_queue", stages.parse_jobs},
         {"parse_queue_bytes", stages.parse_bytes},

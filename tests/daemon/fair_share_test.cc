@@ -1,4 +1,4 @@
-// FairShare alone: the water-filled cap from notes the test makes.
+// FairShare alone: the water-filled caps from notes the test makes.
 
 #include "daemon/fair_share.h"
 
@@ -28,9 +28,31 @@ TEST(FairShareTest, ContendingHostsShareTheConnectionsEvenly) {
   f.NoteContended();
   EXPECT_FALSE(f.Roll(0.1, Nobody));  // the window is not over
   EXPECT_TRUE(f.Roll(FairShare::kWindowS, Nobody));
-  EXPECT_EQ(f.cap(), 7);  // 9 x 7 = 63 <= 64 < 9 x 8
+  EXPECT_EQ(f.cap(), 8);  // 9 x 7 = 63 < 64 <= 9 x 8: every slot used
   EXPECT_EQ(f.hosts_last_window(), 9u);
   EXPECT_TRUE(f.contended_last_window());
+}
+
+TEST(FairShareTest, AHostWhoseFetchesFindNothingGetsAnEighth) {
+  FairShare f(64, 16);
+  f.Roll(0, Nobody);
+  EXPECT_EQ(f.Weight(0), 1.0f);  // not fetched yet: full weight
+  for (int i = 0; i < 100; ++i) f.NoteOutcome(0, false);  // 404s
+  for (sched::HostId h = 1; h <= 8; ++h) {
+    for (int i = 0; i < 100; ++i) f.NoteOutcome(h, i % 10 != 0);  // 90%
+  }
+  EXPECT_EQ(f.Weight(0), FairShare::kMinWeight);
+  EXPECT_NEAR(f.Weight(1), 0.9, 0.1);
+  for (sched::HostId h = 0; h <= 8; ++h) f.NoteHeld(h, 7);
+  f.NoteContended();
+  f.Roll(1, Nobody);
+  // The eight hosts of pages fill the connections; host 0 keeps one.
+  EXPECT_EQ(f.CapOf(0), 1);
+  EXPECT_EQ(f.CapOf(1), 8);
+  EXPECT_EQ(f.low_yield_last_window(), 1u);
+  // It finds pages again: its weight comes back.
+  for (int i = 0; i < 100; ++i) f.NoteOutcome(0, true);
+  EXPECT_GT(f.Weight(0), 0.95f);
 }
 
 TEST(FairShareTest, HostsHeldBackByADelayKeepOnlyWhatTheyUsed) {

@@ -54,6 +54,7 @@ class StatusViewsTest : public ::testing::Test {
     stages_.fair_share_cap = 7;
     stages_.fair_share_hosts = 9;
     stages_.fair_share_contended = true;
+    stages_.fair_share_low_yield = 1;
     stages_.limit_seconds[static_cast<int>(Limit::kNetwork)] = 1;
     stages_.limit_seconds[static_cast<int>(Limit::kBudget)] = 3;
     stages_.parse_jobs = 7;
@@ -138,7 +139,8 @@ TEST_F(StatusViewsTest, StatusJsonReadsTheBookTheSchedulerAndTheFigures) {
                                             {"total", 5},
                                             {"per_host_cap", 7},
                                             {"hosts_active", 9},
-                                            {"contended", true}}));
+                                            {"contended", true},
+                                            {"hosts_low_yield", 1}}));
   EXPECT_EQ(s["stages"]["parse_queue"], 7);
   EXPECT_EQ(s["stages"]["parse_queue_bytes"], 700);
   EXPECT_EQ(s["stages"]["write_queue"], 3);  // 2 queued + 1 committing
