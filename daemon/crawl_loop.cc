@@ -498,6 +498,10 @@ StatusViews::Sources CrawlLoop::StatusSources() {
     f.on_network = dispatcher_->on_network();
     std::copy(std::begin(dispatcher_->limits().seconds()),
               std::end(dispatcher_->limits().seconds()), f.limit_seconds);
+    f.fair_share_cap = dispatcher_->fair_share().cap();
+    f.fair_share_hosts = dispatcher_->fair_share().hosts_last_window();
+    f.fair_share_contended = dispatcher_->fair_share().contended_last_window();
+    f.fair_share_low_yield = dispatcher_->fair_share().low_yield_last_window();
     f.parse_jobs = parse_->jobs();
     f.parse_bytes = parse_->bytes();
     f.committing = committer_->running();
@@ -766,6 +770,17 @@ void CrawlLoop::DispatchSoon() {
 void CrawlLoop::Complete(sched::PageId page, fetch::FetchResult r,
                          Parsed parsed) {
   const double now = UnixNow();
+  switch (r.outcome) {
+    case fetch::OutcomeClass::kRobotsDenied:  // never contacted
+    case fetch::OutcomeClass::kBlockedAddress:
+    case fetch::OutcomeClass::kBadUrl:
+      break;
+    default:
+      dispatcher_->NoteOutcome(
+          page, r.outcome == fetch::OutcomeClass::kOk ||
+                    r.outcome == fetch::OutcomeClass::kNotModified ||
+                    r.outcome == fetch::OutcomeClass::kRedirect);
+  }
   const double started_unix = dispatcher_->Finish(page, NetworkStage::Now());
   views_->NoteFetch(page, r, now);
   if (spdlog::should_log(spdlog::level::debug)) {  // the URL is a read

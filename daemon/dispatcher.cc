@@ -77,8 +77,11 @@ Dispatcher::Dispatcher(boost::asio::io_context& io, sched::Scheduler* sched,
       options_(options),
       stages_(std::move(stages)),
       slots_(options.max_in_flight_per_host),
+      fair_(options.max_connections, options.max_in_flight_per_host),
       meter_(now),
-      wake_(io) {}
+      wake_(io) {
+  slots_.set_share(&fair_);
+}
 
 Dispatcher::~Dispatcher() { *alive_ = false; }
 
@@ -114,6 +117,8 @@ void Dispatcher::Run(double now, double gate_now) {
   // The time since the slots were found full goes to whoever held them up:
   // it is known only now, when this thread runs again.
   if (meter_.last() == Limit::kNetwork) meter_.Reattribute(SlotsFullLimit());
+  // A host closed at an old cap reopens at its next Finish.
+  fair_.Roll(gate_now, [this](sched::HostId h) { return slots_.in_flight(h); });
   const uint64_t write_bytes = stages_.write_bytes();
   Limit limit = Limit::kNone;
   int dispatched = 0;
@@ -129,12 +134,19 @@ void Dispatcher::Run(double now, double gate_now) {
     if (at <= gate_now) return sched::kHostOpen;
     host_closed = true;
     if (at == std::numeric_limits<double>::infinity()) {
+      // Held back by the fair share, not its own allowance: it would take
+      // more of the connections, so they are still contended.
+      if (slots_.in_flight(h) < options_.max_in_flight_per_host) {
+        fair_.NoteContended();
+      }
       return sched::kHostClosedUntilReopened;
     }
+    fair_.NoteDelayed(h);
     return {now + (at - gate_now)};
   };
   for (;;) {
     if (fetches_.on_network() >= options_.max_connections) {
+      fair_.NoteContended();
       limit = SlotsFullLimit();
       break;
     }
@@ -167,6 +179,7 @@ void Dispatcher::Run(double now, double gate_now) {
     sched_->SetFetchSlot(*page, fetches_.Add(*page, now));
     ++dispatched_total_;
     slots_.Start(host);
+    fair_.NoteHeld(host, slots_.in_flight(host));
     stages_.fetch(*page, now);
     ++dispatched;
   }
@@ -216,6 +229,10 @@ void Dispatcher::NetworkDone(sched::PageId page, double next_allowed) {
   const sched::HostId host = sched_->page(page).host;
   slots_.Finish(host, next_allowed);
   sched_->ReopenHost(host);  // a slot freed: asked again
+}
+
+void Dispatcher::NoteOutcome(sched::PageId page, bool found) {
+  if (page < sched_->size()) fair_.NoteOutcome(sched_->page(page).host, found);
 }
 
 double Dispatcher::Finish(sched::PageId page, double gate_now) {

@@ -12,6 +12,10 @@
 // tick: Run() selects pages (Scheduler::Select) and hands each to `fetch`
 // (the engine's network hand-off), then arms one timer for the earliest
 // of the next token, the next host reopening and a periodic look.
+// While hosts contend for the connections, one host holds at most its fair
+// share of them (FairShare: max-min over the hosts active, weighted by the
+// share of their fetches that found a page), not every slot politeness
+// allows it.
 // The stages are read through Stages (queue depths, cluster ownership):
 // the dispatcher reaches into no other part.
 // Time: `now` is the scheduler's clock (Unix s), `gate_now` the fetcher's
@@ -32,6 +36,7 @@
 #include <utility>
 #include <vector>
 
+#include "daemon/fair_share.h"
 #include "daemon/fetch_table.h"
 #include "daemon/host_slots.h"
 #include "sched/scheduler.h"
@@ -131,6 +136,9 @@ class Dispatcher {
   // gate next opens at `next_allowed` (fetcher's clock). The caller then
   // dispatches (TryDispatch).
   void NetworkDone(sched::PageId page, double next_allowed);
+  // The fetch of `page` found a page (2xx, 304, a redirect) or not (an
+  // error, a 404, a body cut off): its host's weight in the fair share.
+  void NoteOutcome(sched::PageId page, bool found);
   // The fetch of `page` is over (its result taken). Returns when it started
   // (Unix s; 0 when it was not in flight). A slot still held is freed at
   // `gate_now`. The caller then observes the page's result, which ends its
@@ -148,6 +156,7 @@ class Dispatcher {
   uint64_t on_network() const { return fetches_.on_network(); }
   uint64_t dispatched_total() const { return dispatched_total_; }
   const HostSlots& slots() const { return slots_; }
+  const FairShare& fair_share() const { return fair_; }
   const LimitMeter& limits() const { return meter_; }
   // The deadline of the wake-up armed (Unix s; +inf: none).
   double wake_at() const { return wake_at_; }
@@ -165,6 +174,7 @@ class Dispatcher {
   const Options options_;
   const Stages stages_;
   HostSlots slots_;
+  FairShare fair_;  // sets slots_'s cap
   LimitMeter meter_;
   boost::asio::steady_timer wake_;
   double wake_at_ = std::numeric_limits<double>::infinity();  // Unix s

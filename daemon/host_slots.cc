@@ -17,7 +17,10 @@ HostSlots::Host& HostSlots::Get(sched::HostId host) {
 double HostSlots::OpensAt(sched::HostId host) const {
   if (host >= hosts_.size()) return hold_all_until_;
   const Host& h = hosts_[host];
-  if (h.in_flight >= max_in_flight_) {
+  const int cap = share_ != nullptr
+                      ? std::min(max_in_flight_, share_->CapOf(host))
+                      : max_in_flight_;
+  if (h.in_flight >= cap) {
     return std::numeric_limits<double>::infinity();
   }
   return std::max(h.next_allowed, hold_all_until_);

@@ -23,6 +23,7 @@
 #include <utility>
 #include <vector>
 
+#include "daemon/fair_share.h"
 #include "sched/observation.h"
 
 namespace freshd::daemon {
@@ -36,8 +37,9 @@ class HostSlots {
     return OpensAt(host) <= now;
   }
   // When a request to `host` may start: its next_allowed, or +inf while its
-  // in-flight slots are full (until a Finish). The scheduler's host gate
-  // (sched::Scheduler::HostGate): a Finish must be followed by
+  // in-flight slots are full (until a Finish): it holds
+  // min(max_in_flight_per_host, its fair share) requests. The scheduler's host
+  // gate (sched::Scheduler::HostGate): a Finish must be followed by
   // Scheduler::ReopenHost.
   double OpensAt(sched::HostId host) const;
   // A request to `host` was dispatched.
@@ -59,6 +61,11 @@ class HostSlots {
   // (not by its in-flight slots); +inf if none.
   double NextOpening(double now);
 
+  // The fair share of the connections a host may hold while hosts contend
+  // for them (FairShare::CapOf; it outlives this); null: none. A host over
+  // a lowered cap starts nothing until it is under it.
+  void set_share(const FairShare* share) { share_ = share; }
+
   int in_flight(sched::HostId host) const {
     return host < hosts_.size() ? hosts_[host].in_flight : 0;
   }
@@ -78,7 +85,8 @@ class HostSlots {
   Host& Get(sched::HostId host);
 
   const int max_in_flight_;
-  std::vector<Host> hosts_;  // by host id
+  const FairShare* share_ = nullptr;  // FairShare caps; null: none
+  std::vector<Host> hosts_;           // by host id
   uint64_t total_in_flight_ = 0;
   double hold_all_until_ = 0;  // HoldAll
   // (next_allowed, host) of hosts that finished with a future opening;

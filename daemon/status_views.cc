@@ -257,7 +257,15 @@ nlohmann::json StatusViews::StatusJson() const {
       {"in_flight",
        {{"network", stages.on_network},
         {"parse", stages.in_flight - stages.on_network},
-        {"total", stages.in_flight}}},
+        {"total", stages.in_flight},
+        // A full-weight host's most while hosts contend for the
+        // connections (weighted max-min fair), the hosts counted, whether
+        // they contended, and how many found a page in under half their
+        // recent fetches (their share cut as much).
+        {"per_host_cap", stages.fair_share_cap},
+        {"hosts_active", stages.fair_share_hosts},
+        {"contended", stages.fair_share_contended},
+        {"hosts_low_yield", stages.fair_share_low_yield}}},
       {"stages",
        {{"parse_queue", stages.parse_jobs},
         {"parse_queue_bytes", stages.parse_bytes},
@@ -359,6 +367,10 @@ std::string StatusViews::MetricsText() const {
   metric("freshd_in_flight_fetches", "gauge",
          "Fetches on the network or being parsed.",
          s["in_flight"]["total"].get<double>());
+  metric("freshd_in_flight_per_host_cap", "gauge",
+         "Connections one host may hold now (its fair share while hosts "
+         "contend, else max_in_flight_per_host).",
+         s["in_flight"]["per_host_cap"].get<double>());
   metric("freshd_parse_queue", "gauge", "Bodies waiting for the parse pool.",
          s["stages"]["parse_queue"].get<double>());
   metric("freshd_write_queue_bytes", "gauge",

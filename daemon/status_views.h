@@ -89,6 +89,10 @@ class StatusViews {
     size_t in_flight = 0;     // fetches on the network or being parsed
     uint64_t on_network = 0;  // of which on the network
     double limit_seconds[kLimits] = {};  // LimitMeter::seconds()
+    int fair_share_cap = 0;              // FairShare::cap()
+    uint64_t fair_share_hosts = 0;       // hosts_last_window()
+    bool fair_share_contended = false;   // contended_last_window()
+    uint64_t fair_share_low_yield = 0;   // low_yield_last_window()
     uint64_t parse_jobs = 0;             // ParseQueue
     uint64_t parse_bytes = 0;
     bool committing = false;            // a group commit at the writer

@@ -256,6 +256,9 @@ class Freshd:
         self.status_failed = 0  # polls that timed out or failed
         self.last = None
         self.limited = collections.Counter()  # /status limited_by per poll
+        # /status in_flight.per_host_cap / hosts_active / hosts_low_yield
+        # per poll (the fair share of the connections, issue #43 item 3)
+        self.caps = collections.Counter()
 
     def poll(self):
         s, dt = get_status(self.port)
@@ -277,6 +280,10 @@ class Freshd:
         self.lag_max = max(self.lag_max, s["loop_lag_ms"]["max"])
         self.last = s
         self.limited[s.get("limited_by", "?")] += 1
+        fl = s.get("in_flight", {})
+        if "per_host_cap" in fl:
+            self.caps[f"{fl['per_host_cap']}/{fl.get('hosts_active')}/"
+                      f"{fl.get('hosts_low_yield')}"] += 1
         return s
 
     def stop(self, timeout=30):
@@ -585,7 +592,9 @@ def run_hostile_once(args, root, hostile_dir, hostile_port, with_hostile):
                 "polls": len(st), "failed": fd.status_failed, "cpu_s": cpu, "rss_mib": rss / 1024,
                 "known": (fd.last or {}).get("pages_known"),
                 "limited": ",".join(f"{k} {v}" for k, v in
-                                    fd.limited.most_common(3))}
+                                    fd.limited.most_common(3)),
+                "caps": ",".join(f"{k} {v}" for k, v in
+                                 fd.caps.most_common(3))}
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -612,8 +621,9 @@ def cmd_hostile(args):
               f"{os.getloadavg()[0]:.1f}\n")
         print("| round | hostile | good pages/s | hostile requests | "
               "loop lag max ms | /status p50 ms | p99 ms | max ms | polls | "
-              "failed | CPU s | max RSS MiB | known | limited_by (polls) |")
-        print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+              "failed | CPU s | max RSS MiB | known | limited_by (polls) | "
+              "cap/hosts/low-yield (polls) |")
+        print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
         res = {False: [], True: []}
         for rnd in range(1, args.rounds + 1):
             order = [False, True] if rnd % 2 else [True, False]
@@ -626,7 +636,7 @@ def cmd_hostile(args):
                       f"{r['status_p99']:.1f} | {r['status_max']:.1f} | "
                       f"{r['polls']} | {r['failed']} | {r['cpu_s']:.1f} | "
                       f"{r['rss_mib']:.0f} | {r['known']} | "
-                      f"{r['limited']} |", flush=True)
+                      f"{r['limited']} | {r['caps']} |", flush=True)
         print("\nmedians:\n")
         print("| hostile | good pages/s | loop lag max ms | /status p50 ms | "
               "p99 ms | max ms |")

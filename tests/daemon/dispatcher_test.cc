@@ -139,6 +139,91 @@ TEST_F(DispatcherTest, StoppedOrOtherNodesHostsDispatchNothing) {
   EXPECT_EQ(fetched_.size(), 1u);
 }
 
+// Issue #43 item 3: a host with many cheap pages takes no more than its
+// fair share of the connections while other hosts wait for them. Host 0 has
+// 5,000 pages of the highest importance, hosts 1..8 1,000 each; 64 connections,
+// 16 per host allowed. Each round half the fetches on the network end (the
+// oldest), then the dispatcher runs again.
+TEST(DispatcherFairnessTest, AHostWithManyPagesHoldsItsFairShareOfSlots) {
+  constexpr double kT0 = 1.7e9;
+  sched::SchedulerOptions so;
+  so.rate = 1e6;
+  so.burst = 1e6;
+  auto s = sched::Scheduler::Create(so);
+  ASSERT_TRUE(s.ok());
+  std::unique_ptr<sched::Scheduler> sched = std::move(s).value();
+  // The good hosts' pages found in turn (as a crawl finds them), so the
+  // selector's ties go to each in turn.
+  for (int i = 0; i < 5000; ++i) ASSERT_TRUE(sched->AddUrl(0, 50.0).ok());
+  for (int i = 0; i < 1000; ++i) {
+    for (sched::HostId h = 1; h <= 8; ++h) {
+      ASSERT_TRUE(sched->AddUrl(h, 1.0).ok());
+    }
+  }
+  boost::asio::io_context io;
+  std::deque<sched::PageId> on_network;
+  std::map<sched::HostId, int> started;
+  Dispatcher::Options o;
+  o.max_connections = 64;
+  o.queue_bytes = 1000;
+  o.max_in_flight_per_host = 16;
+  Dispatcher::Stages st;
+  st.parse_bytes = [] { return uint64_t{0}; };
+  st.write_bytes = [] { return uint64_t{0}; };
+  st.fetching = [&] { return uint64_t{on_network.size()}; };
+  st.fetch = [&](sched::PageId page, double) {
+    on_network.push_back(page);
+    ++started[sched->page(page).host];
+  };
+  Dispatcher d(io, sched.get(), o, std::move(st), kT0);
+  d.Start();
+  int most_held_by_0 = 0;
+  double t = 0;
+  bool host_0_finds_nothing = false;
+  // Runs `rounds`, counting what starts and host 0's most in the second
+  // half only (the steady rounds).
+  auto run = [&](int rounds) {
+    for (int round = 0; round < rounds; ++round, t += 0.1) {
+      d.Run(kT0 + t, 100 + t);
+      if (round == rounds / 2) {
+        started.clear();
+        most_held_by_0 = 0;
+      }
+      most_held_by_0 = std::max(most_held_by_0, d.slots().in_flight(0));
+      for (size_t n = on_network.size() / 2; n > 0; --n) {
+        const sched::PageId p = on_network.front();
+        on_network.pop_front();
+        d.NoteOutcome(p, !(host_0_finds_nothing && sched->page(p).host == 0));
+        d.NetworkDone(p, 0);
+      }
+    }
+  };
+  run(40);
+  // Nine hosts contend for 64 connections: 8 each (9 x 7 < 64 <= 9 x 8).
+  EXPECT_EQ(d.fair_share().cap(), 8);
+  EXPECT_EQ(d.fair_share().hosts_last_window(), 9u);
+  EXPECT_LE(most_held_by_0, 8);
+  int total = 0;
+  for (const auto& [host, n] : started) total += n;
+  ASSERT_GT(total, 0);
+  // Host 0's share of what started: about a ninth, not a quarter.
+  EXPECT_LT(started[0], total * 0.15) << started[0] << " of " << total;
+  for (sched::HostId h = 1; h <= 8; ++h) {
+    EXPECT_GT(started[h], total * 0.09) << "host " << h;
+  }
+
+  // Host 0's pages turn out 404s: its weight falls to an eighth, and with
+  // it its share of the connections (one) and of what starts.
+  host_0_finds_nothing = true;
+  run(60);
+  EXPECT_EQ(d.fair_share().Weight(0), FairShare::kMinWeight);
+  EXPECT_EQ(d.fair_share().CapOf(0), 1);
+  EXPECT_LE(most_held_by_0, 1);
+  total = 0;
+  for (const auto& [host, n] : started) total += n;
+  EXPECT_LT(started[0], total * 0.03) << started[0] << " of " << total;
+}
+
 // The scheduler's in-flight flag is the one record of what is in flight;
 // the dispatcher's fetches must match it page for page, as the engine drives
 // them (NetworkDone, then Finish and the page's observation), through

@@ -51,6 +51,10 @@ class StatusViewsTest : public ::testing::Test {
         {"ok", 1}, {"not-modified", 5}, {"timeout", 3}, {"dns", 0}};
     stages_.in_flight = 5;
     stages_.on_network = 3;
+    stages_.fair_share_cap = 7;
+    stages_.fair_share_hosts = 9;
+    stages_.fair_share_contended = true;
+    stages_.fair_share_low_yield = 1;
     stages_.limit_seconds[static_cast<int>(Limit::kNetwork)] = 1;
     stages_.limit_seconds[static_cast<int>(Limit::kBudget)] = 3;
     stages_.parse_jobs = 7;
@@ -130,8 +134,13 @@ TEST_F(StatusViewsTest, StatusJsonReadsTheBookTheSchedulerAndTheFigures) {
   EXPECT_EQ(s["policy"], "freshness");
   EXPECT_DOUBLE_EQ(s["loop_lag_ms"]["max"].get<double>(), 4);
   EXPECT_DOUBLE_EQ(s["scheduler_lag_ms"]["p99"].get<double>(), 2);
-  EXPECT_EQ(s["in_flight"],
-            nlohmann::json({{"network", 3}, {"parse", 2}, {"total", 5}}));
+  EXPECT_EQ(s["in_flight"], nlohmann::json({{"network", 3},
+                                            {"parse", 2},
+                                            {"total", 5},
+                                            {"per_host_cap", 7},
+                                            {"hosts_active", 9},
+                                            {"contended", true},
+                                            {"hosts_low_yield", 1}}));
   EXPECT_EQ(s["stages"]["parse_queue"], 7);
   EXPECT_EQ(s["stages"]["parse_queue_bytes"], 700);
   EXPECT_EQ(s["stages"]["write_queue"], 3);  // 2 queued + 1 committing
@@ -157,6 +166,7 @@ TEST_F(StatusViewsTest, MetricsTextFollowsTheStatusJson) {
   const std::string m = views->MetricsText();
   EXPECT_NE(m.find("\nfreshd_pages_known 3\n"), std::string::npos) << m;
   EXPECT_NE(m.find("\nfreshd_in_flight_fetches 5\n"), std::string::npos);
+  EXPECT_NE(m.find("\nfreshd_in_flight_per_host_cap 7\n"), std::string::npos);
   EXPECT_NE(m.find("freshd_fetch_outcomes_total{class=\"timeout\"} 3\n"),
             std::string::npos);
   EXPECT_NE(m.find("freshd_fetch_outcomes_total{class=\"dns\"} 0\n"),
