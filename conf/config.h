@@ -33,6 +33,16 @@ struct CrawlerConfig {
   std::vector<std::string> exclude;  // RE2 regexes, win over include
   uint64_t max_urls_per_host = 100000;
   uint64_t max_urls = 10000000;
+  // Pages gone for good leave the frontier and the store
+  // (daemon/page_book.h "Removal"): after this many consecutive 404/410
+  // answers (0: never), or after this long with no HTTP answer (DNS or
+  // connect failures; 0: never).
+  uint64_t gone_after_tries = 3;
+  double gone_after_unreachable_s = 30 * 86400.0;
+  // Duplicate URLs collapse into one page (daemon/page_book.h
+  // "Duplicates"): aliases kept at most, and as many content hashes
+  // indexed (0: no collapse).
+  uint64_t max_aliases = 100000;
 
   bool operator==(const CrawlerConfig&) const = default;
 };

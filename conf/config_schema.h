@@ -61,6 +61,10 @@ void VisitConfig(C& c, Visitor& v) {
   v.StringList("exclude", &c.crawler.exclude);
   v.Int("max_urls_per_host", &c.crawler.max_urls_per_host, 1, 1LL << 40);
   v.Int("max_urls", &c.crawler.max_urls, 1, 1LL << 40);
+  v.Int("gone_after_tries", &c.crawler.gone_after_tries, 0, 255);
+  v.Duration("gone_after_unreachable", &c.crawler.gone_after_unreachable_s, 0,
+             10 * kYear);
+  v.Int("max_aliases", &c.crawler.max_aliases, 0, 1LL << 32);
 
   v.Section("budget");
   v.Double("rate", &c.budget.rate, 1e-9, 1e6);

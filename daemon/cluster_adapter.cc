@@ -198,6 +198,10 @@ void ClusterAdapter::OnReplay(const std::vector<uint32_t>& shards,
   size_t adopted = 0;
   for (const cluster::PageState& p : pages) {
     if (book_->Find(p.url)) continue;  // ours already: the local copy wins
+    // An empty value is a tombstone: the page was removed for good by its
+    // shard's owner (daemon/page_book.h "Removal"), its last message in
+    // the compacted stream says so, and nothing is adopted.
+    if (p.value.empty()) continue;
     store::PageRecord record;
     if (!store::DecodePageValue(p.value, &record).ok()) continue;
     record.url = p.url;

@@ -96,6 +96,10 @@ Status CrawlLoop::Init() {
   book_ = std::make_unique<PageBook>(sched_.get(), config_.store.path);
   // The change feed's staleness: the book reads and writes the sketches.
   if (config_.feed.enabled) book_->set_sketch_store(store_.get());
+  book_->set_removal({static_cast<uint32_t>(config_.crawler.gone_after_tries),
+                      config_.crawler.gone_after_unreachable_s});
+  book_->set_max_aliases(static_cast<size_t>(
+      std::min<uint64_t>(config_.crawler.max_aliases, size_t{1} << 32)));
   frontier_ = std::make_unique<Frontier>(std::move(scope).value(),
                                          config_.crawler.max_urls_per_host,
                                          book_.get(), sched_.get());

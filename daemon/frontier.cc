@@ -56,6 +56,45 @@ std::optional<sched::PageId> Frontier::AddUrl(const std::string& url,
   return id.value();
 }
 
+std::optional<sched::PageId> Frontier::Collapse(sched::PageId page,
+                                                const std::string& canonical,
+                                                uint64_t text_hash,
+                                                double now) {
+  if (book_->removed(page)) return std::nullopt;
+  std::optional<sched::PageId> target;
+  AliasReason reason = AliasReason::kCanonical;
+  if (!canonical.empty()) {
+    const std::string url = book_->url(page);
+    if (canonical == url) return std::nullopt;  // itself: the normal case
+    if (parse::UrlAuthority(canonical) != parse::UrlAuthority(url)) {
+      ++ignored_.other_host;
+      return std::nullopt;
+    }
+    if (!InScope(canonical)) {
+      ++ignored_.out_of_scope;
+      return std::nullopt;
+    }
+    // Known (a page, or an alias standing for its page: one hop), else
+    // added as the page's stand-in.
+    target =
+        AddUrl(canonical, static_cast<double>(sched_->page(page).importance),
+               /*seed=*/false, now);
+    if (!target || *target == page || book_->removed(*target)) {
+      if (!target || *target != page) ++ignored_.not_a_page;
+      return std::nullopt;
+    }
+  } else {
+    target = book_->DuplicateOf(page, text_hash);
+    reason = AliasReason::kDuplicate;
+    if (!target) return std::nullopt;
+  }
+  if (!book_->Collapse(page, *target, reason)) {
+    ++ignored_.table_full;
+    return std::nullopt;
+  }
+  return target;
+}
+
 Status Frontier::SetRules(const std::vector<RuleConfig>& rules) {
   auto matcher = RuleMatcher::Create(rules);
   if (!matcher.ok()) return matcher.status();
@@ -108,14 +147,28 @@ nlohmann::json Frontier::Json(size_t max_hosts) const {
                      {"pages", book_->hosts().pages(h)},
                      {"turned_away", top[i].first}});
   }
-  return {{"max_urls_per_host", max_urls_per_host_},
-          {"turned_away",
-           {{"out_of_scope", turned_away_.out_of_scope},
-            {"host_limit", turned_away_.host_limit},
-            {"book_limit", turned_away_.book_limit},
-            {"bad_host", turned_away_.bad_host}}},
-          {"hosts_at_limit", at_limit_.size()},
-          {"hosts", std::move(hosts)}};
+  return {
+      {"max_urls_per_host", max_urls_per_host_},
+      {"turned_away",
+       {{"out_of_scope", turned_away_.out_of_scope},
+        {"host_limit", turned_away_.host_limit},
+        {"book_limit", turned_away_.book_limit},
+        {"bad_host", turned_away_.bad_host}}},
+      {"hosts_at_limit", at_limit_.size()},
+      {"hosts", std::move(hosts)},
+      {"removed",
+       {{"gone", book_->removed_total(RemovalReason::kGone)},
+        {"unreachable", book_->removed_total(RemovalReason::kUnreachable)}}},
+      {"collapsed",
+       {{"canonical", book_->collapsed_total(AliasReason::kCanonical)},
+        {"duplicate", book_->collapsed_total(AliasReason::kDuplicate)}}},
+      {"aliases", book_->aliases().size()},
+      {"max_aliases", book_->aliases().max()},
+      {"collapse_ignored",
+       {{"other_host", ignored_.other_host},
+        {"out_of_scope", ignored_.out_of_scope},
+        {"not_a_page", ignored_.not_a_page},
+        {"table_full", ignored_.table_full}}}};
 }
 
 void Frontier::AppendMetrics(PrometheusText& out) const {
@@ -135,6 +188,39 @@ void Frontier::AppendMetrics(PrometheusText& out) const {
             "Hosts that turned a new URL away at [crawler] "
             "max_urls_per_host.",
             static_cast<double>(at_limit_.size()));
+  out.Family("freshd_pages_removed_total", "counter",
+             "Pages removed for good, by reason: gone ([crawler] "
+             "gone_after_tries 404/410 answers), unreachable ([crawler] "
+             "gone_after_unreachable without an HTTP answer).");
+  for (RemovalReason r : {RemovalReason::kGone, RemovalReason::kUnreachable}) {
+    out.Sample("freshd_pages_removed_total", {{"reason", RemovalReasonName(r)}},
+               static_cast<double>(book_->removed_total(r)));
+  }
+  out.Family("freshd_pages_collapsed_total", "counter",
+             "Duplicate URLs collapsed into another page as aliases, by "
+             "reason: canonical (<link rel=canonical>), duplicate (the "
+             "same content on one host).");
+  for (AliasReason r : {AliasReason::kCanonical, AliasReason::kDuplicate}) {
+    out.Sample("freshd_pages_collapsed_total", {{"reason", AliasReasonName(r)}},
+               static_cast<double>(book_->collapsed_total(r)));
+  }
+  out.Gauge("freshd_aliases",
+            "Aliases kept (duplicate URLs standing for a page), at most "
+            "[crawler] max_aliases.",
+            static_cast<double>(book_->aliases().size()));
+  out.Family("freshd_collapse_ignored_total", "counter",
+             "Duplicates not collapsed, by reason: other_host, out_of_scope "
+             "(a canonical naming such a URL), not_a_page (its URL could not "
+             "be added or was removed), table_full ([crawler] max_aliases).");
+  const std::pair<const char*, uint64_t> ignored[] = {
+      {"other_host", ignored_.other_host},
+      {"out_of_scope", ignored_.out_of_scope},
+      {"not_a_page", ignored_.not_a_page},
+      {"table_full", ignored_.table_full}};
+  for (const auto& [reason, count] : ignored) {
+    out.Sample("freshd_collapse_ignored_total", {{"reason", reason}},
+               static_cast<double>(count));
+  }
 }
 
 }  // namespace freshd::daemon

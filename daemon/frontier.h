@@ -52,6 +52,19 @@ class Frontier {
   std::optional<sched::PageId> AddUrl(const std::string& url, double importance,
                                       bool seed, double now);
 
+  // Duplicate URLs collapse (PageBook "Duplicates"), after `page`'s fetch
+  // at `now` found content: its <link rel=canonical> `canonical`
+  // (normalized; empty: none) naming another URL of the same host in
+  // scope makes `page` an alias of that URL's page (added when new; an
+  // alias URL stands for its page: a chain is followed once, no further);
+  // else a page of its host with the same `text_hash` makes it an alias of
+  // that page. A canonical on another host, out of scope, or whose page was
+  // removed is ignored and counted (CollapseIgnored); a canonical naming
+  // the page itself is the normal case. Returns the page collapsed into.
+  std::optional<sched::PageId> Collapse(sched::PageId page,
+                                        const std::string& canonical,
+                                        uint64_t text_hash, double now);
+
   // Replaces the rules; every known page is matched again (one pass over the
   // book's URLs). InvalidArgument for rules the config loader would refuse:
   // the rules in force are then kept.
@@ -73,13 +86,25 @@ class Frontier {
     uint64_t bad_host = 0;      // its host could not be interned
   };
   const TurnedAway& turned_away() const { return turned_away_; }
+  // Canonicals Collapse ignored, by reason.
+  struct CollapseIgnored {
+    uint64_t other_host = 0;    // names a URL of another host
+    uint64_t out_of_scope = 0;  // names a URL outside [crawler] scope
+    uint64_t not_a_page = 0;    // its URL could not be added, or was removed
+    uint64_t table_full = 0;    // [crawler] max_aliases reached
+  };
+  const CollapseIgnored& collapse_ignored() const { return ignored_; }
   // Hosts that turned a URL away at max_urls_per_host.
   size_t hosts_at_limit() const { return at_limit_.size(); }
-  // /status "frontier": the counts, the cap, and the `max_hosts` hosts that
-  // turned most URLs away (name, pages, turned_away).
+  // /status "frontier": the counts, the cap, the `max_hosts` hosts that
+  // turned most URLs away (name, pages, turned_away), the pages removed
+  // for good by reason (PageBook "Removal"), and the duplicates collapsed
+  // (aliases, by reason; canonicals ignored, by reason).
   nlohmann::json Json(size_t max_hosts) const;
-  // freshd_frontier_turned_away_total{reason} and
-  // freshd_frontier_hosts_at_limit.
+  // freshd_frontier_turned_away_total{reason},
+  // freshd_frontier_hosts_at_limit, freshd_pages_removed_total{reason},
+  // freshd_pages_collapsed_total{reason}, freshd_aliases and
+  // freshd_collapse_ignored_total{reason}.
   void AppendMetrics(PrometheusText& out) const;
 
  private:
@@ -90,6 +115,7 @@ class Frontier {
   RuleMatcher rules_;
   OperatorControls* controls_ = nullptr;
   TurnedAway turned_away_;
+  CollapseIgnored ignored_;
   std::unordered_map<sched::HostId, uint64_t> at_limit_;  // turned away
 };
 

@@ -69,6 +69,10 @@ class HostBook {
   }
   // Counts one more page on `id` unless it has `max_pages` already.
   [[nodiscard]] bool AddPage(sched::HostId id, uint32_t max_pages);
+  // Counts one page fewer on `id` (a page removed for good), never below 0.
+  void RemovePage(sched::HostId id) {
+    if (id < pages_.size() && pages_[id] > 0) --pages_[id];
+  }
   // Drops every page count (before a restore counts them again).
   void ClearPages() { pages_.assign(names_.size(), 0); }
 

@@ -1,5 +1,6 @@
 #include "daemon/page_book.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "base/sketch.h"
@@ -72,6 +73,7 @@ Result<RecoveryReport> PageBook::Restore(const store::PageStore& store,
   if (!report.ok()) return report.status();
   FinishRestore(std::move(report.value().metas));
   report.value().metas = {};
+  if (Status s = RestoreAliases(store); !s.ok()) return s;
   return report;
 }
 
@@ -90,6 +92,16 @@ void PageBook::FinishRestore(std::vector<PageMeta> metas) {
   }
   page_dirty_.assign(urls_.size(), false);
   dirty_pages_.clear();
+  // The content index, from the pages' hashes (ids ascending: the first
+  // page of a content holds it, as it did before the restart).
+  content_owner_.clear();
+  if (aliases_.max() > 0) {
+    for (sched::PageId id = 0; id < metas_.size(); ++id) {
+      if (metas_[id].content_hash == 0) continue;
+      if (content_owner_.size() >= aliases_.max()) break;
+      content_owner_.emplace(ContentKey(id, metas_[id].content_hash), id);
+    }
+  }
 }
 
 void PageBook::Append(sched::PageId id, const std::string& url,
@@ -158,15 +170,17 @@ PageBook::Fetched PageBook::RecordFetch(
     item.url_key = parse::UrlKey(item.event.url);
     return item;
   };
-  meta.last_status = r.status;
+  meta.last_status = static_cast<int16_t>(std::clamp(r.status, 0, 32767));
   meta.set_last_outcome(fetch::OutcomeName(r.outcome));
   MarkPage(page);
+  out.removal = CountStreak(&meta, r, now);
 
   if (r.outcome == fetch::OutcomeClass::kOk) {
     const bool first = !fetched_before;
     sched::FetchedObs obs;
     if (fingerprint != nullptr) obs.sketch = fingerprint->text.sketch;
     obs.changed = !first && text_hash != meta.content_hash;
+    meta.flags &= static_cast<uint8_t>(~PageMeta::kGoneAnnounced);
     if (first || was_gone || obs.changed) {
       FeedItem& item = feed(first || was_gone ? "new" : "changed");
       item.event.text_hash = text_hash;
@@ -211,13 +225,153 @@ PageBook::Fetched PageBook::RecordFetch(
     }
     out.observation.event = sched::NotModifiedObs{};
   } else {
-    if (had_content && IsGone(r.status, meta.last_outcome())) {
+    // One "gone" an absence: at the first 404/410 after content, else at
+    // the removal of a page that had content.
+    const bool announced = (meta.flags & PageMeta::kGoneAnnounced) != 0;
+    if ((had_content && IsGone(r.status, meta.last_outcome())) ||
+        (out.removal && fetched_before && !announced)) {
       FeedItem& item = feed("gone");
       item.event.text_hash = meta.content_hash;
+      meta.flags |= PageMeta::kGoneAnnounced;
     }
     out.observation.event = sched::FailedObs{ToFailure(r)};
   }
   return out;
+}
+
+std::optional<RemovalReason> PageBook::CountStreak(PageMeta* meta,
+                                                   const fetch::FetchResult& r,
+                                                   double now) const {
+  using O = fetch::OutcomeClass;
+  if (IsGone(r.status, fetch::OutcomeName(r.outcome))) {
+    if (meta->gone_tries < UINT8_MAX) ++meta->gone_tries;
+    meta->unreachable_since = 0;  // it answered
+    if (removal_.gone_after_tries > 0 &&
+        meta->gone_tries >= removal_.gone_after_tries) {
+      return RemovalReason::kGone;
+    }
+    return std::nullopt;
+  }
+  if (r.outcome == O::kDns || r.outcome == O::kNetwork) {
+    // No HTTP answer: the unreachable clock runs from the streak's first.
+    meta->gone_tries = 0;
+    if (meta->unreachable_since == 0) {
+      meta->unreachable_since = static_cast<uint32_t>(
+          std::clamp(now, 1.0, static_cast<double>(UINT32_MAX)));
+      return std::nullopt;
+    }
+    if (removal_.gone_after_unreachable > 0 &&
+        now - meta->unreachable_since >= removal_.gone_after_unreachable) {
+      return RemovalReason::kUnreachable;
+    }
+    return std::nullopt;
+  }
+  // Any other HTTP answer ends both streaks; a failure that says nothing
+  // of the page (timeout, TLS, robots, a proxy's) leaves them as they are.
+  if (r.status > 0) {
+    meta->gone_tries = 0;
+    meta->unreachable_since = 0;
+  }
+  return std::nullopt;
+}
+
+void PageBook::Tombstone(sched::PageId page) {
+  const sched::HostId host = sched_->page(page).host;
+  if (metas_[page].content_hash != 0) {
+    auto it = content_owner_.find(ContentKey(page, metas_[page].content_hash));
+    if (it != content_owner_.end() && it->second == page) {
+      content_owner_.erase(it);
+    }
+  }
+  sched_->Remove(page);
+  urls_.Remove(page);
+  hosts_.RemovePage(host);
+  metas_[page] = PageMeta();     // frees its strings
+  sketches_marked_.erase(page);  // deleted with the page, not put back
+  MarkPage(page);
+}
+
+void PageBook::Remove(sched::PageId page, RemovalReason reason) {
+  if (page >= metas_.size() || sched_->removed(page)) return;
+  Tombstone(page);
+  ++removed_[static_cast<int>(reason)];
+}
+
+std::optional<sched::PageId> PageBook::Find(std::string_view url) const {
+  if (auto id = urls_.Find(url)) return id;
+  if (aliases_.size() == 0) return std::nullopt;
+  const AliasTable::Alias* alias = aliases_.Find(parse::UrlKey(url));
+  if (alias == nullptr || sched_->removed(alias->page)) return std::nullopt;
+  return alias->page;
+}
+
+std::optional<PageBook::AliasOfUrl> PageBook::AliasOf(
+    std::string_view url) const {
+  if (aliases_.size() == 0 || urls_.FindExact(url)) return std::nullopt;
+  const AliasTable::Alias* alias = aliases_.Find(parse::UrlKey(url));
+  if (alias == nullptr) return std::nullopt;
+  return AliasOfUrl{urls_.url(alias->page), alias->page, alias->reason};
+}
+
+bool PageBook::Collapse(sched::PageId page, sched::PageId target,
+                        AliasReason reason) {
+  if (page == target || page >= metas_.size() || target >= metas_.size() ||
+      sched_->removed(page) || sched_->removed(target)) {
+    return false;
+  }
+  const std::string url = urls_.url(page);
+  const uint64_t key = parse::UrlKey(url);
+  if (!aliases_.Add(key, target, reason)) return false;
+  Tombstone(page);
+  aliases_marked_.push_back(
+      {key, url, urls_.url(target), static_cast<uint8_t>(reason)});
+  ++collapsed_[static_cast<int>(reason)];
+  return true;
+}
+
+uint64_t PageBook::ContentKey(sched::PageId page, uint64_t text_hash) const {
+  // The host's id spread over the word (Fibonacci hashing), so that one
+  // text on two hosts makes two keys.
+  const uint64_t host = sched_->page(page).host + uint64_t{1};
+  return text_hash ^ (host * 0x9E3779B97F4A7C15ULL);
+}
+
+std::optional<sched::PageId> PageBook::DuplicateOf(sched::PageId page,
+                                                   uint64_t text_hash) {
+  if (text_hash == 0 || aliases_.max() == 0 || page >= metas_.size() ||
+      sched_->removed(page)) {
+    return std::nullopt;
+  }
+  const uint64_t key = ContentKey(page, text_hash);
+  auto it = content_owner_.find(key);
+  if (it != content_owner_.end()) {
+    const sched::PageId owner = it->second;
+    if (owner == page) return std::nullopt;
+    if (!sched_->removed(owner) && metas_[owner].content_hash == text_hash &&
+        sched_->page(owner).host == sched_->page(page).host) {
+      return owner;
+    }
+    it->second = page;  // the first page moved on: this one holds it now
+    return std::nullopt;
+  }
+  if (content_owner_.size() < aliases_.max()) content_owner_.emplace(key, page);
+  return std::nullopt;
+}
+
+Status PageBook::RestoreAliases(const store::PageStore& store) {
+  return store.ForEachAlias(
+      [&](const store::AliasRecord& a) {
+        const std::optional<sched::PageId> page = urls_.Find(a.target);
+        // Its URL became a page again, or its page is gone: dropped.
+        if (urls_.Find(a.url) || !page ||
+            a.reason > static_cast<uint8_t>(AliasReason::kDuplicate) ||
+            !aliases_.Add(a.url_key, *page,
+                          static_cast<AliasReason>(a.reason))) {
+          aliases_dropped_.push_back(a);
+        }
+        return true;
+      },
+      /*skip_corrupt=*/true);
 }
 
 std::string PageBook::PreviousSketch(sched::PageId page, uint64_t url_key,
@@ -235,7 +389,7 @@ bool PageBook::ConsiderDatedSignal(sched::PageId page, double changed_at) {
   // considered for this page: taken as a signal if it is also newer than
   // our copy (the scheduler's rule), else counted stale (and, as the copy
   // only gets newer, stale for good). Either way the record keeps it.
-  if (page >= metas_.size()) return false;
+  if (page >= metas_.size() || sched_->removed(page)) return false;
   PageMeta& meta = metas_[page];
   if (!sched_->page(page).fetched() || changed_at <= meta.last_signal_lastmod)
     return false;
@@ -322,6 +476,13 @@ void PageBook::TakeBatch(store::StoreBatch* batch, uint64_t* failures) {
   };
   for (sched::PageId page : dirty_pages_) {
     page_dirty_[page] = false;
+    if (sched_->removed(page)) {
+      // Its records go; unless the URL came back as a new page (then the
+      // new page's record, written after, is the URL's).
+      const std::string url = urls_.url(page);
+      if (!urls_.Find(url)) batch->DeletePage(parse::UrlKey(url), url);
+      continue;
+    }
     if (!PersistPage(*sched_, page, urls_.url(page), metas_[page], batch)
              .ok()) {
       failed();
@@ -341,6 +502,12 @@ void PageBook::TakeBatch(store::StoreBatch* batch, uint64_t* failures) {
     globals_dirty_ = false;
     if (!PersistGlobals(*sched_, batch).ok()) failed();
   }
+  for (const store::AliasRecord& a : aliases_marked_) batch->PutAlias(a);
+  aliases_marked_.clear();
+  for (const store::AliasRecord& a : aliases_dropped_) {
+    batch->DeleteAlias(a.url_key, a.url);
+  }
+  aliases_dropped_.clear();
   // The batch taken before is committed: its sketches are the store's now.
   sketches_committing_.clear();
   for (const auto& [page, sketch] : sketches_marked_) {

@@ -19,6 +19,44 @@
 // Dispatch reads validators from here: no store read on the dispatch path;
 // the URL itself is one pread of the book's URL file (daemon/url_index.h:
 // the URL bytes are in the OS page cache, not the process).
+// Removal (issue 43 item 7): a page whose fetches answer 404/410 on
+// RemovalOptions::gone_after_tries consecutive tries, or that has had no
+// HTTP answer (DNS or connect failures) for gone_after_unreachable since
+// the first failure of the streak, is removed for good (Remove): the
+// scheduler keeps its id as a tombstone (sched/scheduler.h Remove: no
+// selection work, no further fetch, not in the summary), the URL index
+// forgets the URL (UrlIndex::Remove), its host counts one page fewer, its
+// PageMeta's strings are freed, and the next TakeBatch deletes its store
+// records (page, sketch, last capture) — so a restart, which restores only
+// stored pages, does not bring it back, and the tombstone's fixed per-page
+// arrays (~150 B) are freed by the next restart, not reused before: ids
+// index a dozen dense arrays and the URL file is append-only. A tombstone
+// is a tombstone, not a free slot.
+// The change feed gets one "gone" per absence: at the first 404/410 after
+// content, as before, or else (content, then other failures, then gone; or
+// unreachable) at the removal; a page that never had content is removed
+// without one. The event carries the URL, the time, the last status (0:
+// no HTTP answer) and the last content's text hash.
+// A removed URL met again (a link, a sitemap, a signal) is a new URL: it
+// joins as a new page under the frontier's rules. It cannot loop faster
+// than the removal takes: gone_after_tries 404/410 answers, each after the
+// scheduler's 4xx back-off (max_interval), or gone_after_unreachable; each
+// round leaves one tombstone until the next restart.
+// The streak (PageMeta::gone_tries, unreachable_since) is not stored: a
+// restart counts a page whose last answer was 404/410 as having its
+// consecutive failures as tries, and restarts the unreachable clock.
+// Duplicates (issue 43 item 7): a URL whose <link rel=canonical> names
+// another page of its host, or whose content is another page's of its host
+// (the same visible-text hash), is collapsed into that page (Collapse): it
+// becomes an alias (daemon/alias_table.h: a small record, not a page; the
+// Frontier decides, PageBook keeps), its page is tombstoned as a removed
+// one is (not counted as removed), its page records deleted and its alias
+// record written (store/alias_table.h), read back at a restart. Find
+// answers an alias URL with its page (a link, a sitemap entry, a signal
+// reach the page), unless that page was removed since: then the URL is
+// unknown again and may come back as a page. The content index (hash and
+// host -> the first page seen with it) is bounded by the same cap as the
+// aliases and rebuilt at a restart from the pages' hashes.
 // Not thread-safe: the scheduler's thread.
 
 #ifndef FRESHD_DAEMON_PAGE_BOOK_H_
@@ -34,6 +72,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "daemon/alias_table.h"
 #include "daemon/host_book.h"
 #include "daemon/page_meta.h"
 #include "daemon/recovery.h"
@@ -50,6 +89,18 @@ struct CrawlerState;
 
 namespace freshd::daemon {
 
+// When a page is gone for good (see "Removal" above); 0: never.
+struct RemovalOptions {
+  uint32_t gone_after_tries = 0;      // consecutive 404/410 answers
+  double gone_after_unreachable = 0;  // seconds without an HTTP answer
+};
+
+// Why a page was removed.
+enum class RemovalReason { kGone, kUnreachable };
+inline const char* RemovalReasonName(RemovalReason r) {
+  return r == RemovalReason::kGone ? "gone" : "unreachable";
+}
+
 class PageBook {
  public:
   // What one completed fetch gives its caller (RecordFetch).
@@ -62,6 +113,9 @@ class PageBook {
     // The page's links to follow (into the caller's fingerprint), or null
     // (no HTML, a failed parse, nofollow).
     const std::vector<parse::Link>* links = nullptr;
+    // The page is gone for good: the caller Removes it once the
+    // observation is applied.
+    std::optional<RemovalReason> removal;
   };
 
   // `scheduler` must outlive the book. The URLs' file goes in `url_dir`
@@ -124,6 +178,44 @@ class PageBook {
                       const parse::PageFingerprint* fingerprint,
                       uint64_t text_hash, double now);
 
+  // When pages are removed (default: never).
+  void set_removal(const RemovalOptions& options) { removal_ = options; }
+  const RemovalOptions& removal() const { return removal_; }
+
+  // Removes `page` for good (see "Removal" above) and marks it, so the
+  // next TakeBatch deletes its records. Counted by reason. Removed ids:
+  // nothing.
+  void Remove(sched::PageId page, RemovalReason reason);
+  bool removed(sched::PageId page) const { return sched_->removed(page); }
+  // Pages removed since start, by reason.
+  uint64_t removed_total(RemovalReason reason) const {
+    return removed_[static_cast<int>(reason)];
+  }
+
+  // The cap on aliases and on the content index (0, the default: no
+  // duplicate is collapsed).
+  void set_max_aliases(size_t max_aliases) { aliases_.set_max(max_aliases); }
+  // Collapses `page` into `target` (see "Duplicates" above): false, and
+  // nothing changed, when the alias table is full (counted there), either
+  // is removed, or they are the same page.
+  bool Collapse(sched::PageId page, sched::PageId target, AliasReason reason);
+  // The page of `page`'s host with the same content hash (non-zero), seen
+  // before and still holding it; else nullopt, and `page` is indexed as
+  // that content's first page (while the index has room).
+  std::optional<sched::PageId> DuplicateOf(sched::PageId page,
+                                           uint64_t text_hash);
+  // What `url` is an alias of (its page's URL), if it is one.
+  struct AliasOfUrl {
+    std::string page_url;
+    sched::PageId page = 0;
+    AliasReason reason = AliasReason::kCanonical;
+  };
+  std::optional<AliasOfUrl> AliasOf(std::string_view url) const;
+  const AliasTable& aliases() const { return aliases_; }
+  uint64_t collapsed_total(AliasReason reason) const {
+    return collapsed_[static_cast<int>(reason)];
+  }
+
   // A signal dated `changed_at` for `page`: true if the caller should
   // signal the scheduler (the page was fetched and the date is newer than
   // the newest one considered), which the book records (and marks) so a
@@ -157,10 +249,9 @@ class PageBook {
     urls_.Reserve(static_cast<size_t>(
         std::min<uint64_t>(pages, sched_->options().max_pages)));
   }
-  // By the URL's 64-bit key (no read; daemon/url_index.h "Collisions").
-  std::optional<sched::PageId> Find(std::string_view url) const {
-    return urls_.Find(url);
-  }
+  // By the URL's 64-bit key (no read; daemon/url_index.h "Collisions"); an
+  // alias URL gives its page (see "Duplicates" above).
+  std::optional<sched::PageId> Find(std::string_view url) const;
   // The same, checked against the stored URL (one read on a hit).
   std::optional<sched::PageId> FindExact(std::string_view url) const {
     return urls_.FindExact(url);
@@ -203,9 +294,21 @@ class PageBook {
 
  private:
   void FinishRestore(std::vector<PageMeta> metas);
+  // The aliases `store` holds whose URL is no page and whose page is
+  // known (the others are deleted at the next TakeBatch).
+  Status RestoreAliases(const store::PageStore& store);
+  // Takes `page` out of the scheduler, the URL index and its host (Remove
+  // and Collapse), and marks it.
+  void Tombstone(sched::PageId page);
+  uint64_t ContentKey(sched::PageId page, uint64_t text_hash) const;
   // Appends the page the scheduler just gave `id` and marks it.
   void Append(sched::PageId id, const std::string& url, sched::HostId host,
               PageMeta meta);
+  // Counts the fetch `r` into the page's removal streaks; the reason when
+  // it is gone for good.
+  std::optional<RemovalReason> CountStreak(PageMeta* meta,
+                                           const fetch::FetchResult& r,
+                                           double now) const;
   void MarkPage(sched::PageId page);
   void MarkHost(sched::HostId host);
   // The page's sketch before this fetch (base/sketch.h encoding; empty:
@@ -229,6 +332,15 @@ class PageBook {
   std::vector<sched::HostId> dirty_hosts_;
   std::vector<bool> host_dirty_;  // by host id
   bool globals_dirty_ = false;
+  RemovalOptions removal_;
+  uint64_t removed_[2] = {0, 0};  // by RemovalReason
+  AliasTable aliases_;
+  uint64_t collapsed_[2] = {0, 0};  // by AliasReason
+  // Content hash mixed with the host -> the first page seen with it.
+  std::unordered_map<uint64_t, sched::PageId> content_owner_;
+  // Alias records to write, and to delete, with the next TakeBatch.
+  std::vector<store::AliasRecord> aliases_marked_;
+  std::vector<store::AliasRecord> aliases_dropped_;
   const store::PageStore* sketch_store_ = nullptr;
   // Sketches recorded since the last TakeBatch, and those of the batch it
   // took (being committed); by page.

@@ -1,5 +1,6 @@
 #include "daemon/page_codec.h"
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <utility>
@@ -13,7 +14,8 @@ DecodedPage DecodePageRecord(const store::PageRecord& record) {
   page.meta = PageMeta(record.etag, record.last_modified, record.last_outcome);
   page.meta.content_hash = record.content_hash;
   page.meta.last_signal_lastmod = record.last_signal_lastmod;
-  page.meta.last_status = record.last_status;
+  page.meta.last_status =
+      static_cast<int16_t>(std::clamp(record.last_status, -32768, 32767));
   page.reset = record.sched_state.empty();
   if (!page.reset) {
     Result<sched::SavedPage> decoded =
@@ -24,6 +26,16 @@ DecodedPage DecodePageRecord(const store::PageRecord& record) {
       page.error = decoded.status();
       page.reset = true;
     }
+  }
+  // The removal streak is not stored: a page whose last answer was
+  // 404/410 counts its consecutive failures as its tries (each a 404/410
+  // unless other failures came between), and its absence as announced
+  // (the first 404/410 after content wrote the event).
+  if (record.last_outcome == "4xx" &&
+      (record.last_status == 404 || record.last_status == 410)) {
+    page.meta.gone_tries = static_cast<uint8_t>(
+        std::max<int>(1, page.reset ? 1 : page.saved.state.failures));
+    page.meta.flags |= PageMeta::kGoneAnnounced;
   }
   return page;
 }

@@ -44,7 +44,10 @@ size_t PackedBytes(const char* packed) {
 PageMeta::PageMeta(const PageMeta& other)
     : content_hash(other.content_hash),
       last_signal_lastmod(other.last_signal_lastmod),
-      last_status(other.last_status) {
+      last_status(other.last_status),
+      gone_tries(other.gone_tries),
+      flags(other.flags),
+      unreachable_since(other.unreachable_since) {
   if (other.packed_ != nullptr) {
     const size_t n = PackedBytes(other.packed_.get());
     packed_ = std::make_unique_for_overwrite<char[]>(n);

@@ -45,7 +45,18 @@ class PageMeta {
 
   uint64_t content_hash = 0;       // of the visible text; 0: never fetched
   double last_signal_lastmod = 0;  // Unix seconds, 0: none considered
-  int32_t last_status = 0;         // HTTP status, 0: none
+  int16_t last_status = 0;         // HTTP status (100-999), 0: none
+  // Pages gone for good (daemon/page_book.h "Removal"), in what was
+  // padding (the value stays 32 bytes); not stored: a restart derives
+  // them from the last status (page_codec.h).
+  uint8_t gone_tries = 0;  // consecutive 404/410 answers (saturating)
+  uint8_t flags = 0;       // kGoneAnnounced
+  // Unix seconds of the first DNS/connect failure of the current streak
+  // (no HTTP answer since); 0: none.
+  uint32_t unreachable_since = 0;
+
+  // A "gone" change-feed event was written for the page's current absence.
+  static constexpr uint8_t kGoneAnnounced = 1;
 
  private:
   static constexpr int kFields = 3;

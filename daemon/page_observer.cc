@@ -59,6 +59,9 @@ void PageObserver::Observe(sched::PageId page, fetch::FetchResult r,
     ++robots_denied_total_;
   }
   book_->Observe(fetched.observation);
+  // Gone for good (PageBook "Removal"): after the observation, so that the
+  // tombstone ignores nothing it should have seen.
+  if (fetched.removal) book_->Remove(page, *fetched.removal);
   // Last: adding pages grows the book.
   if (fetched.links != nullptr) {
     const sched::HostId host = sched_->page(page).host;
@@ -73,6 +76,12 @@ void PageObserver::Observe(sched::PageId page, fetch::FetchResult r,
         frontier_->AddUrl(link.url, 1.0, false, now);
       }
     }
+  }
+  // Duplicate URLs collapse (Frontier::Collapse): after the links, which an
+  // alias's page still gives.
+  if (r.outcome == fetch::OutcomeClass::kOk && !fetched.removal) {
+    frontier_->Collapse(page, fingerprint ? fingerprint->page.canonical : "",
+                        parsed.text_hash, now);
   }
   if (!r.raw_headers.empty() || !r.redirect_hops.empty()) {
     committer_->AddWarc(std::move(r), started_unix, event ? &*event : nullptr);

@@ -6,8 +6,9 @@
 // fields before this fetch) and the WARC item, both queued with the
 // GroupCommitter; the page's anchors go to
 // the Frontier (or, clustered, to their owners through `route_away`) and
-// its feed links to SignalIntake. It counts the outcomes (/status
-// pages_fetched_total, robots_denied_total, errors; /metrics
+// its feed links to SignalIntake. A page the book finds gone for good
+// (PageBook::Fetched::removal) is removed once observed. It counts the outcomes
+// (/status pages_fetched_total, robots_denied_total, errors; /metrics
 // freshd_fetch_outcomes_total) and the completions of the last minute.
 // It reaches the other parts only through what it is given: never the
 // engine.

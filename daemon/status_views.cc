@@ -400,7 +400,18 @@ Result<nlohmann::json> StatusViews::PageJson(std::string_view raw_url) const {
   if (!url.ok()) return url.status();
   // Checked against the stored URL: never another URL's page.
   std::optional<sched::PageId> known = book_->FindExact(url.value());
-  if (!known) return Status::NotFound("unknown URL");
+  if (!known) {
+    // A duplicate URL collapsed into a page: it says which (PageBook
+    // "Duplicates").
+    if (auto alias = book_->AliasOf(url.value())) {
+      return nlohmann::json{
+          {"url", url.value()},
+          {"alias_of", alias->page_url},
+          {"alias_reason", AliasReasonName(alias->reason)},
+          {"alias_page_removed", sched_->removed(alias->page)}};
+    }
+    return Status::NotFound("unknown URL");
+  }
   sched::PageId id = *known;
   double now = UnixNow();
   const sched::PageState& s = sched_->page(id);

@@ -68,7 +68,8 @@ struct ArchivePolicy {
   bool errors = true;          // archive 4xx/5xx responses
 };
 
-// A page record as committed: store/records.h's encoded value.
+// A page record as committed: store/records.h's encoded value (empty: the
+// page's records were deleted, a page removed for good).
 struct CommittedPage {
   uint64_t url_key = 0;
   std::string url;

@@ -267,6 +267,27 @@ void UrlIndex::AddRestored(std::string_view url) {
   Insert(static_cast<sched::PageId>(offsets_.size() - 1));
 }
 
+void UrlIndex::Remove(sched::PageId id) {
+  if (table_.empty() || id >= keys_.size()) return;
+  size_t hole = Home(keys_[id]);
+  while (table_[hole] != id) {
+    if (table_[hole] == kEmpty) return;
+    hole = Next(hole);
+  }
+  // Each later entry of the run moves back into the hole unless its home
+  // lies in (hole, slot] (cyclically): then it is still reachable.
+  for (size_t slot = Next(hole); table_[slot] != kEmpty; slot = Next(slot)) {
+    const size_t home = Home(keys_[table_[slot]]);
+    const bool reachable = hole <= slot ? (hole < home && home <= slot)
+                                        : (hole < home || home <= slot);
+    if (reachable) continue;
+    table_[hole] = table_[slot];
+    hole = slot;
+  }
+  table_[hole] = kEmpty;
+  --table_used_;
+}
+
 std::optional<sched::PageId> UrlIndex::Find(std::string_view u) const {
   if (table_.empty()) return std::nullopt;
   const uint64_t key = XXH3_64bits(u.data(), u.size()) & key_mask_;

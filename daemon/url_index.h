@@ -76,6 +76,14 @@ class UrlIndex {
   // Find keeps the first id).
   void AddRestored(std::string_view url);
 
+  // Takes `id` out of the lookup table (a page removed for good): Find no
+  // longer answers it, and the same URL added again gets a new id. Its
+  // url() stays readable (the file is append-only; a restart drops it).
+  // Backward-shift deletion: no tombstone slot, probes stay as short as if
+  // it had never been inserted. Unknown ids, or ids not in the table (a
+  // duplicate key): nothing.
+  void Remove(sched::PageId id);
+
   // The id whose key is `url`'s (see "Collisions" above; no read).
   std::optional<sched::PageId> Find(std::string_view url) const;
   // The same, checked against the stored URL (one read on a hit).

@@ -62,9 +62,13 @@ struct PageState {
   // Its rate is only bounded below (every recent interval changed): the
   // next fetch is due after a quarter of the last interval (a probe).
   static constexpr uint8_t kProbe = 2;
+  // Removed (Scheduler::Remove): a tombstone, never eligible, indexed
+  // below every live page; never saved (the daemon deletes its record).
+  static constexpr uint8_t kRemoved = 4;
 
   bool fetched() const { return last_fetch != kNever; }
   bool in_flight() const { return (flags & kInFlight) != 0; }
+  bool removed() const { return (flags & kRemoved) != 0; }
 };
 
 inline constexpr size_t kPageStateBytes = sizeof(PageState);

@@ -167,9 +167,20 @@ void Scheduler::SetHeld(PageId page, bool held) {
   }
 }
 
+void Scheduler::Remove(PageId page) {
+  if (page >= pages_.size() || pages_[page].removed()) return;
+  PageState& s = pages_[page];
+  s.flags = static_cast<uint8_t>((s.flags & ~PageState::kInFlight) |
+                                 PageState::kRemoved);
+  ++removed_count_;
+  Reindex(page);  // lowest bound, no deadline (Valuer)
+}
+
 bool Scheduler::PageEligible(PageId page, double now) const {
   const PageState& s = pages_[page];
-  if (s.in_flight() || now < s.not_before || held(page)) return false;
+  if (s.in_flight() || now < s.not_before || held(page) || s.removed()) {
+    return false;
+  }
   if (s.fetched() && now - s.last_fetch < options_.min_interval) return false;
   if (const PageRule* rule = rules_.RuleFor(page);
       rule && s.fetched() && now - s.last_fetch < rule->min_interval) {
@@ -247,7 +258,10 @@ void Scheduler::ObserveSignalCoverage(HostId host, double through) {
 
 Scheduler::ObserveEffect Scheduler::Observe(const Observation& obs) {
   ObserveEffect effect;
-  if (obs.page >= pages_.size() || !std::isfinite(obs.time)) return effect;
+  if (obs.page >= pages_.size() || !std::isfinite(obs.time) ||
+      pages_[obs.page].removed()) {
+    return effect;
+  }
   std::visit(
       [&](const auto& e) {
         using T = std::decay_t<decltype(e)>;

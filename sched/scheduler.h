@@ -258,6 +258,21 @@ class Scheduler {
   bool held(PageId page) const { return page < held_.size() && held_[page]; }
   size_t held_pages() const { return held_count_; }
 
+  // Removes a page for good (the daemon's pages gone for good: 404/410
+  // over several tries, unreachable past an age; daemon/page_book.h): its
+  // id stays as a tombstone (ids index a dozen dense arrays; a restart,
+  // which restores only stored pages, drops it), never eligible again,
+  // indexed with the lowest bound and no deadline so that no Select
+  // evaluates it (Selector::BestByValue stops at the first removed entry),
+  // not counted by Summarize, and every later observation of it is
+  // ignored. Its contributions to its host's pooled statistics stay (they
+  // were evidence about the host). Unknown or removed ids: nothing.
+  void Remove(PageId page);
+  bool removed(PageId page) const {
+    return page < pages_.size() && pages_[page].removed();
+  }
+  size_t removed_pages() const { return removed_count_; }
+
   // When the next token is available (>= now); +inf at rate 0.
   double NextTokenTime(double now) { return bucket_.NextTokenTime(now); }
 
@@ -382,6 +397,7 @@ class Scheduler {
   std::vector<PageState> pages_;
   std::vector<bool> held_;  // SetHeld; shorter than pages_: not held
   size_t held_count_ = 0;
+  size_t removed_count_ = 0;  // Remove
   RuleTable rules_;
   TokenBucket bucket_;
   Estimator estimator_;

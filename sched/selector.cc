@@ -446,6 +446,8 @@ std::optional<Selector::Choice> Selector::BestByValue(
     }
     const auto [bound, page] = cursor.next;
     if (best && !(bound > best->priority.key)) break;
+    // Entries come in bound order: from here on, only removed pages.
+    if (bound == kRemovedBound) break;
     // The host's next entry after this one.
     if (cursor.pos < HostEnd(cursor.host) &&
         sorted_[cursor.pos] == cursor.next) {

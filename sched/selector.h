@@ -94,6 +94,10 @@ class Selector {
   // (+inf: none).
   void Update(PageId page, double upper_bound, double deadline,
               HostId host = 0);
+  // The bound a -inf upper bound rounds to: a removed page's
+  // (Scheduler::Remove). No live page's bound is this low (values are
+  // >= 0), so a scan that reaches it has seen every live page and stops.
+  static constexpr float kRemovedBound = std::numeric_limits<float>::lowest();
 
   // The same for every page in [0, pages) at once, index(p) giving {upper
   // bound, deadline} and host_of(p) its host (when given; else the host it

@@ -21,6 +21,7 @@ bool SummarizeSome(const std::vector<PageState>& pages, const RuleTable& rules,
   Summary& out = pass->counts_;
   for (PageId id = pass->next_; id < end; ++id) {
     const PageState& s = pages[id];
+    if (s.removed()) continue;  // a tombstone (Scheduler::Remove)
     const double mu = rules.ImportanceOf(id, s.importance);
     pass->weight_ += mu;
     if (s.failures > 0) ++out.failed;

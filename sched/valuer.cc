@@ -285,7 +285,7 @@ PolicyInput Valuer::Input(PageId page) const {
 
 double Valuer::Deadline(PageId page) const {
   const PageState& s = pages_[page];
-  if (!s.fetched()) return kInf;
+  if (!s.fetched() || s.removed()) return kInf;
   double interval = options_.max_interval > 0 ? options_.max_interval : kInf;
   if (s.forced > 0 && policy_.forced_is_deadline()) {
     interval = std::min<double>(interval, s.forced);
@@ -312,6 +312,8 @@ double Valuer::Deadline(PageId page) const {
 
 double Valuer::IndexBound(PageId page, double start, double end) const {
   const PageState& s = pages_[page];
+  // A removed page sorts below every live one (Selector::kRemovedBound).
+  if (s.removed()) return -kInf;
   double bound = options_.new_page_value;
   if (s.fetched()) {
     // Values do not decrease with time between observations (policy.h), so

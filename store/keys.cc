@@ -51,6 +51,19 @@ std::string LastCaptureKey(uint64_t url_key, std::string_view url) {
   return key;
 }
 
+std::string AliasKey(uint64_t url_key, std::string_view url) {
+  std::string key = PageKey(url_key, url);
+  key[0] = kAliasPrefix;
+  return key;
+}
+
+bool ParseAliasKey(std::string_view key, uint64_t* url_key, std::string* url) {
+  if (key.size() < 9 || key[0] != kAliasPrefix) return false;
+  *url_key = DecodeBigEndian64(key.data() + 1);
+  url->assign(key.substr(9));
+  return true;
+}
+
 bool ParsePageKey(std::string_view key, uint64_t* url_key, std::string* url) {
   if (key.size() < 9 || key[0] != kPagePrefix) return false;
   *url_key = DecodeBigEndian64(key.data() + 1);

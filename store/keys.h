@@ -18,6 +18,9 @@
 //                                        store/control_table.h)
 //   'U' callback id                      a WebSub subscription
 //                                        (store/subscription_table.h)
+//   'A' be64(url_key) url                an alias: a duplicate URL
+//                                        collapsed into a page
+//                                        (store/alias_table.h)
 // Big-endian integers make key order numeric order. Retired, never to be
 // reused: 'S' (signal log entries) and 'N' (their sequence number), which no
 // freshd wrote; migration 1 -> 2 deletes them (store/migrations.h).
@@ -47,6 +50,7 @@ inline constexpr char kDigestOrderPrefix = 'X';
 inline constexpr char kLastCapturePrefix = 'L';
 inline constexpr char kControlPrefix = 'O';
 inline constexpr char kSubscriptionPrefix = 'U';
+inline constexpr char kAliasPrefix = 'A';
 
 std::string PageKey(uint64_t url_key, std::string_view url);
 std::string HostKey(std::string_view host);
@@ -59,6 +63,8 @@ std::string LastCaptureKey(uint64_t url_key, std::string_view url);
 std::string ControlKey(char kind, std::string_view target);
 // A WebSub subscription's key: 'U', the callback id.
 std::string SubscriptionKey(std::string_view id);
+// An alias's key: 'A', be64(url_key), the alias URL (as a page key).
+std::string AliasKey(uint64_t url_key, std::string_view url);
 
 // Splits a page key; false if `key` is not a well-formed page key.
 bool ParsePageKey(std::string_view key, uint64_t* url_key, std::string* url);
@@ -66,6 +72,8 @@ bool ParsePageKey(std::string_view key, uint64_t* url_key, std::string* url);
 bool ParseHostKey(std::string_view key, std::string* host);
 // Splits a control key; false if malformed (no kind byte, empty target).
 bool ParseControlKey(std::string_view key, char* kind, std::string* target);
+// Splits an alias key; false if malformed.
+bool ParseAliasKey(std::string_view key, uint64_t* url_key, std::string* url);
 // Splits a subscription key; false if malformed (empty id).
 bool ParseSubscriptionKey(std::string_view key, std::string* id);
 

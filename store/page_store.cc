@@ -10,6 +10,7 @@ PageStore::PageStore(std::unique_ptr<StoreCore> core)
       hosts_(core_.get()),
       controls_(core_.get()),
       subscriptions_(core_.get()),
+      aliases_(core_.get()),
       feed_(core_.get()),
       captures_(core_.get()),
       sketches_(core_.get()) {}

@@ -26,6 +26,7 @@
 
 #include "base/status.h"
 #include "conf/config.h"
+#include "store/alias_table.h"
 #include "store/capture_index.h"
 #include "store/control_table.h"
 #include "store/feed_log.h"
@@ -109,6 +110,12 @@ class PageStore {
     return subscriptions_.ForEach(fn, skip_corrupt);
   }
 
+  // AliasTable: duplicate URLs collapsed into pages.
+  Status ForEachAlias(const std::function<bool(const AliasRecord&)>& fn,
+                      bool skip_corrupt = false) const {
+    return aliases_.ForEach(fn, skip_corrupt);
+  }
+
   // FeedLog.
   using FeedBounds = FeedLog::Bounds;
   FeedBounds feed_bounds() const { return feed_.bounds(); }
@@ -145,6 +152,7 @@ class PageStore {
   HostTable hosts_;
   ControlTable controls_;
   SubscriptionTable subscriptions_;
+  AliasTable aliases_;
   FeedLog feed_;
   CaptureIndex captures_;
   SketchTable sketches_;

@@ -29,12 +29,14 @@ void StoreBatch::ForEachPagePut(
     const {
   std::string url;
   for (const Op& op : ops_) {
-    if (op.kind != Op::Kind::kPut || op.key.empty() ||
-        op.key[0] != kPagePrefix) {
+    if ((op.kind != Op::Kind::kPut && op.kind != Op::Kind::kDelete) ||
+        op.key.empty() || op.key[0] != kPagePrefix) {
       continue;
     }
     uint64_t url_key = 0;
-    if (ParsePageKey(op.key, &url_key, &url)) fn(url_key, url, op.value);
+    if (ParsePageKey(op.key, &url_key, &url)) {
+      fn(url_key, url, op.kind == Op::Kind::kPut ? op.value : "");
+    }
   }
 }
 
@@ -104,6 +106,15 @@ void StoreBatch::DeleteHost(std::string_view host) {
 void StoreBatch::PutControl(const ControlRecord& control) {
   ops_.push_back({Op::Kind::kPut, ControlKey(control.kind, control.target),
                   EncodeControlValue(control)});
+}
+
+void StoreBatch::PutAlias(const AliasRecord& alias) {
+  ops_.push_back({Op::Kind::kPut, AliasKey(alias.url_key, alias.url),
+                  EncodeAliasValue(alias)});
+}
+
+void StoreBatch::DeleteAlias(uint64_t url_key, std::string_view url) {
+  ops_.push_back({Op::Kind::kDelete, AliasKey(url_key, url), {}});
 }
 
 void StoreBatch::PutSubscription(const SubscriptionRecord& subscription) {

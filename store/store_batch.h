@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "store/alias_table.h"
 #include "store/control_table.h"
 #include "store/records.h"
 #include "store/subscription_table.h"
@@ -52,6 +53,8 @@ class StoreBatch {
   void PutControl(const ControlRecord& control);
   void DeleteControl(char kind, std::string_view target);
   // A WebSub subscription (store/subscription_table.h), put or deleted.
+  void PutAlias(const AliasRecord& alias);
+  void DeleteAlias(uint64_t url_key, std::string_view url);
   void PutSubscription(const SubscriptionRecord& subscription);
   void DeleteSubscription(std::string_view id);
 
@@ -59,8 +62,10 @@ class StoreBatch {
   void Append(StoreBatch&& other);
 
   // The page records this batch puts, as (url_key, url, encoded value,
-  // store/records.h DecodePageValue): what a cluster node publishes to its
-  // page stream after the commit.
+  // store/records.h DecodePageValue), and those it deletes, with an empty
+  // value (a page removed for good): what a cluster node publishes to its
+  // page stream after the commit (an empty value is the page's tombstone
+  // there: a replay adopts nothing from it).
   void ForEachPagePut(
       const std::function<void(uint64_t url_key, std::string_view url,
                                std::string_view value)>& fn) const;

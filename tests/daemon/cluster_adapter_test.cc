@@ -173,6 +173,10 @@ TEST_F(ClusterAdapterTest, AHostIsOwnedOnceItsShardIsOwnedAndReplayed) {
   std::string value;
   ASSERT_TRUE(store::EncodePageValue(record, &value).ok());
   const int commits = commits_;
+  // A page removed for good by its owner: its last message is a tombstone
+  // (an empty record, daemon/page_book.h "Removal"), adopted by none.
+  a->OnReplay(AllShards(), {{"http://a.test/removed", ""}}, /*done=*/false);
+  EXPECT_FALSE(book_->Find("http://a.test/removed").has_value());
   a->OnReplay(AllShards(), {{"http://a.test/kept", value}}, /*done=*/true);
   EXPECT_TRUE(a->OwnsHost(h));
   ASSERT_TRUE(book_->Find("http://a.test/kept").has_value());

@@ -8,7 +8,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <variant>
@@ -515,6 +518,233 @@ TEST(PageBookRestartTest, TheFetchStateIsRecordedAndRestoredPerHost) {
   const sched::HostId a = book.hosts().Find("a.test").value();
   EXPECT_FALSE(book.hosts().fetch_state(a).empty());
   EXPECT_FALSE(book.marked());  // restoring writes nothing back
+}
+
+}  // namespace
+}  // namespace freshd::daemon
+
+namespace freshd::daemon {
+namespace {
+
+// Issue 43 item 7 (PageBook "Removal"), the book alone on a real store:
+// gone_after_tries 404/410 answers in a row remove a page, a 200 between
+// them resets the count; a page with no HTTP answer past
+// gone_after_unreachable is removed with one "gone"; a removed page's
+// records are deleted, its URL unknown, its host's count lowered, and the
+// same URL added again is a new page whose record the deletion spares.
+TEST(PageBookRemovalTest, GoneAndUnreachablePagesLeaveTheBookAndTheStore) {
+  store::TempDir dir;
+  auto opened = store::PageStore::Open(Config(dir.path() + "/db"));
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  std::unique_ptr<store::PageStore> store = std::move(opened).value();
+  auto sched = NewScheduler();
+  ASSERT_NE(sched, nullptr);
+  PageBook book(sched.get(), dir.path());
+  book.set_removal({/*gone_after_tries=*/3,
+                    /*gone_after_unreachable=*/30 * 86400.0});
+  auto host = book.InternHost("h.test");
+  ASSERT_TRUE(host.ok());
+  const std::string gone_url = "http://h.test/gone",
+                    dead_url = "http://h.test/dead",
+                    never_url = "http://h.test/never";
+  const sched::PageId gone = *book.Add(gone_url, *host, 1.0, 100);
+  const sched::PageId dead = *book.Add(dead_url, *host, 1.0, 100);
+  const sched::PageId never = *book.Add(never_url, *host, 1.0, 100);
+  auto commit = [&] {
+    store::StoreBatch batch;
+    book.TakeBatch(&batch);
+    ASSERT_TRUE(store->Commit(batch, kT0).ok());
+  };
+  std::vector<std::string> feed;  // "kind url"
+  auto fetch = [&](sched::PageId page, fetch::FetchResult r, double now) {
+    PageBook::Fetched f = book.RecordFetch(page, r, nullptr, 7, now);
+    book.Observe(f.observation);
+    if (f.removal) book.Remove(page, *f.removal);
+    if (f.feed) feed.push_back(f.feed->event.kind + " " + f.feed->event.url);
+    return f.removal;
+  };
+  const auto k404 = Outcome(fetch::OutcomeClass::kHttp4xx, 404);
+  const auto k410 = Outcome(fetch::OutcomeClass::kHttp4xx, 410);
+  const auto kDns = Outcome(fetch::OutcomeClass::kDns, 0);
+  double t = kT0;
+  EXPECT_FALSE(fetch(gone, Ok("e"), t += 60));
+  EXPECT_FALSE(fetch(dead, Ok("e"), t += 60));
+  // 404, 410, then a 200: the count starts again.
+  EXPECT_FALSE(fetch(gone, k404, t += 60));
+  EXPECT_FALSE(fetch(gone, k410, t += 60));
+  EXPECT_FALSE(fetch(gone, Ok("e"), t += 60));
+  EXPECT_FALSE(fetch(gone, k404, t += 60));
+  EXPECT_FALSE(fetch(gone, k404, t += 60));
+  EXPECT_EQ(book.meta(gone).gone_tries, 2);
+  EXPECT_EQ(fetch(gone, k410, t += 60), RemovalReason::kGone);
+  // Never fetched with content: removed without a feed event.
+  EXPECT_FALSE(fetch(never, k404, t += 60));
+  EXPECT_FALSE(fetch(never, k404, t += 60));
+  EXPECT_EQ(fetch(never, k404, t += 60), RemovalReason::kGone);
+  // No HTTP answer: the clock runs from the streak's first failure; a
+  // timeout (it says nothing of the page) does not stop it.
+  const double first_dns = t += 60;
+  EXPECT_FALSE(fetch(dead, kDns, first_dns));
+  EXPECT_FALSE(fetch(dead, Outcome(fetch::OutcomeClass::kTimeout, 0),
+                     first_dns + 86400));
+  EXPECT_FALSE(fetch(dead, kDns, first_dns + 30 * 86400.0 - 60));
+  EXPECT_EQ(fetch(dead, kDns, first_dns + 30 * 86400.0),
+            RemovalReason::kUnreachable);
+
+  // One "gone" per absence: the first 404 after content (twice here: the
+  // page came back in between), the unreachable page's at its removal.
+  EXPECT_EQ(feed,
+            (std::vector<std::string>{"new " + gone_url, "new " + dead_url,
+                                      "gone " + gone_url, "new " + gone_url,
+                                      "gone " + gone_url, "gone " + dead_url}));
+  EXPECT_EQ(book.removed_total(RemovalReason::kGone), 2u);
+  EXPECT_EQ(book.removed_total(RemovalReason::kUnreachable), 1u);
+  EXPECT_EQ(sched->removed_pages(), 3u);
+  EXPECT_EQ(book.host_pages(*host), 0u);
+  for (const std::string& url : {gone_url, dead_url, never_url}) {
+    EXPECT_FALSE(book.Find(url).has_value()) << url;
+  }
+  // A removed page is never selected, and no longer observed.
+  EXPECT_FALSE(sched->Select(t + 1e7, [](sched::HostId) { return true; }));
+  EXPECT_FALSE(book.ConsiderDatedSignal(gone, t + 1e6));
+
+  commit();
+  for (const std::string& url : {gone_url, dead_url, never_url}) {
+    EXPECT_FALSE(store->GetPage(parse::UrlKey(url), url).ok()) << url;
+  }
+  EXPECT_EQ(store->page_count(), 0u);
+
+  // Met again (a link): a new page, a new id; its record stays although
+  // the tombstone is marked again (a rewrite of every page).
+  auto again = book.Add(gone_url, *host, 1.0, 100);
+  ASSERT_TRUE(again.ok());
+  EXPECT_NE(*again, gone);
+  EXPECT_EQ(book.Find(gone_url), *again);
+  book.MarkForRewrite(0, static_cast<sched::PageId>(book.size()));
+  commit();
+  EXPECT_TRUE(store->GetPage(parse::UrlKey(gone_url), gone_url).ok());
+  EXPECT_EQ(store->page_count(), 1u);
+}
+
+// A restart counts a page whose last answer was 404/410 as having its
+// consecutive failures as tries, and its absence as announced.
+TEST(PageBookRemovalTest, TheStreakIsDerivedFromTheRecordAtARestart) {
+  auto sched = NewScheduler();
+  ASSERT_NE(sched, nullptr);
+  PageBook book(sched.get());
+  auto host = book.InternHost("h.test");
+  ASSERT_TRUE(host.ok());
+  const sched::PageId page = *book.Add("http://h.test/a", *host, 1.0, 100);
+  for (int i = 0; i < 2; ++i) {
+    PageBook::Fetched f = book.RecordFetch(
+        page, Outcome(fetch::OutcomeClass::kHttp4xx, 404), nullptr, 0, kT0 + i);
+    book.Observe(f.observation);
+  }
+  store::PageRecord record;
+  ASSERT_TRUE(EncodePageRecord(*sched, page, "http://h.test/a", book.meta(page),
+                               &record)
+                  .ok());
+  const DecodedPage decoded = DecodePageRecord(record);
+  EXPECT_EQ(decoded.meta.last_status, 404);
+  EXPECT_EQ(decoded.meta.gone_tries, 2);
+  EXPECT_NE(decoded.meta.flags & PageMeta::kGoneAnnounced, 0);
+  EXPECT_EQ(decoded.meta.unreachable_since, 0u);
+}
+
+}  // namespace
+}  // namespace freshd::daemon
+
+namespace freshd::daemon {
+namespace {
+
+// PageBook "Duplicates", the book alone on a real store: Collapse makes a
+// page an alias of another (Find answers the alias URL with its page, the
+// page's records go, the alias record is written and read back at a
+// restart); DuplicateOf finds the first page of a host with a content
+// hash, never one of another host; the cap refuses and counts.
+TEST(PageBookDuplicatesTest, AliasesStandForTheirPageAndSurviveARestart) {
+  store::TempDir dir;
+  const std::string a = "http://h.test/a", b = "http://h.test/b",
+                    c = "http://h.test/c", d = "http://h.test/d",
+                    other = "http://o.test/a";
+  {
+    auto opened = store::PageStore::Open(Config(dir.path() + "/db"));
+    ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+    std::unique_ptr<store::PageStore> store = std::move(opened).value();
+    auto sched = NewScheduler();
+    ASSERT_NE(sched, nullptr);
+    PageBook book(sched.get(), dir.path());
+    book.set_max_aliases(2);
+    auto h = book.InternHost("h.test");
+    auto o = book.InternHost("o.test");
+    ASSERT_TRUE(h.ok() && o.ok());
+    std::map<std::string, sched::PageId> id;
+    for (const std::string& url : {a, b, c, d}) {
+      id[url] = *book.Add(url, *h, 1.0, 100);
+    }
+    id[other] = *book.Add(other, *o, 1.0, 100);
+    auto fetch = [&](const std::string& url, uint64_t hash) {
+      PageBook::Fetched f =
+          book.RecordFetch(id[url], Ok("e"), nullptr, hash, kT0);
+      book.Observe(f.observation);
+    };
+    for (const std::string& url : {a, b, c, d, other}) fetch(url, 42);
+    // The first page of h.test with hash 42 is a; o.test's is its own.
+    EXPECT_EQ(book.DuplicateOf(id[a], 42), std::nullopt);
+    EXPECT_EQ(book.DuplicateOf(id[b], 42), id[a]);
+    EXPECT_EQ(book.DuplicateOf(id[other], 42), std::nullopt);
+    EXPECT_EQ(book.DuplicateOf(id[b], 0), std::nullopt);  // no text
+
+    ASSERT_TRUE(book.Collapse(id[b], id[a], AliasReason::kDuplicate));
+    ASSERT_TRUE(book.Collapse(id[c], id[a], AliasReason::kCanonical));
+    EXPECT_FALSE(book.Collapse(id[a], id[a], AliasReason::kCanonical));
+    EXPECT_FALSE(book.Collapse(id[d], id[b], AliasReason::kCanonical));
+    // Full (2 aliases): refused, counted, d stays a page.
+    EXPECT_FALSE(book.Collapse(id[d], id[a], AliasReason::kDuplicate));
+    EXPECT_EQ(book.aliases().refused(), 1u);
+    EXPECT_EQ(book.Find(d), id[d]);
+    EXPECT_EQ(book.Find(b), id[a]);
+    EXPECT_EQ(book.Find(c), id[a]);
+    EXPECT_FALSE(book.FindExact(b).has_value());
+    EXPECT_TRUE(sched->removed(id[b]));
+    EXPECT_EQ(book.host_pages(*h), 2u);
+    auto alias = book.AliasOf(c);
+    ASSERT_TRUE(alias.has_value());
+    EXPECT_EQ(alias->page_url, a);
+    EXPECT_EQ(alias->reason, AliasReason::kCanonical);
+    EXPECT_FALSE(book.AliasOf(a).has_value());
+    EXPECT_EQ(book.collapsed_total(AliasReason::kDuplicate), 1u);
+    EXPECT_EQ(book.collapsed_total(AliasReason::kCanonical), 1u);
+    store::StoreBatch batch;
+    book.TakeBatch(&batch);
+    ASSERT_TRUE(store->Commit(batch, kT0).ok());
+    EXPECT_FALSE(store->GetPage(parse::UrlKey(b), b).ok());
+    EXPECT_TRUE(store->GetPage(parse::UrlKey(a), a).ok());
+  }
+  auto opened = store::PageStore::Open(Config(dir.path() + "/db"));
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  auto sched = NewScheduler();
+  ASSERT_NE(sched, nullptr);
+  PageBook book(sched.get(), dir.path());
+  book.set_max_aliases(2);
+  auto restored = book.Restore(*opened.value(), nullptr, RecoveryOptions());
+  ASSERT_TRUE(restored.ok()) << restored.status().ToString();
+  EXPECT_EQ(book.size(), 3u);  // a, d, o.test/a
+  EXPECT_EQ(book.aliases().size(), 2u);
+  EXPECT_EQ(book.Find(b), book.FindExact(a));
+  auto alias = book.AliasOf(b);
+  ASSERT_TRUE(alias.has_value());
+  EXPECT_EQ(alias->page_url, a);
+  EXPECT_EQ(alias->reason, AliasReason::kDuplicate);
+  // The content index came back from the pages' hashes: of a and d (hash
+  // 42, h.test), the one with the lower id holds it, the other is its
+  // duplicate.
+  const sched::PageId ra = *book.FindExact(a), rd = *book.FindExact(d);
+  EXPECT_EQ(book.DuplicateOf(std::max(ra, rd), 42), std::min(ra, rd));
+  // The page removed: its aliases are unknown URLs again.
+  book.Remove(*book.FindExact(a), RemovalReason::kGone);
+  EXPECT_FALSE(book.Find(b).has_value());
+  EXPECT_FALSE(book.Find(c).has_value());
 }
 
 }  // namespace

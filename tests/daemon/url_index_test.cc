@@ -291,3 +291,69 @@ TEST(UrlIndexTest, EverySizeOfTheTableFindsEveryUrl) {
 
 }  // namespace
 }  // namespace freshd::daemon
+
+namespace freshd::daemon {
+namespace {
+
+// Remove: backward-shift deletion keeps every other id reachable, with
+// keys narrowed to 34 bits, so that every key's home is one of 4 slots (the
+// home is the key's high 32 bits scaled) while the keys stay distinct: long
+// probe runs that wrap around the table. A URL removed and added again
+// gets a new id.
+TEST(UrlIndexTest, RemovedIdsAreForgottenAndTheRestStayReachable) {
+  UrlIndex index;
+  index.TEST_set_key_bits(34);
+  std::vector<std::string> urls;
+  for (int i = 0; i < 500; ++i) {
+    urls.push_back("http://h.test/" + std::to_string(i));
+    ASSERT_TRUE(index.Add(urls.back()));
+  }
+  std::vector<bool> removed(urls.size(), false);
+  for (size_t i = 0; i < urls.size(); i += 3) {
+    index.Remove(static_cast<sched::PageId>(i));
+    removed[i] = true;
+  }
+  index.Remove(0);       // twice: nothing
+  index.Remove(100000);  // unknown: nothing
+  for (size_t i = 0; i < urls.size(); ++i) {
+    if (removed[i]) {
+      EXPECT_FALSE(index.Find(urls[i]).has_value()) << i;
+      EXPECT_EQ(index.url(static_cast<sched::PageId>(i)), urls[i]);
+    } else {
+      EXPECT_EQ(index.Find(urls[i]), static_cast<sched::PageId>(i)) << i;
+    }
+  }
+  // Back as a new id; growing the table keeps the removed ones out.
+  ASSERT_TRUE(index.Add(urls[3]));
+  EXPECT_EQ(index.Find(urls[3]), static_cast<sched::PageId>(urls.size()));
+  for (int i = 0; i < 2000; ++i) {
+    ASSERT_TRUE(index.Add("http://g.test/" + std::to_string(i)));
+  }
+  EXPECT_FALSE(index.Find(urls[6]).has_value());
+  EXPECT_EQ(index.Find(urls[3]), static_cast<sched::PageId>(urls.size()));
+  EXPECT_EQ(index.Find(urls[4]), 4u);
+}
+
+// Every home slot 0 (32-bit keys): one run holds every id; removals in
+// its middle keep the rest reachable.
+TEST(UrlIndexTest, RemovalInsideOneLongProbeRun) {
+  UrlIndex index;
+  index.TEST_set_key_bits(32);
+  std::vector<std::string> urls;
+  for (int i = 0; i < 200; ++i) urls.push_back("u" + std::to_string(i));
+  index.Assign(urls);
+  for (size_t i = 0; i < urls.size(); i += 2) {
+    index.Remove(static_cast<sched::PageId>(i));
+  }
+  for (size_t i = 0; i < urls.size(); ++i) {
+    const auto found = index.Find(urls[i]);
+    if (i % 2 == 0) {
+      EXPECT_FALSE(found.has_value()) << i;
+    } else {
+      EXPECT_EQ(found, static_cast<sched::PageId>(i)) << i;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace freshd::daemon

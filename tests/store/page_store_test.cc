@@ -442,3 +442,60 @@ TEST_F(PageStoreTest, SecondOpenOfALockedStoreFails) {
 
 }  // namespace
 }  // namespace freshd::store
+
+namespace freshd::store {
+namespace {
+
+// Aliases (key 'A', store/alias_table.h): put, read back in key order,
+// deleted; a value that does not decode is Corruption, skipped on request.
+// A batch's page deletions reach the page-stream hook with an empty value.
+TEST_F(PageStoreTest, AliasesRoundTripAndPageDeletesAreReported) {
+  auto store = OpenOrDie();
+  ASSERT_NE(store, nullptr);
+  const AliasRecord a{11, "http://h.test/a", "http://h.test/b", 0};
+  const AliasRecord c{12, "http://h.test/c", "http://h.test/d", 1};
+  StoreBatch batch;
+  batch.PutAlias(a);
+  batch.PutAlias(c);
+  ASSERT_TRUE(batch.PutPage(Page(1)).ok());
+  ASSERT_TRUE(store->Commit(batch, 1.0).ok());
+  std::vector<AliasRecord> read;
+  auto read_all = [&](bool skip) {
+    read.clear();
+    return store->ForEachAlias(
+        [&](const AliasRecord& r) {
+          read.push_back(r);
+          return true;
+        },
+        skip);
+  };
+  ASSERT_TRUE(read_all(false).ok());
+  EXPECT_EQ(read, (std::vector<AliasRecord>{a, c}));
+  EXPECT_EQ(store->page_count(), 1u);  // aliases are not pages
+
+  batch.DeleteAlias(a.url_key, a.url);
+  batch.DeletePage(Page(1).url_key, Page(1).url);
+  std::vector<std::pair<std::string, std::string>> reported;
+  batch.ForEachPagePut(
+      [&](uint64_t, std::string_view url, std::string_view value) {
+        reported.emplace_back(std::string(url), std::string(value));
+      });
+  EXPECT_EQ(
+      reported,
+      (std::vector<std::pair<std::string, std::string>>{{Page(1).url, ""}}));
+  ASSERT_TRUE(store->Commit(batch, 2.0).ok());
+  ASSERT_TRUE(read_all(false).ok());
+  EXPECT_EQ(read, (std::vector<AliasRecord>{c}));
+  EXPECT_EQ(store->page_count(), 0u);
+  store.reset();
+
+  RawPut(Config().path, AliasKey(13, "http://h.test/e"), "\x02zz");
+  store = OpenOrDie();
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(read_all(false).code(), Status::Code::kCorruption);
+  ASSERT_TRUE(read_all(true).ok());
+  EXPECT_EQ(read, (std::vector<AliasRecord>{c}));
+}
+
+}  // namespace
+}  // namespace freshd::store
