@@ -117,21 +117,9 @@ std::vector<uint64_t> Range(uint64_t from, uint64_t to) {
   return v;
 }
 
-class ChangeStreamTest : public ::testing::Test {
+class ChangeStreamTest : public testing::NatsServerTest {
  protected:
-  void SetUp() override {
-    dir_ = std::filesystem::path(::testing::TempDir()) /
-           ("change_stream_" + std::to_string(getpid()));
-    std::filesystem::remove_all(dir_);
-    nats_ = std::make_unique<testing::NatsServer>(dir_);
-    ASSERT_TRUE(nats_->ok());
-  }
-  void TearDown() override {
-    nats_.reset();
-    std::filesystem::remove_all(dir_);
-  }
-  std::filesystem::path dir_;
-  std::unique_ptr<testing::NatsServer> nats_;
+  ChangeStreamTest() : NatsServerTest("change_stream") {}
 };
 
 TEST_F(ChangeStreamTest, TwoNodesEventsReadBackByOneConsumerInOrder) {

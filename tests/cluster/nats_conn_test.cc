@@ -19,21 +19,9 @@
 namespace freshd::cluster {
 namespace {
 
-class NatsConnTest : public ::testing::Test {
+class NatsConnTest : public testing::NatsServerTest {
  protected:
-  void SetUp() override {
-    dir_ = std::filesystem::path(::testing::TempDir()) /
-           ("nats_conn_" + std::to_string(getpid()));
-    std::filesystem::remove_all(dir_);
-    nats_ = std::make_unique<testing::NatsServer>(dir_);
-    ASSERT_TRUE(nats_->ok());
-  }
-  void TearDown() override {
-    nats_.reset();
-    std::filesystem::remove_all(dir_);
-  }
-  std::filesystem::path dir_;
-  std::unique_ptr<testing::NatsServer> nats_;
+  NatsConnTest() : NatsServerTest("nats_conn") {}
 };
 
 // One client connection with a JetStream context.
