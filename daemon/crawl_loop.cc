@@ -773,17 +773,7 @@ void CrawlLoop::DispatchSoon() {
 void CrawlLoop::Complete(sched::PageId page, fetch::FetchResult r,
                          Parsed parsed) {
   const double now = UnixNow();
-  switch (r.outcome) {
-    case fetch::OutcomeClass::kRobotsDenied:  // never contacted
-    case fetch::OutcomeClass::kBlockedAddress:
-    case fetch::OutcomeClass::kBadUrl:
-      break;
-    default:
-      dispatcher_->NoteOutcome(
-          page, r.outcome == fetch::OutcomeClass::kOk ||
-                    r.outcome == fetch::OutcomeClass::kNotModified ||
-                    r.outcome == fetch::OutcomeClass::kRedirect);
-  }
+  dispatcher_->NoteOutcome(page, r.outcome);
   const double started_unix = dispatcher_->Finish(page, NetworkStage::Now());
   views_->NoteFetch(page, r, now);
   if (spdlog::should_log(spdlog::level::debug)) {  // the URL is a read

@@ -231,8 +231,15 @@ void Dispatcher::NetworkDone(sched::PageId page, double next_allowed) {
   sched_->ReopenHost(host);  // a slot freed: asked again
 }
 
-void Dispatcher::NoteOutcome(sched::PageId page, bool found) {
-  if (page < sched_->size()) fair_.NoteOutcome(sched_->page(page).host, found);
+void Dispatcher::NoteOutcome(sched::PageId page, fetch::OutcomeClass outcome) {
+  using O = fetch::OutcomeClass;
+  if (page >= sched_->size() || outcome == O::kRobotsDenied ||
+      outcome == O::kBlockedAddress || outcome == O::kBadUrl) {
+    return;  // never sent
+  }
+  fair_.NoteOutcome(sched_->page(page).host, outcome == O::kOk ||
+                                                 outcome == O::kNotModified ||
+                                                 outcome == O::kRedirect);
 }
 
 double Dispatcher::Finish(sched::PageId page, double gate_now) {

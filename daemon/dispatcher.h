@@ -39,6 +39,7 @@
 #include "daemon/fair_share.h"
 #include "daemon/fetch_table.h"
 #include "daemon/host_slots.h"
+#include "fetch/outcome.h"
 #include "sched/scheduler.h"
 
 namespace freshd::daemon {
@@ -136,9 +137,11 @@ class Dispatcher {
   // gate next opens at `next_allowed` (fetcher's clock). The caller then
   // dispatches (TryDispatch).
   void NetworkDone(sched::PageId page, double next_allowed);
-  // The fetch of `page` found a page (2xx, 304, a redirect) or not (an
-  // error, a 404, a body cut off): its host's weight in the fair share.
-  void NoteOutcome(sched::PageId page, bool found);
+  // The fetch of `page` ended with `outcome`: whether it found a page (2xx,
+  // 304, a redirect) or not (an error, a 404, a body cut off) is its
+  // host's weight in the fair share; a request never sent (robots, the
+  // address guard, a bad URL) counts neither way.
+  void NoteOutcome(sched::PageId page, fetch::OutcomeClass outcome);
   // The fetch of `page` is over (its result taken). Returns when it started
   // (Unix s; 0 when it was not in flight). A slot still held is freed at
   // `gate_now`. The caller then observes the page's result, which ends its

@@ -59,11 +59,9 @@ double FairShare::WaterFill() const {
   return static_cast<double>(lo) / kSteps;
 }
 
-bool FairShare::Roll(double now,
+void FairShare::Roll(double now,
                      const std::function<int(sched::HostId)>& in_flight) {
-  if (now < window_end_) return false;
-  const bool was_capped = capped_;
-  const double was_level = level_;
+  if (now < window_end_) return;
   level_ = contended_ ? WaterFill() : 0;
   capped_ = level_ > 0;
   hosts_last_window_ = touched_.size();
@@ -85,7 +83,6 @@ bool FairShare::Roll(double now,
     NoteHeld(h, held);
     if (delayed) NoteDelayed(h);
   }
-  return capped_ != was_capped || level_ != was_level;
 }
 
 }  // namespace freshd::daemon

@@ -26,8 +26,8 @@
 // A host still holding connections at the end of a window counts in the
 // next.
 //
-// Memory: 8 bytes a host. Work: O(1) per note, O(hosts active in the
-// window x log(max_in_flight)) per window.
+// Memory: 16 bytes a host (its yield, and what the window saw of it). Work:
+// O(1) per note, O(hosts active in the window x log(max_in_flight)) per window.
 // Not thread-safe: the scheduler's thread (the Dispatcher owns it).
 
 #ifndef FRESHD_DAEMON_FAIR_SHARE_H_
@@ -61,9 +61,8 @@ class FairShare {
   void NoteOutcome(sched::HostId host, bool found);
 
   // Ends the window if `now` (fetcher's clock) is past it; `in_flight(h)`
-  // says what a host holds now (those still holding carry over). Returns
-  // whether the level changed.
-  bool Roll(double now, const std::function<int(sched::HostId)>& in_flight);
+  // says what a host holds now (those still holding carry over).
+  void Roll(double now, const std::function<int(sched::HostId)>& in_flight);
 
   // Connections `host` may hold now.
   int CapOf(sched::HostId host) const {

@@ -193,7 +193,9 @@ TEST(DispatcherFairnessTest, AHostWithManyPagesHoldsItsFairShareOfSlots) {
       for (size_t n = on_network.size() / 2; n > 0; --n) {
         const sched::PageId p = on_network.front();
         on_network.pop_front();
-        d.NoteOutcome(p, !(host_0_finds_nothing && sched->page(p).host == 0));
+        d.NoteOutcome(p, host_0_finds_nothing && sched->page(p).host == 0
+                             ? fetch::OutcomeClass::kHttp4xx
+                             : fetch::OutcomeClass::kOk);
         d.NetworkDone(p, 0);
       }
     }
@@ -222,6 +224,16 @@ TEST(DispatcherFairnessTest, AHostWithManyPagesHoldsItsFairShareOfSlots) {
   total = 0;
   for (const auto& [host, n] : started) total += n;
   EXPECT_LT(started[0], total * 0.03) << started[0] << " of " << total;
+
+  // A request never sent (robots.txt, the address guard) says nothing of
+  // its host: a good host's weight stays.
+  sched::PageId host_1_page = 0;
+  while (sched->page(host_1_page).host != 1) ++host_1_page;
+  for (int i = 0; i < 100; ++i) {
+    d.NoteOutcome(host_1_page, fetch::OutcomeClass::kRobotsDenied);
+    d.NoteOutcome(host_1_page, fetch::OutcomeClass::kBlockedAddress);
+  }
+  EXPECT_GT(d.fair_share().Weight(1), 0.9f);
 }
 
 // The scheduler's in-flight flag is the one record of what is in flight;

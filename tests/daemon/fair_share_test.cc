@@ -26,8 +26,9 @@ TEST(FairShareTest, ContendingHostsShareTheConnectionsEvenly) {
   f.NoteHeld(0, 16);
   for (sched::HostId h = 1; h <= 8; ++h) f.NoteHeld(h, 6);
   f.NoteContended();
-  EXPECT_FALSE(f.Roll(0.1, Nobody));  // the window is not over
-  EXPECT_TRUE(f.Roll(FairShare::kWindowS, Nobody));
+  f.Roll(0.1, Nobody);  // the window is not over: no cap yet
+  EXPECT_EQ(f.cap(), 16);
+  f.Roll(FairShare::kWindowS, Nobody);
   EXPECT_EQ(f.cap(), 8);  // 9 x 7 = 63 < 64 <= 9 x 8: every slot used
   EXPECT_EQ(f.hosts_last_window(), 9u);
   EXPECT_TRUE(f.contended_last_window());
