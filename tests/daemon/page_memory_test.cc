@@ -80,6 +80,16 @@ double BytesPerPage(const std::string& policy) {
       r.last_modified = "Wed, 25 Nov 2026 07:28:00 GMT";
       book.Observe(book.RecordFetch(p, r, nullptr, p + 1, t2).observation);
     }
+    // Their records committed (the group commit, here into a batch
+    // dropped at once): the validators leave memory (daemon/page_book.h
+    // "Validators out of memory").
+    {
+      store::StoreBatch batch;
+      book.TakeBatch(&batch);
+      book.Committed(true);
+    }
+    EXPECT_EQ(book.cold_held(), 0u);
+    EXPECT_NE(book.meta(2).flags & PageMeta::kValidators, 0);
     (void)s->Select(kStart, [](sched::HostId) { return false; });
     // Spot checks that the frontier is what it claims.
     EXPECT_EQ(book.Find(Url(kHosts - 1, kPages - 1)),
