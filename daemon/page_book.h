@@ -25,10 +25,10 @@
 // conditional GET's validators: the held ones (the newest: a page fetched
 // again before its record committed, or whose validators changed, never
 // gets the store's older ones), else one point read of the page's store
-// record (set_store) on this thread, measured at ~2-4 us a read at 1M
-// pages (bench/scale/README.md; the URL is one pread of the book's URL
-// file as well: daemon/url_index.h). The read's fields stay held until the
-// fetch's record commits, so the fetch's outcome can keep them (a 304
+// record (set_store) on this thread: 12-20 us a read at 1M pages on a
+// loaded 2-core machine (bench/scale/README.md; the URL is also a pread,
+// of the book's URL file: daemon/url_index.h). The fields read stay held
+// until the fetch's record commits, so its outcome can keep them (a 304
 // without validators, a failure). A read that fails (a store error, no
 // record, a record without the validators it should have) gives no
 // validators — an unconditional GET, never a wrong validator — and is
