@@ -257,11 +257,13 @@ PageBook::Fetched PageBook::RecordFetch(
     }
     out.observation.event = sched::FailedObs{ToFailure(r)};
   }
-  if (held.fields.has_validators()) {
+  if (held.fields.has_validators() && !sched_->removed(page)) {
     meta.flags |= PageMeta::kValidators;
   } else {
+    // Nothing to hold: the record is written without (or, for a page
+    // removed while in flight, deleted).
     meta.flags &= static_cast<uint8_t>(~PageMeta::kValidators);
-    held_.erase(page);  // nothing to hold: the record is written without
+    held_.erase(page);
   }
   return out;
 }

@@ -262,6 +262,22 @@ TEST_F(PageValidatorsTest, ARecordRewrittenWithoutAFetchKeepsThem) {
   EXPECT_EQ(book_->cold_held(), 0u);
 }
 
+// A page removed while its fetch was in flight holds nothing after it.
+TEST_F(PageValidatorsTest, ARemovedPageHoldsNothing) {
+  AddPage();
+  Fetch(Ok("\"v1\"", kLm1), kT0);
+  Commit();
+  EXPECT_EQ(book_->ValidatorsForDispatch(page_).etag, "\"v1\"");
+  EXPECT_EQ(book_->cold_held(), 1u);  // in flight
+  book_->Remove(page_, RemovalReason::kGone);
+  EXPECT_EQ(book_->cold_held(), 0u);
+  (void)book_->RecordFetch(page_, Ok("\"v2\"", kLm2), nullptr, 7, kT0 + 10);
+  EXPECT_EQ(book_->cold_held(), 0u);
+  Commit();
+  EXPECT_FALSE(store_->GetPage(parse::UrlKey(kUrl), kUrl).ok());
+  EXPECT_EQ(book_->ValidatorsForDispatch(page_).etag, "");
+}
+
 // A restart loads no validator: the meta says the page has some, the
 // dispatch reads them.
 TEST_F(PageValidatorsTest, ARestartLoadsNoneAndReadsThemAtDispatch) {
