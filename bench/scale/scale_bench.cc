@@ -114,7 +114,10 @@ double WallNow() {
 }
 
 struct Mem {
-  double heap = 0, rss = 0;
+  // rss: all resident pages; anon: those not backed by a file (rss minus
+  // statm's shared pages: the store's table files LevelDB maps to read
+  // them are resident page cache, dropped by the kernel under pressure).
+  double heap = 0, rss = 0, anon = 0;
 };
 
 // Heap in use (glibc mallinfo2) and resident set, after returning free
@@ -124,13 +127,16 @@ Mem MemNow() {
   Mem m;
   struct mallinfo2 mi = mallinfo2();
   m.heap = static_cast<double>(mi.uordblks + mi.hblkhd);
-  long total = 0, resident = 0;
+  long total = 0, resident = 0, shared = 0;
   if (FILE* f = std::fopen("/proc/self/statm", "r")) {
-    if (std::fscanf(f, "%ld %ld", &total, &resident) != 2) resident = 0;
+    if (std::fscanf(f, "%ld %ld %ld", &total, &resident, &shared) != 3) {
+      resident = shared = 0;
+    }
     std::fclose(f);
   }
-  m.rss = static_cast<double>(resident) *
-          static_cast<double>(sysconf(_SC_PAGESIZE));
+  const auto page = static_cast<double>(sysconf(_SC_PAGESIZE));
+  m.rss = static_cast<double>(resident) * page;
+  m.anon = static_cast<double>(resident - shared) * page;
   return m;
 }
 
@@ -147,19 +153,24 @@ class Meter {
   }
   void Stage(const std::string& name) {
     Mem now = MemNow();
-    rows_.push_back({name, {now.heap - last_.heap, now.rss - last_.rss}});
+    rows_.push_back(
+        {name,
+         {now.heap - last_.heap, now.rss - last_.rss, now.anon - last_.anon}});
     last_ = now;
   }
   void Print(const char* title) const {
     std::printf("\n%s (bytes per page, N = %.0f)\n", title, pages_);
-    std::printf("  %-44s %10s %10s\n", "component", "heap", "RSS");
+    std::printf("  %-44s %10s %10s %10s\n", "component", "heap", "RSS",
+                "RSS anon");
     for (const Row& r : rows_) {
-      std::printf("  %-44s %10.1f %10.1f\n", r.name.c_str(),
-                  r.delta.heap / pages_, r.delta.rss / pages_);
+      std::printf("  %-44s %10.1f %10.1f %10.1f\n", r.name.c_str(),
+                  r.delta.heap / pages_, r.delta.rss / pages_,
+                  r.delta.anon / pages_);
     }
-    std::printf("  %-44s %10.1f %10.1f\n", "total",
+    std::printf("  %-44s %10.1f %10.1f %10.1f\n", "total",
                 (last_.heap - start_.heap) / pages_,
-                (last_.rss - start_.rss) / pages_);
+                (last_.rss - start_.rss) / pages_,
+                (last_.anon - start_.anon) / pages_);
   }
   double total_rss() const { return last_.rss - start_.rss; }
 
@@ -590,15 +601,23 @@ bool Recover(const Flags& f) {
       static_cast<double>(f.pages) / wall, select_wall, select_cpu,
       wall + select_wall, cpu + select_cpu);
   meter.Print("memory after the restart");
+  const Mem after = MemNow();
+  std::printf(
+      "  RSS all-in after the restart: %.1f MiB, %.1f B/page (anon %.1f "
+      "B/page)\n",
+      after.rss / (1 << 20), after.rss / static_cast<double>(f.pages),
+      after.anon / static_cast<double>(f.pages));
   // A dispatch's validator read (daemon/page_book.h "Validators out of
   // memory"): one point read of a random page's record, its URL read first
   // (not timed: url(id) above).
-  {
+  if (report->pages > 0) {
     std::mt19937_64 rng(13);
     constexpr int kReads = 200000;
     std::vector<std::string> urls(kReads);
     for (std::string& u : urls) {
-      u = book->url(static_cast<PageId>(rng() % f.pages));
+      // Ids of the pages recovered (a store a daemon crawled may hold
+      // fewer than it was written with: duplicates collapsed, pages gone).
+      u = book->url(static_cast<PageId>(rng() % report->pages));
     }
     int found = 0;
     const double w2 = WallNow(), c2 = CpuNow();
@@ -686,8 +705,10 @@ int Main(int argc, char** argv) {
   if (!Build(f, &fr, &meter)) return 1;
   std::printf("built in %.1f s wall\n", WallNow() - b0);
   meter.Print("memory of the frontier (restart order)");
-  std::printf("  RSS all-in: %.1f MiB, %.1f B/page\n", MemNow().rss / (1 << 20),
-              MemNow().rss / static_cast<double>(f.pages));
+  const Mem all_in = MemNow();
+  std::printf("  RSS all-in: %.1f MiB, %.1f B/page (anon %.1f B/page)\n",
+              all_in.rss / (1 << 20), all_in.rss / static_cast<double>(f.pages),
+              all_in.anon / static_cast<double>(f.pages));
 
   const CycleResult c = RunCycles(f, fr);
   std::printf(
