@@ -7,6 +7,8 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
+#include <utility>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -186,6 +188,48 @@ TEST(ParseQueueTest, AppliesParsedTogetherRunAsOneBatchInOrder) {
   for (int i = 0; i < 20; ++i) {
     EXPECT_EQ(applied[i], "body " + std::to_string(i));
   }
+}
+
+// Each job's CPU time on the pool (decoding and parse) reaches the cost
+// sink on io's thread, with the URL it was fetched from, just before its
+// apply: a gzip sitemap of 30,000 entries costs more than a small body.
+TEST(ParseQueueTest, EachJobsCpuTimeReachesTheCostSinkBeforeItsApply) {
+  boost::asio::io_context io;
+  std::vector<std::pair<std::string, double>> costs;
+  std::vector<std::string> events;
+  const std::thread::id io_thread = std::this_thread::get_id();
+  ParseQueue queue(io, 1, [&](std::string_view url, double cpu_s) {
+    EXPECT_EQ(std::this_thread::get_id(), io_thread);
+    costs.emplace_back(std::string(url), cpu_s);
+    events.push_back("cost " + std::string(url));
+  });
+  fetch::FetchResult big = Ok(Gzip(Urlset(30000)), "gzip");
+  big.url = "http://big.example/sitemap.xml";
+  queue.Submit(
+      std::move(big), 64 << 20,
+      [](fetch::FetchResult& r) {
+        return parse::ParseSitemap(r.body, parse::SitemapOptions{});
+      },
+      [&](fetch::FetchResult r, Result<parse::SitemapResult>) {
+        events.push_back("apply " + r.url);
+      });
+  fetch::FetchResult small = Ok("small");
+  small.url = "http://small.example/x";
+  queue.Submit(
+      std::move(small), 1 << 20, [](fetch::FetchResult&) { return 0; },
+      [&](fetch::FetchResult r, int) { events.push_back("apply " + r.url); });
+  queue.Join();
+  EXPECT_TRUE(costs.empty());  // handed over on io's thread only
+  io.run();
+  EXPECT_EQ(events,
+            (std::vector<std::string>{"cost http://big.example/sitemap.xml",
+                                      "apply http://big.example/sitemap.xml",
+                                      "cost http://small.example/x",
+                                      "apply http://small.example/x"}));
+  ASSERT_EQ(costs.size(), 2u);
+  EXPECT_GT(costs[0].second, 0.0);
+  EXPECT_GT(costs[0].second, 10 * costs[1].second)
+      << costs[0].second << " vs " << costs[1].second;
 }
 
 TEST(ParseQueueTest, BodyBytesCountsRawExchange) {
