@@ -72,7 +72,7 @@ void FairShare::Roll(double now,
   contended_last_window_ = contended_;
   low_yield_last_window_ = 0;
   for (sched::HostId h : touched_) {
-    if (Weight(h) < 0.5f) ++low_yield_last_window_;
+    if (Yield(h) < 0.5f) ++low_yield_last_window_;
   }
   // The next window starts with the hosts still holding connections.
   std::vector<sched::HostId> ended;

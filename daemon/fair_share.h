@@ -80,8 +80,11 @@ class FairShare {
   // A host of full weight's cap now.
   int cap() const { return capped_ ? CapAt(1.0f, level_) : max_in_flight_; }
   float Weight(sched::HostId host) const {
-    return (host < yield_.size() ? std::max(kMinWeight, yield_[host]) : 1.0f) *
-           parse_.Factor(host);
+    return Yield(host) * parse_.Factor(host);
+  }
+  // Its yield alone, at least kMinWeight.
+  float Yield(sched::HostId host) const {
+    return host < yield_.size() ? std::max(kMinWeight, yield_[host]) : 1.0f;
   }
   const ParseCost& parse_cost() const { return parse_; }
   // The last window: hosts counted, whether they contended, and how many

@@ -295,15 +295,19 @@ TEST(DispatcherFairnessTest, AHostWhoseBodiesTakeTheParsePoolGetsFewerFetches) {
   int total = 0;
   for (const auto& [host, n] : started) total += n;
   ASSERT_GT(total, 0);
-  // A ninth (11%) by yield alone; under 4% weighed by parse time.
+  // A ninth by yield alone (measured: 400 of 3,168, 12.6%); weighed by
+  // parse time 100 of 3,168 (3.2%).
   EXPECT_LT(started[0], total * 0.04) << started[0] << " of " << total;
   for (sched::HostId h = 1; h <= 8; ++h) {
     EXPECT_GT(started[h], total * 0.1) << "host " << h;
   }
-  EXPECT_EQ(d.fair_share().CapOf(0), 1);
+  // One or two connections of the eight a host of full weight holds (its
+  // share falls as it gets fewer, so its factor moves between windows).
+  EXPECT_LE(d.fair_share().CapOf(0), 2);
+  EXPECT_EQ(d.fair_share().cap(), 8);
   EXPECT_EQ(d.fair_share().parse_cost().hosts_over_last_window(), 1u);
   // At one connection its parse time still outweighs the others' (50 to
-  // 1 a body), but no longer takes 86% of the pool.
+  // 1 a body), but no longer takes 88% of the pool (measured: 62%).
   EXPECT_LT(parse_s[0] / parse_s[1], 0.7) << parse_s[0] << " of " << parse_s[1];
 }
 
