@@ -14,8 +14,9 @@
 // at the default rate already adds far more than politeness lets it be
 // fetched ([politeness] min_delay 1 s: 60 pages a minute).
 //
-// Memory: 8 bytes a host that added a URL (a vector by host id). Time:
-// Unix seconds, kept as tenths of a second since the first call.
+// Memory: 8 bytes a host (a vector by host id, as far as the largest id
+// that offered a URL: 800 KB at 100,000 hosts). Time: Unix seconds, kept
+// as tenths of a second since the first call.
 // Not thread-safe: the scheduler's thread (the Frontier owns it).
 
 #ifndef FRESHD_DAEMON_NEW_URL_RATE_H_
