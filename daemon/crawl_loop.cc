@@ -104,6 +104,8 @@ Status CrawlLoop::Init() {
   book_ = std::make_unique<PageBook>(sched_.get(), config_.store.path);
   // The change feed's staleness: the book reads and writes the sketches.
   if (config_.feed.enabled) book_->set_sketch_store(store_.get());
+  // The validators of pages whose records are durable: read at dispatch.
+  book_->set_store(store_.get());
   book_->set_removal({static_cast<uint32_t>(config_.crawler.gone_after_tries),
                       config_.crawler.gone_after_unreachable_s});
   book_->set_max_aliases(static_cast<size_t>(
@@ -260,7 +262,8 @@ Status CrawlLoop::Init() {
                      book_->TakeBatch(batch, failures);
                      controls_->TakeBatch(batch);
                      if (websub_) websub_->TakeBatch(batch);
-                   }},
+                   },
+                   [this](bool ok) { book_->Committed(ok); }},
       warc_ != nullptr);
   committer_->set_on_committed([this] { TryDispatch(); });
   Dispatcher::Options dispatch;
@@ -524,6 +527,7 @@ StatusViews::Sources CrawlLoop::StatusSources() {
     f.committing = committer_->running();
     f.commit_pending_bytes = committer_->pending_bytes();
     f.commit_errors = committer_->store_errors();
+    f.validator_read_failures = book_->validator_read_failures();
     f.writer = writer_->stats();
     f.network_lag = net_->lag();
     f.scheduler_lag = lag_probe_.stats();
@@ -687,11 +691,12 @@ void CrawlLoop::Start() {
 void CrawlLoop::StartFetch(sched::PageId page) {
   const std::string url = book_->url(page);  // one read of the URL file
   intake_->NoteOrigin(page, url);
-  const PageMeta& meta = book_->meta(page);
+  // Held in memory, else one point read of the page's store record.
+  ColdFields validators = book_->ValidatorsForDispatch(page);
   fetch::CrawlRequest req;
   req.url = url;
-  req.etag = std::string(meta.etag());
-  req.last_modified = std::string(meta.last_modified());
+  req.etag = std::move(validators.etag);
+  req.last_modified = std::move(validators.last_modified);
   req.keep_raw = warc_ != nullptr;
   req.defer_decoding = true;  // decoded on the parse pool
   fetch_batch_->Add(net_->Counted(

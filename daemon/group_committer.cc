@@ -85,6 +85,7 @@ void GroupCommitter::OnCommitted(
     Status status, std::vector<std::function<void(Status)>> waiters) {
   running_ = false;
   if (!status.ok()) ++store_errors_;
+  if (records_.committed) records_.committed(status.ok());
   for (auto& w : waiters) w(status);
   // What arrived while the writer worked goes next, as one batch.
   Flush();

@@ -34,6 +34,10 @@ struct RecordSource {
   // Moves the records waiting into the batch; counts in `failures` those
   // over the store's limits (not written).
   std::function<void(store::StoreBatch*, uint64_t* failures)> take;
+  // The batch `take` filled last was committed (`ok`) or not, before the
+  // next `take` (the page book drops the validators it wrote from memory).
+  // May be empty.
+  std::function<void(bool ok)> committed;
 };
 
 class GroupCommitter {

@@ -78,14 +78,22 @@ Result<RecoveryReport> PageBook::Restore(const store::PageStore& store,
 }
 
 void PageBook::Assign(std::vector<std::string> urls,
-                      std::vector<PageMeta> metas) {
+                      std::vector<PageMeta> metas,
+                      std::vector<ColdFields> cold) {
   urls_.Assign(std::move(urls));
   FinishRestore(std::move(metas));
+  for (sched::PageId id = 0; id < cold.size() && id < metas_.size(); ++id) {
+    if (!cold[id].has_validators() && cold[id].other_outcome.empty()) continue;
+    if (cold[id].has_validators()) metas_[id].flags |= PageMeta::kValidators;
+    held_[id].fields = std::move(cold[id]);
+  }
 }
 
 void PageBook::FinishRestore(std::vector<PageMeta> metas) {
   metas.resize(urls_.size());
   metas_ = std::move(metas);
+  held_.clear();
+  committing_.clear();
   hosts_.ClearPages();
   for (sched::PageId id = 0; id < urls_.size(); ++id) {
     (void)hosts_.AddPage(sched_->page(id).host, UINT32_MAX);
@@ -139,6 +147,10 @@ Result<sched::PageId> PageBook::Adopt(const store::PageRecord& record,
                                 std::move(saved.recent), saved.rate);
   if (!id.ok()) return id.status();
   Append(id.value(), record.url, host, std::move(page.meta));
+  // Not in this node's store yet: held until its record commits here.
+  if (page.cold.has_validators() || !page.cold.other_outcome.empty()) {
+    held_[id.value()].fields = std::move(page.cold);
+  }
   return id.value();
 }
 
@@ -154,6 +166,11 @@ PageBook::Fetched PageBook::RecordFetch(
   out.observation.page = page;
   out.observation.time = now;
   PageMeta& meta = metas_[page];
+  // The validators sent (held since the dispatch, or read now).
+  HeldCold& held = Hold(page);
+  held.in_flight = false;
+  held.written = 0;
+  held.fields.other_outcome.clear();
   const bool fetched_before = sched_->page(page).fetched();
   // The change feed's view, before this fetch updates the page.
   const bool was_gone = IsGone(meta.last_status, meta.last_outcome());
@@ -171,7 +188,7 @@ PageBook::Fetched PageBook::RecordFetch(
     return item;
   };
   meta.last_status = static_cast<int16_t>(std::clamp(r.status, 0, 32767));
-  meta.set_last_outcome(fetch::OutcomeName(r.outcome));
+  meta.set_last_outcome(r.outcome);
   MarkPage(page);
   out.removal = CountStreak(&meta, r, now);
 
@@ -207,17 +224,21 @@ PageBook::Fetched PageBook::RecordFetch(
       item.event.staleness = 0;
     }
     obs.last_modified = HttpDateOrMinus1(r.last_modified);
-    obs.previous_last_modified = HttpDateOrMinus1(meta.last_modified());
+    obs.previous_last_modified = meta.last_modified_time().value_or(-1);
     meta.content_hash = text_hash;
-    meta.set_etag(r.etag);
+    held.fields.etag = r.etag;
+    held.fields.last_modified = r.last_modified;
     meta.set_last_modified(r.last_modified);
     out.observation.event = std::move(obs);
     if (fingerprint != nullptr && !fingerprint->page.nofollow) {
       out.links = &fingerprint->page.links;
     }
   } else if (r.outcome == fetch::OutcomeClass::kNotModified) {
-    if (!r.etag.empty()) meta.set_etag(r.etag);
-    if (!r.last_modified.empty()) meta.set_last_modified(r.last_modified);
+    if (!r.etag.empty()) held.fields.etag = r.etag;
+    if (!r.last_modified.empty()) {
+      held.fields.last_modified = r.last_modified;
+      meta.set_last_modified(r.last_modified);
+    }
     if (after_signal && !was_gone) {
       FeedItem& item = feed("unchanged");
       item.event.text_hash = meta.content_hash;
@@ -236,7 +257,94 @@ PageBook::Fetched PageBook::RecordFetch(
     }
     out.observation.event = sched::FailedObs{ToFailure(r)};
   }
+  if (held.fields.has_validators() && !sched_->removed(page)) {
+    meta.flags |= PageMeta::kValidators;
+  } else {
+    // Nothing to hold: the record is written without (or, for a page
+    // removed while in flight, deleted).
+    meta.flags &= static_cast<uint8_t>(~PageMeta::kValidators);
+    held_.erase(page);
+  }
   return out;
+}
+
+Result<ColdFields> PageBook::ReadCold(sched::PageId page) const {
+  if (store_ == nullptr) return Status::NotFound("no store to read from");
+  const std::string url = urls_.url(page);
+  Result<store::PageRecord> record = store_->GetPage(parse::UrlKey(url), url);
+  if (!record.ok()) return record.status();
+  ColdFields cold;
+  cold.etag = std::move(record.value().etag);
+  cold.last_modified = std::move(record.value().last_modified);
+  if (metas_[page].other_outcome()) {
+    cold.other_outcome = std::move(record.value().last_outcome);
+  }
+  return cold;
+}
+
+PageBook::HeldCold& PageBook::Hold(sched::PageId page) {
+  auto [it, inserted] = held_.try_emplace(page);
+  if (!inserted) return it->second;
+  PageMeta& meta = metas_[page];
+  const bool has_validators = (meta.flags & PageMeta::kValidators) != 0;
+  if (!has_validators && !meta.other_outcome()) return it->second;
+  ++cold_reads_;
+  Result<ColdFields> read = ReadCold(page);
+  if (read.ok()) it->second.fields = std::move(read).value();
+  if (!read.ok() || (has_validators && !it->second.fields.has_validators())) {
+    // Never a wrong validator: without them the next GET is unconditional
+    // and the record is written without.
+    ++cold_read_failures_;
+    meta.flags &= static_cast<uint8_t>(~PageMeta::kValidators);
+  }
+  if (!read.ok() && meta.other_outcome()) meta.set_last_outcome_name("");
+  return it->second;
+}
+
+ColdFields PageBook::ValidatorsForDispatch(sched::PageId page) {
+  if (page >= metas_.size() || sched_->removed(page)) return {};
+  auto it = held_.find(page);
+  if (it == held_.end() && (metas_[page].flags & PageMeta::kValidators) == 0) {
+    return {};  // never fetched, or no validators: nothing to read
+  }
+  HeldCold& held = it != held_.end() ? it->second : Hold(page);
+  held.in_flight = true;
+  ColdFields out;
+  out.etag = held.fields.etag;
+  out.last_modified = held.fields.last_modified;
+  return out;
+}
+
+ColdFields PageBook::cold_fields(sched::PageId page) const {
+  if (page >= metas_.size()) return {};
+  if (auto it = held_.find(page); it != held_.end()) return it->second.fields;
+  const PageMeta& meta = metas_[page];
+  if ((meta.flags & PageMeta::kValidators) == 0 && !meta.other_outcome()) {
+    return {};
+  }
+  Result<ColdFields> read = ReadCold(page);
+  return read.ok() ? std::move(read).value() : ColdFields();
+}
+
+void PageBook::Committed(bool ok) { ReleaseCommitted(ok); }
+
+void PageBook::ReleaseCommitted(bool ok) {
+  for (sched::PageId page : committing_) {
+    auto it = held_.find(page);
+    if (it == held_.end() || it->second.written != batches_taken_) continue;
+    HeldCold& held = it->second;
+    // Not committed (the store may lack them), in flight (the fetch's
+    // outcome keeps them), or marked again (the next batch writes them):
+    // still held.
+    if (!ok || held.in_flight || page_dirty_[page]) {
+      held.written = 0;
+      continue;
+    }
+    held_.erase(it);
+  }
+  committing_.clear();
+  // A peak (a large batch) does not leave its bucket array behind.
+  if (held_.bucket_count() > 8 * (held_.size() + 64)) held_.rehash(0);
 }
 
 std::optional<RemovalReason> PageBook::CountStreak(PageMeta* meta,
@@ -286,7 +394,8 @@ void PageBook::Tombstone(sched::PageId page) {
   sched_->Remove(page);
   urls_.Remove(page);
   hosts_.RemovePage(host);
-  metas_[page] = PageMeta();     // frees its strings
+  metas_[page] = PageMeta();
+  held_.erase(page);
   sketches_marked_.erase(page);  // deleted with the page, not put back
   MarkPage(page);
 }
@@ -474,6 +583,10 @@ void PageBook::TakeBatch(store::StoreBatch* batch, uint64_t* failures) {
   auto failed = [&] {
     if (failures != nullptr) ++*failures;
   };
+  // The batch taken before is committed (unless Committed said so).
+  ReleaseCommitted(true);
+  const uint64_t batch_number = ++batches_taken_;
+  static const ColdFields kNone;
   for (sched::PageId page : dirty_pages_) {
     page_dirty_[page] = false;
     if (sched_->removed(page)) {
@@ -483,9 +596,23 @@ void PageBook::TakeBatch(store::StoreBatch* batch, uint64_t* failures) {
       if (!urls_.Find(url)) batch->DeletePage(parse::UrlKey(url), url);
       continue;
     }
-    if (!PersistPage(*sched_, page, urls_.url(page), metas_[page], batch)
+    // The record is written whole: cold fields held, else read back.
+    const PageMeta& meta = metas_[page];
+    HeldCold* held = nullptr;
+    if (auto it = held_.find(page); it != held_.end()) {
+      held = &it->second;
+    } else if ((meta.flags & PageMeta::kValidators) != 0 ||
+               meta.other_outcome()) {
+      held = &Hold(page);
+    }
+    if (!PersistPage(*sched_, page, urls_.url(page), meta,
+                     held != nullptr ? held->fields : kNone, batch)
              .ok()) {
       failed();
+      if (held != nullptr) held->written = 0;  // not in the store: kept
+    } else if (held != nullptr) {
+      held->written = batch_number;
+      committing_.push_back(page);
     }
   }
   dirty_pages_.clear();

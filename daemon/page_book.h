@@ -16,9 +16,27 @@
 // new version's staleness against the previous sketch and TakeBatch writes
 // the new one. Only the sketches of the last two group commits are kept in
 // memory, never every page's (~500 B a page).
-// Dispatch reads validators from here: no store read on the dispatch path;
-// the URL itself is one pread of the book's URL file (daemon/url_index.h:
-// the URL bytes are in the OS page cache, not the process).
+// Validators out of memory (issue 43 item 2): a page's ETag and
+// Last-Modified (and a last outcome outside fetch::OutcomeName's set: its
+// ColdFields, daemon/page_meta.h) are held here only while the page's
+// record is pending commit or the page is in flight; once the batch that
+// wrote them is committed (Committed, or the next TakeBatch) they leave
+// memory, and recovery never loads them. ValidatorsForDispatch gives the
+// conditional GET's validators: the held ones (the newest: a page fetched
+// again before its record committed, or whose validators changed, never
+// gets the store's older ones), else one point read of the page's store
+// record (set_store) on this thread: 12-20 us a read at 1M pages on a
+// loaded 2-core machine (bench/scale/README.md; the URL is also a pread,
+// of the book's URL file: daemon/url_index.h). The fields read stay held
+// until the fetch's record commits, so its outcome can keep them (a 304
+// without validators, a failure). A read that fails (a store error, no
+// record, a record without the validators it should have) gives no
+// validators — an unconditional GET, never a wrong validator — and is
+// counted (validator_read_failures, /status and /metrics). A page marked
+// for another reason (a signal, a rewrite) whose cold fields are in the
+// store has them read back by TakeBatch the same way (the record is
+// written whole). A failed commit keeps its pages' fields held (the store
+// may lack them) until a later commit writes them.
 // Removal (issue 43 item 7): a page whose fetches answer 404/410 on
 // RemovalOptions::gone_after_tries consecutive tries, or that has had no
 // HTTP answer (DNS or connect failures) for gone_after_unreachable since
@@ -26,7 +44,7 @@
 // scheduler keeps its id as a tombstone (sched/scheduler.h Remove: no
 // selection work, no further fetch, not in the summary), the URL index
 // forgets the URL (UrlIndex::Remove), its host counts one page fewer, its
-// PageMeta's strings are freed, and the next TakeBatch deletes its store
+// held validators are dropped, and the next TakeBatch deletes its store
 // records (page, sketch, last capture) — so a restart, which restores only
 // stored pages, does not bring it back, and the tombstone's fixed per-page
 // arrays (~150 B) are freed by the next restart, not reused before: ids
@@ -134,9 +152,11 @@ class PageBook {
                                  const RestoredUrlFn& on_url,
                                  const RecoveryOptions& options);
   // The same from values (tests, tools): id i is urls[i] with metas[i]
-  // (missing metas: never fetched). REQUIRES: the scheduler holds the
-  // urls.size() pages already.
-  void Assign(std::vector<std::string> urls, std::vector<PageMeta> metas);
+  // (missing metas: never fetched) and cold[i] (missing: none), held until
+  // written (a meta with kValidators and no cold fields has them in the
+  // store). REQUIRES: the scheduler holds the urls.size() pages already.
+  void Assign(std::vector<std::string> urls, std::vector<PageMeta> metas,
+              std::vector<ColdFields> cold = {});
   // The host's fetch state as the store holds it (at start: not marked).
   void RestoreHostFetchState(sched::HostId host, std::string encoded) {
     (void)hosts_.SetFetchState(host, std::move(encoded));
@@ -177,6 +197,26 @@ class PageBook {
   Fetched RecordFetch(sched::PageId page, const fetch::FetchResult& result,
                       const parse::PageFingerprint* fingerprint,
                       uint64_t text_hash, double now);
+
+  // The store a page's validators are read from once its record is
+  // durable (see "Validators out of memory" above); must outlive the book.
+  // Null: none read (each read counts as failed).
+  void set_store(const store::PageStore* store) { store_ = store; }
+  // The validators (ETag, Last-Modified) to send with the fetch of `page`
+  // being dispatched: held ones, else read from the store (counted); kept
+  // held until the fetch is recorded (RecordFetch) and committed. Empty
+  // for a page without validators and after a failed read.
+  ColdFields ValidatorsForDispatch(sched::PageId page);
+  // The batch the last TakeBatch gave was committed (`ok`) or not: the
+  // cold fields it wrote leave memory, or stay held. Without the call the
+  // next TakeBatch takes the batch before as committed (its REQUIRES).
+  void Committed(bool ok);
+  // Store reads of cold fields (dispatch and TakeBatch), and those that
+  // failed (an unconditional GET followed).
+  uint64_t validator_reads() const { return cold_reads_; }
+  uint64_t validator_read_failures() const { return cold_read_failures_; }
+  // Pages whose cold fields are held in memory now.
+  size_t cold_held() const { return held_.size(); }
 
   // When pages are removed (default: never).
   void set_removal(const RemovalOptions& options) { removal_ = options; }
@@ -267,6 +307,9 @@ class PageBook {
   UrlIndex::Urls urls() const { return urls_.urls(); }
   size_t size() const { return urls_.size(); }
   const PageMeta& meta(sched::PageId page) const { return metas_[page]; }
+  // The page's cold fields now: held, else read from the store (not
+  // counted; empty when the read fails). For tests and tools.
+  ColdFields cold_fields(sched::PageId page) const;
   // The page's last fetch time (Unix seconds; 0: never): the scheduler's.
   double last_fetch_time(sched::PageId page) const;
 
@@ -287,13 +330,23 @@ class PageBook {
   // Adds every marked record and the new sketches to `batch` (scheduler
   // state encoded now) and clears the marks. A record over the store's
   // limits is left out and counted in *failures (if given); the rest are
-  // written. REQUIRES: the batch taken before was committed (the group
-  // commit has one job at the writer at a time): until the next call its
-  // sketches are still read from memory.
+  // written. REQUIRES: the batch taken before was committed or reported
+  // (Committed; the group commit has one job at the writer at a time):
+  // until the next call its sketches and cold fields are still read from
+  // memory.
   void TakeBatch(store::StoreBatch* batch, uint64_t* failures = nullptr);
 
  private:
   void FinishRestore(std::vector<PageMeta> metas);
+  // The page's cold fields as the store holds them; an error when the
+  // store is not set, fails or has no record.
+  Result<ColdFields> ReadCold(sched::PageId page) const;
+  // The page's cold fields, held: found, or read from the store when its
+  // meta says it has some (counted; a failed read leaves it without).
+  struct HeldCold;
+  HeldCold& Hold(sched::PageId page);
+  // The cold fields the batch being committed wrote: dropped (ok) or kept.
+  void ReleaseCommitted(bool ok);
   // The aliases `store` holds whose URL is no page and whose page is
   // known (the others are deleted at the next TakeBatch).
   Status RestoreAliases(const store::PageStore& store);
@@ -346,6 +399,20 @@ class PageBook {
   // took (being committed); by page.
   std::unordered_map<sched::PageId, UnsavedSketch> sketches_marked_;
   std::unordered_map<sched::PageId, UnsavedSketch> sketches_committing_;
+  // Cold fields in memory (see "Validators out of memory"), by page.
+  struct HeldCold {
+    ColdFields fields;
+    uint64_t written = 0;    // the TakeBatch that wrote them; 0: none yet
+    bool in_flight = false;  // dispatched, not yet recorded
+  };
+  std::unordered_map<sched::PageId, HeldCold> held_;
+  // The pages whose cold fields the batch being committed wrote, and its
+  // TakeBatch number.
+  std::vector<sched::PageId> committing_;
+  uint64_t batches_taken_ = 0;
+  const store::PageStore* store_ = nullptr;
+  uint64_t cold_reads_ = 0;
+  uint64_t cold_read_failures_ = 0;
 };
 
 }  // namespace freshd::daemon

@@ -11,7 +11,12 @@ namespace freshd::daemon {
 
 DecodedPage DecodePageRecord(const store::PageRecord& record) {
   DecodedPage page;
-  page.meta = PageMeta(record.etag, record.last_modified, record.last_outcome);
+  page.meta.set_last_outcome_name(record.last_outcome);
+  if (page.meta.other_outcome()) page.cold.other_outcome = record.last_outcome;
+  page.cold.etag = record.etag;
+  page.cold.last_modified = record.last_modified;
+  if (page.cold.has_validators()) page.meta.flags |= PageMeta::kValidators;
+  page.meta.set_last_modified(record.last_modified);
   page.meta.content_hash = record.content_hash;
   page.meta.last_signal_lastmod = record.last_signal_lastmod;
   page.meta.last_status =
@@ -42,15 +47,17 @@ DecodedPage DecodePageRecord(const store::PageRecord& record) {
 
 Status EncodePageRecord(const sched::Scheduler& scheduler, sched::PageId page,
                         std::string_view url, const PageMeta& meta,
-                        store::PageRecord* record) {
+                        const ColdFields& cold, store::PageRecord* record) {
   if (page >= scheduler.size()) {
     return Status::InvalidArgument("persist: unknown page id");
   }
   record->url = std::string(url);
   record->url_key = parse::UrlKey(url);
-  record->etag = std::string(meta.etag());
-  record->last_modified = std::string(meta.last_modified());
-  record->last_outcome = std::string(meta.last_outcome());
+  record->etag = cold.etag;
+  record->last_modified = cold.last_modified;
+  record->last_outcome = meta.other_outcome()
+                             ? cold.other_outcome
+                             : std::string(meta.last_outcome());
   record->content_hash = meta.content_hash;
   record->last_signal_lastmod = meta.last_signal_lastmod;
   record->last_status = meta.last_status;

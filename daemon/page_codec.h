@@ -1,7 +1,9 @@
 // The one codec between a page's store::PageRecord and the daemon's
-// in-memory state of that page: the scheduler's SavedPage (sched_state) and
-// the page book's PageMeta (validators, content hash, last status and
-// outcome, newest lastmod considered). Recovery, the cluster's page replay
+// in-memory state of that page: the scheduler's SavedPage (sched_state), the
+// page book's PageMeta (content hash, last status and outcome code, newest
+// lastmod considered, whether it has validators) and the ColdFields the
+// book keeps out of memory once the record is durable (the validators, an
+// outcome outside the fixed set). Recovery, the cluster's page replay
 // and the page book's group commit all go through here, so a field is
 // added or dropped in one file.
 //
@@ -30,6 +32,7 @@ namespace freshd::daemon {
 struct DecodedPage {
   sched::SavedPage saved;  // host is the caller's to set (ids are local)
   PageMeta meta;
+  ColdFields cold;  // recovery drops them (the store holds them)
   // The record had no scheduler state, or one that did not decode
   // (`error`): the page restarts as never fetched.
   bool reset = false;
@@ -40,11 +43,13 @@ struct DecodedPage {
 DecodedPage DecodePageRecord(const store::PageRecord& record);
 
 // Fills `record` (url, url_key, sched_state, fetch fields, last_fetch_time)
-// for `page` of `scheduler` with `meta`. InvalidArgument for an unknown
-// page id.
+// for `page` of `scheduler` with `meta` and `cold` (its other_outcome is
+// the record's last_outcome when meta's code is "other"). InvalidArgument
+// for an unknown page id.
 [[nodiscard]] Status EncodePageRecord(const sched::Scheduler& scheduler,
                                       sched::PageId page, std::string_view url,
                                       const PageMeta& meta,
+                                      const ColdFields& cold,
                                       store::PageRecord* record);
 
 }  // namespace freshd::daemon

@@ -1,109 +1,40 @@
 #include "daemon/page_meta.h"
 
-#include <array>
-#include <cstring>
-#include <string>
+#include "parse/http_date.h"
 
 namespace freshd::daemon {
 
-namespace {
+static_assert(sizeof(PageMeta) <= 32, "PageMeta is 32 bytes a page");
 
-// The block starts with the kFields lengths, each one byte below kLong, else
-// kLong and 4 bytes; then the fields' bytes in order. (Three 4-byte lengths
-// before: 9 bytes more a fetched page, most often a larger malloc chunk.)
-constexpr uint8_t kLong = 255;
+std::optional<fetch::OutcomeClass> PageMeta::last_outcome_class() const {
+  if (outcome_ == kNoOutcome || outcome_ == kOtherOutcome) return std::nullopt;
+  return static_cast<fetch::OutcomeClass>(outcome_ - 1);
+}
 
-struct Header {
-  std::array<uint32_t, 3> lengths;
-  size_t bytes;  // of the header itself
-};
+std::string_view PageMeta::last_outcome() const {
+  const std::optional<fetch::OutcomeClass> c = last_outcome_class();
+  return c ? fetch::OutcomeName(*c) : std::string_view();
+}
 
-Header ReadHeader(const char* packed) {
-  Header h{};
-  const char* at = packed;
-  for (uint32_t& n : h.lengths) {
-    const auto first = static_cast<uint8_t>(*at++);
-    if (first < kLong) {
-      n = first;
-    } else {
-      std::memcpy(&n, at, sizeof n);
-      at += sizeof n;
+void PageMeta::set_last_outcome_name(std::string_view name) {
+  outcome_ = name.empty() ? kNoOutcome : kOtherOutcome;
+  if (name.empty()) return;
+  for (int i = 0; i <= static_cast<int>(fetch::kLastOutcomeClass); ++i) {
+    const auto c = static_cast<fetch::OutcomeClass>(i);
+    if (fetch::OutcomeName(c) == name) {
+      set_last_outcome(c);
+      return;
     }
   }
-  h.bytes = static_cast<size_t>(at - packed);
-  return h;
 }
 
-size_t PackedBytes(const char* packed) {
-  const Header h = ReadHeader(packed);
-  return h.bytes + h.lengths[0] + h.lengths[1] + h.lengths[2];
-}
-
-}  // namespace
-
-PageMeta::PageMeta(const PageMeta& other)
-    : content_hash(other.content_hash),
-      last_signal_lastmod(other.last_signal_lastmod),
-      last_status(other.last_status),
-      gone_tries(other.gone_tries),
-      flags(other.flags),
-      unreachable_since(other.unreachable_since) {
-  if (other.packed_ != nullptr) {
-    const size_t n = PackedBytes(other.packed_.get());
-    packed_ = std::make_unique_for_overwrite<char[]>(n);
-    std::memcpy(packed_.get(), other.packed_.get(), n);
+void PageMeta::set_last_modified(std::string_view http_date) {
+  last_modified_s_ = 0;
+  if (http_date.empty()) return;
+  const std::optional<double> t = parse::ParseHttpDate(http_date);
+  if (t && *t >= 1 && *t <= static_cast<double>(UINT32_MAX)) {
+    last_modified_s_ = static_cast<uint32_t>(*t);
   }
-}
-
-PageMeta& PageMeta::operator=(const PageMeta& other) {
-  if (this != &other) *this = PageMeta(other);
-  return *this;
-}
-
-std::string_view PageMeta::Field(int i) const {
-  if (packed_ == nullptr) return {};
-  const Header h = ReadHeader(packed_.get());
-  size_t offset = h.bytes;
-  for (int k = 0; k < i; ++k) offset += h.lengths[k];
-  return {packed_.get() + offset, h.lengths[i]};
-}
-
-void PageMeta::Set(int i, std::string_view v) {
-  if (Field(i) == v) return;
-  std::array<std::string_view, kFields> fields;
-  for (int k = 0; k < kFields; ++k) fields[k] = k == i ? v : Field(k);
-  Pack(fields);
-}
-
-void PageMeta::Pack(const std::array<std::string_view, kFields>& fields) {
-  size_t bytes = 0;
-  for (std::string_view f : fields) bytes += f.size();
-  if (bytes == 0) {
-    packed_.reset();
-    return;
-  }
-  size_t header = 0;
-  for (std::string_view f : fields) {
-    header += f.size() < kLong ? 1 : 1 + sizeof(uint32_t);
-  }
-  // Built aside: `v` may point into the current block.
-  auto packed = std::make_unique_for_overwrite<char[]>(header + bytes);
-  char* at = packed.get();
-  for (std::string_view f : fields) {
-    const auto n = static_cast<uint32_t>(f.size());
-    if (n < kLong) {
-      *at++ = static_cast<char>(n);
-    } else {
-      *at++ = static_cast<char>(kLong);
-      std::memcpy(at, &n, sizeof n);
-      at += sizeof n;
-    }
-  }
-  for (std::string_view f : fields) {
-    if (!f.empty()) std::memcpy(at, f.data(), f.size());
-    at += f.size();
-  }
-  packed_ = std::move(packed);
 }
 
 }  // namespace freshd::daemon

@@ -165,9 +165,9 @@ Status RestorePages(const store::PageStore& store, sched::Scheduler* scheduler,
 
 Status PersistPage(const sched::Scheduler& scheduler, sched::PageId page,
                    std::string_view url, const PageMeta& meta,
-                   store::StoreBatch* batch) {
+                   const ColdFields& cold, store::StoreBatch* batch) {
   store::PageRecord record;
-  if (Status s = EncodePageRecord(scheduler, page, url, meta, &record);
+  if (Status s = EncodePageRecord(scheduler, page, url, meta, cold, &record);
       !s.ok()) {
     return s;
   }

@@ -34,12 +34,13 @@ namespace freshd::daemon {
 // Not a valid authority, so it never names a real host.
 inline constexpr std::string_view kGlobalStatsHost = "*";
 
-// Adds `page`'s record (daemon/page_codec.h: `meta` and the scheduler's
-// saved state, url = `url` normalized) to `batch`. InvalidArgument (nothing
-// added) for an unknown page id or a record over the store's limits.
+// Adds `page`'s record (daemon/page_codec.h: `meta`, `cold` and the
+// scheduler's saved state, url = `url` normalized) to `batch`.
+// InvalidArgument (nothing added) for an unknown page id or a record over
+// the store's limits.
 Status PersistPage(const sched::Scheduler& scheduler, sched::PageId page,
                    std::string_view url, const PageMeta& meta,
-                   store::StoreBatch* batch);
+                   const ColdFields& cold, store::StoreBatch* batch);
 
 // Adds the host's record (`base` carries its robots and politeness fields;
 // host = hosts.Name(host) and pooled_estimates are set here; empty estimates
@@ -123,9 +124,11 @@ struct RecoveryReport {
                ? expected_pages - pages - pages_reset
                : 0;
   }
-  // Per page id: the record's fetch fields (validators, content hash, last
-  // outcome, newest lastmod considered), which the page book keeps beside
-  // the scheduler (daemon/page_book.h moves the vector out).
+  // Per page id: the record's in-memory fetch fields (content hash, last
+  // outcome code, newest lastmod considered, whether it has validators),
+  // which the page book keeps beside the scheduler (daemon/page_book.h
+  // moves the vector out). The validator strings are not loaded: the book
+  // reads them from the store when the page is dispatched.
   std::vector<PageMeta> metas;
 };
 

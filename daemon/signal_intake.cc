@@ -230,11 +230,8 @@ bool SignalIntake::ConsiderDatedSignal(sched::PageId page, double changed_at,
   // keeps it, so a restart does not consider it again; a sitemap and a feed
   // dating the same change count it once. A date that cannot be true is
   // dropped before that, and not remembered.
-  double known_last_modified = -1;
-  if (std::optional<double> lm =
-          parse::ParseHttpDate(book_->meta(page).last_modified())) {
-    known_last_modified = *lm;
-  }
+  const double known_last_modified =
+      book_->meta(page).last_modified_time().value_or(-1);
   const DatedSignalCheck check =
       CheckDatedSignal(changed_at, now, known_last_modified);
   if (check != DatedSignalCheck::kOk) {

@@ -244,6 +244,7 @@ nlohmann::json StatusViews::StatusJson() const {
       // New URLs not added, by reason; the hosts at max_urls_per_host.
       {"frontier", sources_.frontier ? sources_.frontier() : nlohmann::json()},
       {"store_errors_total", stages.commit_errors + writer.errors},
+      {"validator_read_failures_total", stages.validator_read_failures},
       {"policy", options_.policy},
       {"value_threshold", sched_->threshold()},
       {"host_rate_spread", sched_->hosts().HostRateSpread()},
@@ -394,6 +395,10 @@ std::string StatusViews::MetricsText() const {
   metric("freshd_store_errors_total", "counter",
          "Failed store commits and WARC writes.",
          s["store_errors_total"].get<double>());
+  metric("freshd_validator_read_failures_total", "counter",
+         "Fetches sent unconditionally because the page's stored validators "
+         "could not be read.",
+         s["validator_read_failures_total"].get<double>());
   out +=
       "# HELP freshd_fetch_outcomes_total Fetch outcomes by class.\n"
       "# TYPE freshd_fetch_outcomes_total counter\n";

@@ -104,6 +104,9 @@ class StatusViews {
     bool committing = false;            // a group commit at the writer
     uint64_t commit_pending_bytes = 0;  // WARC payload not yet handed over
     uint64_t commit_errors = 0;         // GroupCommitter::store_errors
+    // PageBook::validator_read_failures: unconditional GETs for want of
+    // the stored validators.
+    uint64_t validator_read_failures = 0;
     StoreWriter::Stats writer;
     LoopLagProbe::Stats network_lag;    // the network thread's
     LoopLagProbe::Stats scheduler_lag;  // the scheduler thread's

@@ -180,7 +180,8 @@ TEST_F(ClusterAdapterTest, AHostIsOwnedOnceItsShardIsOwnedAndReplayed) {
   a->OnReplay(AllShards(), {{"http://a.test/kept", value}}, /*done=*/true);
   EXPECT_TRUE(a->OwnsHost(h));
   ASSERT_TRUE(book_->Find("http://a.test/kept").has_value());
-  EXPECT_EQ(book_->meta(*book_->Find("http://a.test/kept")).etag(), "\"e\"");
+  EXPECT_EQ(book_->cold_fields(*book_->Find("http://a.test/kept")).etag,
+            "\"e\"");
   EXPECT_EQ(added_, std::vector<std::string>{"http://a.test/"});
   EXPECT_EQ(commits_, commits + 1);
   EXPECT_EQ(a->ClusterJson()["work"]["pages_adopted"], 1);

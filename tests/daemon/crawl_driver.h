@@ -147,7 +147,8 @@ class CrawlDriver {
     store::StoreBatch batch;
     PageMeta meta;
     meta.last_status = 200;
-    if (Status s = PersistPage(*scheduler_, page, urls_[page], meta, &batch);
+    if (Status s =
+            PersistPage(*scheduler_, page, urls_[page], meta, {}, &batch);
         !s.ok()) {
       return s;
     }

@@ -28,7 +28,8 @@ class GroupCommitterTest : public TempStoreTest {
             [this](store::StoreBatch* batch, uint64_t*) {
               for (const auto& r : marked_) ASSERT_TRUE(batch->PutPage(r).ok());
               marked_.clear();
-            }};
+            },
+            [this](bool ok) { reported_.push_back(ok); }};
   }
 
   // Runs io until `done` holds (the writer reports from its thread).
@@ -49,6 +50,7 @@ class GroupCommitterTest : public TempStoreTest {
 
   boost::asio::io_context io_;
   std::vector<store::PageRecord> marked_;
+  std::vector<bool> reported_;  // each commit's outcome, as the book hears it
 };
 
 TEST_F(GroupCommitterTest, WorkArrivingDuringACommitGoesAsOneNextJob) {
@@ -84,6 +86,8 @@ TEST_F(GroupCommitterTest, WorkArrivingDuringACommitGoesAsOneNextJob) {
   EXPECT_EQ(writer.stats().jobs, 2u);
   EXPECT_EQ(writer.stats().records, 21u);
   EXPECT_EQ(after_commit, 2);
+  // The record source heard of each commit, before the next take.
+  EXPECT_EQ(reported_, (std::vector<bool>{true, true}));
   for (int i = 0; i <= 20; ++i) EXPECT_TRUE(Stored(i)) << i;
   EXPECT_EQ(committer.store_errors(), 0u);
 }

@@ -125,7 +125,7 @@ TEST_F(PageBookTest, AFetchGivesTheObservationTheFeedItemAndTheLinks) {
   EXPECT_EQ(first.feed->url_key, parse::UrlKey(kUrl));
   ASSERT_NE(first.links, nullptr);
   EXPECT_EQ(first.links, &fp.page.links);
-  EXPECT_EQ(book_->meta(page_).etag(), "\"e1\"");
+  EXPECT_EQ(book_->cold_fields(page_).etag, "\"e1\"");
   EXPECT_EQ(book_->meta(page_).last_outcome(), "ok");
   EXPECT_EQ(book_->meta(page_).content_hash, 11u);
   EXPECT_EQ(book_->last_fetch_time(page_), kT0);  // the scheduler's
@@ -144,7 +144,7 @@ TEST_F(PageBookTest, AFetchGivesTheObservationTheFeedItemAndTheLinks) {
   PageBook::Fetched same = Fetch(Ok("\"e2\""), &fp, 11, kT0 + 60);
   EXPECT_FALSE(same.feed.has_value());
   EXPECT_FALSE(std::get<sched::FetchedObs>(same.observation.event).changed);
-  EXPECT_EQ(book_->meta(page_).etag(), "\"e2\"");
+  EXPECT_EQ(book_->cold_fields(page_).etag, "\"e2\"");
 
   // New text: "changed".
   PageBook::Fetched changed = Fetch(Ok("\"e3\""), nullptr, 12, kT0 + 120);
@@ -160,7 +160,7 @@ TEST_F(PageBookTest, AFetchGivesTheObservationTheFeedItemAndTheLinks) {
   EXPECT_TRUE(std::holds_alternative<sched::NotModifiedObs>(
       not_modified.observation.event));
   EXPECT_FALSE(not_modified.feed.has_value());
-  EXPECT_EQ(book_->meta(page_).etag(), "\"e3\"");
+  EXPECT_EQ(book_->cold_fields(page_).etag, "\"e3\"");
   EXPECT_EQ(book_->meta(page_).content_hash, 12u);
   EXPECT_EQ(book_->last_fetch_time(page_), kT0 + 180);
 
@@ -313,14 +313,23 @@ TEST(PageCodecTest, RecordRoundTripKeepsEveryFieldOnce) {
   auto page = sched->AddUrl(0, 2.0);
   ASSERT_TRUE(page.ok());
   sched->Observe({*page, kT0, sched::FetchedObs{}});
-  PageMeta meta("W/\"abc\"", "Tue, 24 Nov 2026 10:00:00 GMT", "4xx");
+  PageMeta meta;
+  meta.set_last_outcome(fetch::OutcomeClass::kHttp4xx);
+  meta.flags |= PageMeta::kValidators;
+  ColdFields cold;
+  cold.etag = "W/\"abc\"";
+  cold.last_modified = "Tue, 24 Nov 2026 10:00:00 GMT";
   meta.content_hash = 7;
   meta.last_signal_lastmod = 1.4e9;
   meta.last_status = 404;
 
   store::PageRecord record;
   ASSERT_TRUE(
-      EncodePageRecord(*sched, *page, "http://h.test/a", meta, &record).ok());
+      EncodePageRecord(*sched, *page, "http://h.test/a", meta, cold, &record)
+          .ok());
+  EXPECT_EQ(record.etag, cold.etag);
+  EXPECT_EQ(record.last_modified, cold.last_modified);
+  EXPECT_EQ(record.last_outcome, "4xx");
   EXPECT_EQ(record.url, "http://h.test/a");
   EXPECT_EQ(record.url_key, parse::UrlKey("http://h.test/a"));
   EXPECT_EQ(record.last_fetch_time, kT0);  // derived from the scheduler's
@@ -329,9 +338,12 @@ TEST(PageCodecTest, RecordRoundTripKeepsEveryFieldOnce) {
   const DecodedPage back = DecodePageRecord(record);
   EXPECT_FALSE(back.reset);
   EXPECT_TRUE(back.error.ok());
-  EXPECT_EQ(back.meta.etag(), meta.etag());
-  EXPECT_EQ(back.meta.last_modified(), meta.last_modified());
-  EXPECT_EQ(back.meta.last_outcome(), meta.last_outcome());
+  EXPECT_EQ(back.cold.etag, cold.etag);
+  EXPECT_EQ(back.cold.last_modified, cold.last_modified);
+  EXPECT_TRUE(back.cold.other_outcome.empty());
+  EXPECT_NE(back.meta.flags & PageMeta::kValidators, 0);
+  EXPECT_EQ(back.meta.last_modified_time(), 1795514400.0);
+  EXPECT_EQ(back.meta.last_outcome(), "4xx");
   EXPECT_EQ(back.meta.content_hash, 7u);
   EXPECT_EQ(back.meta.last_signal_lastmod, 1.4e9);
   EXPECT_EQ(back.meta.last_status, 404);
@@ -344,16 +356,30 @@ TEST(PageCodecTest, RecordRoundTripKeepsEveryFieldOnce) {
   EXPECT_EQ(DecodePageRecord(record).saved.state.last_fetch, kT0);
 
   // An unknown page id, no state, a state that does not decode.
-  EXPECT_FALSE(
-      EncodePageRecord(*sched, *page + 1, "http://h.test/b", meta, &record)
-          .ok());
+  EXPECT_FALSE(EncodePageRecord(*sched, *page + 1, "http://h.test/b", meta,
+                                cold, &record)
+                   .ok());
+  // An outcome outside the fixed set: a code in memory, the string a cold
+  // field, written back as it was.
+  store::PageRecord odd = record;
+  odd.last_outcome = "from-another-writer";
+  const DecodedPage odd_back = DecodePageRecord(odd);
+  EXPECT_TRUE(odd_back.meta.other_outcome());
+  EXPECT_EQ(odd_back.meta.last_outcome(), "");
+  EXPECT_EQ(odd_back.cold.other_outcome, "from-another-writer");
+  store::PageRecord odd_again;
+  ASSERT_TRUE(EncodePageRecord(*sched, *page, "http://h.test/a", odd_back.meta,
+                               odd_back.cold, &odd_again)
+                  .ok());
+  EXPECT_EQ(odd_again.last_outcome, "from-another-writer");
   store::PageRecord bare;
   bare.etag = "x";
   const DecodedPage fresh = DecodePageRecord(bare);
   EXPECT_TRUE(fresh.reset);
   EXPECT_TRUE(fresh.error.ok());
   EXPECT_FALSE(fresh.saved.state.fetched());
-  EXPECT_EQ(fresh.meta.etag(), "x");
+  EXPECT_EQ(fresh.cold.etag, "x");
+  EXPECT_NE(fresh.meta.flags & PageMeta::kValidators, 0);
   bare.sched_state = "\xff garbage";
   const DecodedPage bad = DecodePageRecord(bare);
   EXPECT_TRUE(bad.reset);
@@ -417,8 +443,13 @@ TEST(PageBookRestartTest, ABookComesBackFromARealStore) {
   };
   const sched::PageId fetched = id(urls[0]);
   EXPECT_EQ(book.url(fetched), urls[0]);
-  EXPECT_EQ(book.meta(fetched).etag(), "\"v0\"");
-  EXPECT_EQ(book.meta(fetched).last_modified(),
+  // The validators stay in the store (read when the page is dispatched).
+  EXPECT_EQ(book.cold_held(), 0u);
+  EXPECT_NE(book.meta(fetched).flags & PageMeta::kValidators, 0);
+  EXPECT_TRUE(book.meta(fetched).last_modified_time().has_value());
+  book.set_store(store.value().get());
+  EXPECT_EQ(book.cold_fields(fetched).etag, "\"v0\"");
+  EXPECT_EQ(book.cold_fields(fetched).last_modified,
             "Mon, 23 Nov 2026 08:00:00 GMT");
   EXPECT_EQ(book.meta(fetched).last_outcome(), "ok");
   EXPECT_EQ(book.meta(fetched).content_hash, 100u);
@@ -642,7 +673,7 @@ TEST(PageBookRemovalTest, TheStreakIsDerivedFromTheRecordAtARestart) {
   }
   store::PageRecord record;
   ASSERT_TRUE(EncodePageRecord(*sched, page, "http://h.test/a", book.meta(page),
-                               &record)
+                               book.cold_fields(page), &record)
                   .ok());
   const DecodedPage decoded = DecodePageRecord(record);
   EXPECT_EQ(decoded.meta.last_status, 404);

@@ -52,7 +52,8 @@ class PageObserverTest : public ::testing::Test {
         RecordSource{[this] { return book_->marked(); },
                      [this](store::StoreBatch* b, uint64_t* f) {
                        book_->TakeBatch(b, f);
-                     }},
+                     },
+                     [this](bool ok) { book_->Committed(ok); }},
         /*archive=*/false);
     observer_ = std::make_unique<PageObserver>(
         PageObserver::Options{}, book_.get(), sched_.get(), frontier_.get(),
@@ -124,7 +125,7 @@ TEST_F(PageObserverTest, AFetchUpdatesTheBookFeedsTheFrontierAndCounts) {
       "<a href=/a>a</a> <a href=http://other.test/b>b</a></body></html>";
   fetch::FetchResult r = Html("http://a.test/", body);
   observer_->Observe(page, r, Parse(r), kT0, kT0 + 1);
-  EXPECT_EQ(book_->meta(page).etag(), "\"v1\"");
+  EXPECT_EQ(book_->cold_fields(page).etag, "\"v1\"");
   EXPECT_EQ(book_->last_fetch_time(page), kT0 + 1);
   EXPECT_TRUE(sched_->page(page).fetched());
   EXPECT_TRUE(book_->Find("http://a.test/a"));       // in scope

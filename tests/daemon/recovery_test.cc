@@ -331,7 +331,8 @@ TEST(RecoveryTest, PersistRejectsUnknownIds) {
   CrawlDriver d(DriverOptions("ncis"), kSeed);
   ASSERT_TRUE(d.AddPages("x", 2, 1, nullptr).ok());
   store::StoreBatch batch;
-  EXPECT_FALSE(PersistPage(d.scheduler(), 5, "https://a/", {}, &batch).ok());
+  EXPECT_FALSE(
+      PersistPage(d.scheduler(), 5, "https://a/", {}, {}, &batch).ok());
   EXPECT_FALSE(PersistHost(d.scheduler(), d.hosts(), 9, {}, &batch).ok());
   EXPECT_TRUE(batch.empty());
   ASSERT_TRUE(PersistHost(d.scheduler(), d.hosts(), 0, {}, &batch).ok());

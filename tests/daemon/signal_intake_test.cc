@@ -190,7 +190,7 @@ TEST_F(SignalIntakeTest, ImpossibleDatesAreDroppedAndCounted) {
   fetch::FetchResult r = Response("http://a.test/p", "<html>hi</html>");
   r.last_modified = "Tue, 14 Nov 2023 22:13:20 GMT";
   book_->Observe(book_->RecordFetch(*page, r, nullptr, 42, t0).observation);
-  ASSERT_EQ(book_->meta(*page).last_modified(), r.last_modified);
+  ASSERT_EQ(book_->cold_fields(*page).last_modified, r.last_modified);
   const auto sitemap = sched::SignalSource::kSitemapLastmod;
   const auto feed = sched::SignalSource::kFeedEntry;
 
