@@ -32,6 +32,10 @@ struct CrawlerConfig {
   std::vector<std::string> include;  // RE2 regexes; empty = all
   std::vector<std::string> exclude;  // RE2 regexes, win over include
   uint64_t max_urls_per_host = 100000;
+  // New URLs one host may add a minute (a token bucket a minute deep;
+  // seeds not counted; 0: no bound): over it they are dropped and counted
+  // (daemon/new_url_rate.h).
+  uint64_t max_new_urls_per_host_per_minute = 60000;
   uint64_t max_urls = 10000000;
   // Pages gone for good leave the frontier and the store
   // (daemon/page_book.h "Removal"): after this many consecutive 404/410

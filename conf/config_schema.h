@@ -60,6 +60,8 @@ void VisitConfig(C& c, Visitor& v) {
   v.StringList("include", &c.crawler.include);
   v.StringList("exclude", &c.crawler.exclude);
   v.Int("max_urls_per_host", &c.crawler.max_urls_per_host, 1, 1LL << 40);
+  v.Int("max_new_urls_per_host_per_minute",
+        &c.crawler.max_new_urls_per_host_per_minute, 0, 1LL << 24);
   v.Int("max_urls", &c.crawler.max_urls, 1, 1LL << 40);
   v.Int("gone_after_tries", &c.crawler.gone_after_tries, 0, 255);
   v.Duration("gone_after_unreachable", &c.crawler.gone_after_unreachable_s, 0,

@@ -78,7 +78,15 @@ Status CrawlLoop::Init() {
       config_.engine.parse_threads > 0
           ? static_cast<unsigned>(config_.engine.parse_threads)
           : cores;
-  parse_ = std::make_unique<ParseQueue>(io_, parse_threads);
+  // Each body's parse time counts against its host's fair share
+  // (FairShare's ParseCost), on this thread.
+  parse_ = std::make_unique<ParseQueue>(
+      io_, parse_threads, [this](std::string_view url, double cpu_s) {
+        if (!book_ || !dispatcher_) return;
+        const std::optional<sched::HostId> host =
+            book_->hosts().Find(parse::UrlAuthority(url));
+        if (host) dispatcher_->NoteParseTime(*host, cpu_s);
+      });
 
   // LevelDB creates the database directory but not its parents.
   std::error_code ignored;
@@ -107,6 +115,8 @@ Status CrawlLoop::Init() {
                                          book_.get(), sched_.get());
   controls_ = std::make_unique<OperatorControls>();
   frontier_->set_controls(controls_.get());
+  frontier_->set_max_new_urls_per_minute(
+      config_.crawler.max_new_urls_per_host_per_minute);
   // The URLs go straight into the book (no transient string per page: at
   // 1M pages those left ~200 B/page of freed heap resident), and the scope
   // and origins are noted as they pass (no read of the URL file per page).
@@ -508,6 +518,10 @@ StatusViews::Sources CrawlLoop::StatusSources() {
     f.fair_share_hosts = dispatcher_->fair_share().hosts_last_window();
     f.fair_share_contended = dispatcher_->fair_share().contended_last_window();
     f.fair_share_low_yield = dispatcher_->fair_share().low_yield_last_window();
+    const ParseCost& parse_cost = dispatcher_->fair_share().parse_cost();
+    f.parse_hosts_over_share = parse_cost.hosts_over_last_window();
+    f.parse_share_max = parse_cost.max_share_last_window();
+    f.parse_seconds = parse_cost.seconds_total();
     f.parse_jobs = parse_->jobs();
     f.parse_bytes = parse_->bytes();
     f.committing = committer_->running();

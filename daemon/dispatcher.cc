@@ -151,6 +151,7 @@ void Dispatcher::Run(double now, double gate_now) {
       break;
     }
     if (stages_.parse_bytes() > options_.queue_bytes / 2) {
+      fair_.NoteContended();  // hosts wait for the parse pool
       limit = Limit::kParse;
       break;
     }

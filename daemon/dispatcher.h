@@ -12,10 +12,11 @@
 // tick: Run() selects pages (Scheduler::Select) and hands each to `fetch`
 // (the engine's network hand-off), then arms one timer for the earliest
 // of the next token, the next host reopening and a periodic look.
-// While hosts contend for the connections, one host holds at most its fair
-// share of them (FairShare: max-min over the hosts active, weighted by the
-// share of their fetches that found a page), not every slot politeness
-// allows it.
+// While hosts contend for the connections (or for the parse pool: dispatch
+// paused on its queue), one host holds at most its fair share of them
+// (FairShare: max-min over the hosts active, weighted by the share of
+// their fetches that found a page and by their share of the parse pool's
+// time), not every slot politeness allows it.
 // The stages are read through Stages (queue depths, cluster ownership):
 // the dispatcher reaches into no other part.
 // Time: `now` is the scheduler's clock (Unix s), `gate_now` the fetcher's
@@ -142,6 +143,12 @@ class Dispatcher {
   // host's weight in the fair share; a request never sent (robots, the
   // address guard, a bad URL) counts neither way.
   void NoteOutcome(sched::PageId page, fetch::OutcomeClass outcome);
+  // A body of `host` (a page, a sitemap, a feed) took `cpu_s` seconds of
+  // the parse pool: its share of the pool's time weighs in the fair share
+  // (ParseCost).
+  void NoteParseTime(sched::HostId host, double cpu_s) {
+    fair_.NoteParseTime(host, cpu_s);
+  }
   // The fetch of `page` is over (its result taken). Returns when it started
   // (Unix s; 0 when it was not in flight). A slot still held is freed at
   // `gate_now`. The caller then observes the page's result, which ends its

@@ -42,10 +42,13 @@ double FairShare::WaterFill() const {
     return sum;
   };
   // Levels in steps of 1/8, from 1/8 to the level at which a host of the
-  // least weight may use its whole allowance.
+  // least weight (the least yield at the least parse factor) may use its
+  // whole allowance.
   constexpr int kSteps = 8;
-  const int top = static_cast<int>(
-      std::ceil(max_in_flight_ * kSteps / static_cast<double>(kMinWeight)));
+  constexpr double kLeastWeight =
+      static_cast<double>(kMinWeight) * ParseCost::kMinFairShare;
+  const int top =
+      static_cast<int>(std::ceil(max_in_flight_ * kSteps / kLeastWeight));
   if (filled(static_cast<double>(top) / kSteps) < max_connections_) return 0;
   int lo = 1, hi = top;  // the least step that fills them is in [lo, hi]
   while (lo < hi) {
@@ -61,6 +64,7 @@ double FairShare::WaterFill() const {
 
 void FairShare::Roll(double now,
                      const std::function<int(sched::HostId)>& in_flight) {
+  parse_.Roll(now);
   if (now < window_end_) return;
   level_ = contended_ ? WaterFill() : 0;
   capped_ = level_ > 0;
@@ -68,7 +72,7 @@ void FairShare::Roll(double now,
   contended_last_window_ = contended_;
   low_yield_last_window_ = 0;
   for (sched::HostId h : touched_) {
-    if (Weight(h) < 0.5f) ++low_yield_last_window_;
+    if (Yield(h) < 0.5f) ++low_yield_last_window_;
   }
   // The next window starts with the hosts still holding connections.
   std::vector<sched::HostId> ended;

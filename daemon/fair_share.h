@@ -5,10 +5,13 @@
 // ([politeness] max_in_flight_per_host) and the other hosts' share of the
 // crawl falls by as much.
 //
-// A host's weight is its yield: the share of its recent fetches that found
+// A host's weight is its yield — the share of its recent fetches that found
 // a page (2xx, 304, a redirect), an average over about its last 16
-// fetches, starting at 1, never below kMinWeight. Its cap at level c is
-// ceil(weight * c), between 1 and max_in_flight_per_host.
+// fetches, starting at 1, never below kMinWeight — times its parse cost's
+// factor (ParseCost: fair share of the parse pool's time over the host's
+// share when above it, else 1), so a host whose bodies take more of the
+// parse pool than its fair share gets as much fewer connections. Its cap
+// at level c is ceil(weight * c), between 1 and max_in_flight_per_host.
 //
 // Over each window (kWindowS of the fetcher's clock) it notes the hosts
 // that held a connection (their most at once), the hosts a delay turned
@@ -26,7 +29,8 @@
 // A host still holding connections at the end of a window counts in the
 // next.
 //
-// Memory: 16 bytes a host (its yield, and what the window saw of it). Work:
+// Memory: 16 bytes a host (its yield, and what the window saw of it), and
+// ParseCost's 12 for a host that took parse time. Work:
 // O(1) per note, O(hosts active in the window x log(max_in_flight)) per window.
 // Not thread-safe: the scheduler's thread (the Dispatcher owns it).
 
@@ -39,6 +43,7 @@
 #include <functional>
 #include <vector>
 
+#include "daemon/parse_cost.h"
 #include "sched/observation.h"
 
 namespace freshd::daemon {
@@ -59,6 +64,10 @@ class FairShare {
   void NoteContended() { contended_ = true; }
   // A fetch of `host` ended; `found` whether it found a page.
   void NoteOutcome(sched::HostId host, bool found);
+  // A body of `host` took `cpu_s` seconds of the parse pool.
+  void NoteParseTime(sched::HostId host, double cpu_s) {
+    parse_.Note(host, cpu_s);
+  }
 
   // Ends the window if `now` (fetcher's clock) is past it; `in_flight(h)`
   // says what a host holds now (those still holding carry over).
@@ -71,8 +80,13 @@ class FairShare {
   // A host of full weight's cap now.
   int cap() const { return capped_ ? CapAt(1.0f, level_) : max_in_flight_; }
   float Weight(sched::HostId host) const {
+    return Yield(host) * parse_.Factor(host);
+  }
+  // Its yield alone, at least kMinWeight.
+  float Yield(sched::HostId host) const {
     return host < yield_.size() ? std::max(kMinWeight, yield_[host]) : 1.0f;
   }
+  const ParseCost& parse_cost() const { return parse_; }
   // The last window: hosts counted, whether they contended, and how many
   // weighed less than half.
   size_t hosts_last_window() const { return hosts_last_window_; }
@@ -106,6 +120,7 @@ class FairShare {
   std::vector<float> yield_;            // by host id; 1 until fetched
   std::vector<Seen> seen_;              // by host id
   std::vector<sched::HostId> touched_;  // hosts seen in the current window
+  ParseCost parse_;                     // its own, longer windows
 };
 
 }  // namespace freshd::daemon

@@ -41,7 +41,14 @@ std::optional<sched::PageId> Frontier::AddUrl(const std::string& url,
   }
   if (book_->hosts().pages(host.value()) >= max_urls_per_host_) {
     ++turned_away_.host_limit;
-    ++at_limit_[host.value()];
+    HostTurnedAway& t = turned_away_by_host_[host.value()];
+    if (t.host_limit++ == 0) ++hosts_at_limit_;
+    return std::nullopt;
+  }
+  if (!seed && !rate_.Allows(host.value(), now)) {
+    ++turned_away_.host_rate;
+    HostTurnedAway& t = turned_away_by_host_[host.value()];
+    if (t.host_rate++ == 0) ++hosts_over_rate_;
     return std::nullopt;
   }
   auto id = book_->Add(url, host.value(), importance, max_urls_per_host_);
@@ -49,6 +56,7 @@ std::optional<sched::PageId> Frontier::AddUrl(const std::string& url,
     ++turned_away_.book_limit;
     return std::nullopt;
   }
+  if (!seed) rate_.Take(host.value());
   ApplyRule(id.value(), url);
   if (controls_ != nullptr && controls_->has_patterns()) {
     sched_->SetHeld(id.value(), controls_->PatternHeld(url));
@@ -132,8 +140,10 @@ void Frontier::ApplyRule(sched::PageId page, std::string_view url) {
 
 nlohmann::json Frontier::Json(size_t max_hosts) const {
   std::vector<std::pair<uint64_t, sched::HostId>> top;
-  top.reserve(at_limit_.size());
-  for (const auto& [host, count] : at_limit_) top.emplace_back(count, host);
+  top.reserve(turned_away_by_host_.size());
+  for (const auto& [host, t] : turned_away_by_host_) {
+    top.emplace_back(t.host_limit + t.host_rate, host);
+  }
   const size_t n = std::min(max_hosts, top.size());
   std::partial_sort(top.begin(), top.begin() + static_cast<ptrdiff_t>(n),
                     top.end(), [](const auto& a, const auto& b) {
@@ -145,16 +155,20 @@ nlohmann::json Frontier::Json(size_t max_hosts) const {
     const sched::HostId h = top[i].second;
     hosts.push_back({{"host", book_->hosts().Name(h)},
                      {"pages", book_->hosts().pages(h)},
-                     {"turned_away", top[i].first}});
+                     {"turned_away", top[i].first},
+                     {"host_rate", turned_away_by_host_.at(h).host_rate}});
   }
   return {
       {"max_urls_per_host", max_urls_per_host_},
+      {"max_new_urls_per_host_per_minute", rate_.per_minute()},
       {"turned_away",
        {{"out_of_scope", turned_away_.out_of_scope},
         {"host_limit", turned_away_.host_limit},
+        {"host_rate", turned_away_.host_rate},
         {"book_limit", turned_away_.book_limit},
         {"bad_host", turned_away_.bad_host}}},
-      {"hosts_at_limit", at_limit_.size()},
+      {"hosts_at_limit", hosts_at_limit_},
+      {"hosts_over_rate", hosts_over_rate_},
       {"hosts", std::move(hosts)},
       {"removed",
        {{"gone", book_->removed_total(RemovalReason::kGone)},
@@ -178,6 +192,7 @@ void Frontier::AppendMetrics(PrometheusText& out) const {
   const std::pair<const char*, uint64_t> reasons[] = {
       {"out_of_scope", turned_away_.out_of_scope},
       {"host_limit", turned_away_.host_limit},
+      {"host_rate", turned_away_.host_rate},
       {"book_limit", turned_away_.book_limit},
       {"bad_host", turned_away_.bad_host}};
   for (const auto& [reason, count] : reasons) {
@@ -187,7 +202,11 @@ void Frontier::AppendMetrics(PrometheusText& out) const {
   out.Gauge("freshd_frontier_hosts_at_limit",
             "Hosts that turned a new URL away at [crawler] "
             "max_urls_per_host.",
-            static_cast<double>(at_limit_.size()));
+            static_cast<double>(hosts_at_limit_));
+  out.Gauge("freshd_frontier_hosts_over_rate",
+            "Hosts that turned a new URL away at [crawler] "
+            "max_new_urls_per_host_per_minute.",
+            static_cast<double>(hosts_over_rate_));
   out.Family("freshd_pages_removed_total", "counter",
              "Pages removed for good, by reason: gone ([crawler] "
              "gone_after_tries 404/410 answers), unreachable ([crawler] "

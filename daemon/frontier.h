@@ -2,13 +2,16 @@
 // include, exclude; daemon/url_scope.h) and the operators' rules ([[rule]],
 // conf/rules.h), and adds URLs — seeds, links, sitemap and feed entries,
 // hints, routed work — to the page book: a URL in scope (or a seed) joins
-// the book under [crawler] max_urls_per_host and gets the first rule it
-// matches; a seed already known only gets its importance raised.
+// the book under [crawler] max_urls_per_host and, unless a seed, under
+// [crawler] max_new_urls_per_host_per_minute (NewUrlRate: a token bucket
+// per host; a URL over it is dropped, not deferred — new_url_rate.h says
+// why), and gets the first rule it matches; a seed already known only gets
+// its importance raised.
 // Nothing is turned away silently: URLs refused for being out of scope, over
-// a host's max_urls_per_host or over the book's capacity are counted by
-// reason (Json, AppendMetrics), and the hosts at their cap with how many
-// URLs each turned away (a bounded table: one entry per host that reached
-// it).
+// a host's max_urls_per_host, over its rate of new URLs or over the book's
+// capacity are counted by reason (Json, AppendMetrics), and the hosts that
+// turned URLs away at their cap or rate with how many each (a bounded
+// table: one entry per such host).
 // Thread: the engine's (scheduler's) thread, the one owning the book.
 
 #ifndef FRESHD_DAEMON_FRONTIER_H_
@@ -25,6 +28,7 @@
 #include "base/status.h"
 #include "conf/config.h"
 #include "conf/rules.h"
+#include "daemon/new_url_rate.h"
 #include "daemon/operator_controls.h"
 #include "daemon/page_book.h"
 #include "daemon/prometheus_text.h"
@@ -48,7 +52,8 @@ class Frontier {
   // The id of `url` (normalized), adding it when new and in scope (a seed:
   // in scope or not). A known `seed` gets its importance raised to
   // `importance` if lower (observed at `now`, marked for the next commit).
-  // Null: out of scope, over the host's or the book's limits.
+  // Null: out of scope, over the host's limits (pages, new URLs a minute)
+  // or the book's.
   std::optional<sched::PageId> AddUrl(const std::string& url, double importance,
                                       bool seed, double now);
 
@@ -77,11 +82,17 @@ class Frontier {
   // URL a block matches is not added (OperatorControls::Admit counts it);
   // a new page a URL pattern holds is held in the scheduler.
   void set_controls(OperatorControls* controls) { controls_ = controls; }
+  // [crawler] max_new_urls_per_host_per_minute (0, the default here: no
+  // bound). Seeds are not bound by it.
+  void set_max_new_urls_per_minute(uint64_t per_minute) {
+    rate_ = NewUrlRate(per_minute);
+  }
 
   // New URLs AddUrl did not add, by reason (a block's are the controls').
   struct TurnedAway {
     uint64_t out_of_scope = 0;  // not a seed, and outside [crawler] scope
     uint64_t host_limit = 0;    // its host has max_urls_per_host pages
+    uint64_t host_rate = 0;     // its host added its new URLs this minute
     uint64_t book_limit = 0;    // the scheduler holds no more pages
     uint64_t bad_host = 0;      // its host could not be interned
   };
@@ -95,14 +106,18 @@ class Frontier {
   };
   const CollapseIgnored& collapse_ignored() const { return ignored_; }
   // Hosts that turned a URL away at max_urls_per_host.
-  size_t hosts_at_limit() const { return at_limit_.size(); }
-  // /status "frontier": the counts, the cap, the `max_hosts` hosts that
-  // turned most URLs away (name, pages, turned_away), the pages removed
+  size_t hosts_at_limit() const { return hosts_at_limit_; }
+  // Hosts that turned a URL away at max_new_urls_per_host_per_minute.
+  size_t hosts_over_rate() const { return hosts_over_rate_; }
+  // /status "frontier": the counts, the cap and the rate, the `max_hosts`
+  // hosts that turned most URLs away (name, pages, turned_away in all and
+  // host_rate of them), the pages removed
   // for good by reason (PageBook "Removal"), and the duplicates collapsed
   // (aliases, by reason; canonicals ignored, by reason).
   nlohmann::json Json(size_t max_hosts) const;
   // freshd_frontier_turned_away_total{reason},
-  // freshd_frontier_hosts_at_limit, freshd_pages_removed_total{reason},
+  // freshd_frontier_hosts_at_limit, freshd_frontier_hosts_over_rate,
+  // freshd_pages_removed_total{reason},
   // freshd_pages_collapsed_total{reason}, freshd_aliases and
   // freshd_collapse_ignored_total{reason}.
   void AppendMetrics(PrometheusText& out) const;
@@ -114,9 +129,17 @@ class Frontier {
   sched::Scheduler* const sched_;
   RuleMatcher rules_;
   OperatorControls* controls_ = nullptr;
+  NewUrlRate rate_;
   TurnedAway turned_away_;
   CollapseIgnored ignored_;
-  std::unordered_map<sched::HostId, uint64_t> at_limit_;  // turned away
+  // Hosts that turned URLs away, and how many, at the cap or the rate.
+  struct HostTurnedAway {
+    uint64_t host_limit = 0;
+    uint64_t host_rate = 0;
+  };
+  std::unordered_map<sched::HostId, HostTurnedAway> turned_away_by_host_;
+  size_t hosts_at_limit_ = 0;   // of them, with host_limit > 0
+  size_t hosts_over_rate_ = 0;  // with host_rate > 0
 };
 
 }  // namespace freshd::daemon

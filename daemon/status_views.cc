@@ -266,10 +266,16 @@ nlohmann::json StatusViews::StatusJson() const {
         {"per_host_cap", stages.fair_share_cap},
         {"hosts_active", stages.fair_share_hosts},
         {"contended", stages.fair_share_contended},
-        {"hosts_low_yield", stages.fair_share_low_yield}}},
+        {"hosts_low_yield", stages.fair_share_low_yield},
+        // And by the parse pool's time: hosts over their fair share of
+        // it in the last window (their weight cut as much), the largest
+        // share.
+        {"hosts_over_parse_share", stages.parse_hosts_over_share},
+        {"parse_share_max", stages.parse_share_max}}},
       {"stages",
        {{"parse_queue", stages.parse_jobs},
         {"parse_queue_bytes", stages.parse_bytes},
+        {"parse_seconds_total", stages.parse_seconds},
         {"write_queue", writer.queued + (stages.committing ? 1 : 0)},
         {"write_queue_bytes",
          writer.queued_bytes + stages.commit_pending_bytes},
@@ -372,8 +378,14 @@ std::string StatusViews::MetricsText() const {
          "Connections one host may hold now (its fair share while hosts "
          "contend, else max_in_flight_per_host).",
          s["in_flight"]["per_host_cap"].get<double>());
+  metric("freshd_in_flight_hosts_over_parse_share", "gauge",
+         "Hosts over their fair share of parse time, last window.",
+         s["in_flight"]["hosts_over_parse_share"].get<double>());
   metric("freshd_parse_queue", "gauge", "Bodies waiting for the parse pool.",
          s["stages"]["parse_queue"].get<double>());
+  metric("freshd_parse_cpu_seconds_total", "counter",
+         "CPU seconds the parse pool spent on bodies.",
+         s["stages"]["parse_seconds_total"].get<double>());
   metric("freshd_write_queue_bytes", "gauge",
          "Bytes waiting for the writer (WARC payloads).",
          s["stages"]["write_queue_bytes"].get<double>());

@@ -93,7 +93,13 @@ class StatusViews {
     uint64_t fair_share_hosts = 0;       // hosts_last_window()
     bool fair_share_contended = false;   // contended_last_window()
     uint64_t fair_share_low_yield = 0;   // low_yield_last_window()
-    uint64_t parse_jobs = 0;             // ParseQueue
+    // FairShare's ParseCost: hosts over their fair share of the parse
+    // pool's time in the last window, the largest share, the pool's CPU
+    // seconds metered since start.
+    uint64_t parse_hosts_over_share = 0;
+    double parse_share_max = 0;
+    double parse_seconds = 0;
+    uint64_t parse_jobs = 0;  // ParseQueue
     uint64_t parse_bytes = 0;
     bool committing = false;            // a group commit at the writer
     uint64_t commit_pending_bytes = 0;  // WARC payload not yet handed over

@@ -236,6 +236,81 @@ TEST(DispatcherFairnessTest, AHostWithManyPagesHoldsItsFairShareOfSlots) {
   EXPECT_GT(d.fair_share().Weight(1), 0.9f);
 }
 
+// Issue #43 item 3, parse cost: host 0's bodies each take 50 ms of the
+// parse pool, the eight other hosts' 1 ms (its 100,000-link pages beside
+// theirs). All find pages, so by yield alone it would start a ninth of the
+// fetches; weighed by its share of the parse time it starts far fewer, and
+// the parse time it takes falls with them.
+TEST(DispatcherFairnessTest, AHostWhoseBodiesTakeTheParsePoolGetsFewerFetches) {
+  constexpr double kT0 = 1.7e9;
+  sched::SchedulerOptions so;
+  so.rate = 1e6;
+  so.burst = 1e6;
+  auto s = sched::Scheduler::Create(so);
+  ASSERT_TRUE(s.ok());
+  std::unique_ptr<sched::Scheduler> sched = std::move(s).value();
+  for (int i = 0; i < 5000; ++i) ASSERT_TRUE(sched->AddUrl(0, 50.0).ok());
+  for (int i = 0; i < 2000; ++i) {
+    for (sched::HostId h = 1; h <= 8; ++h) {
+      ASSERT_TRUE(sched->AddUrl(h, 1.0).ok());
+    }
+  }
+  boost::asio::io_context io;
+  std::deque<sched::PageId> on_network;
+  std::map<sched::HostId, int> started;
+  Dispatcher::Options o;
+  o.max_connections = 64;
+  o.queue_bytes = 1000;
+  o.max_in_flight_per_host = 16;
+  Dispatcher::Stages st;
+  st.parse_bytes = [] { return uint64_t{0}; };
+  st.write_bytes = [] { return uint64_t{0}; };
+  st.fetching = [&] { return uint64_t{on_network.size()}; };
+  st.fetch = [&](sched::PageId page, double) {
+    on_network.push_back(page);
+    ++started[sched->page(page).host];
+  };
+  Dispatcher d(io, sched.get(), o, std::move(st), kT0);
+  d.Start();
+  double parse_s[2] = {};  // host 0's, everyone's (the counted rounds)
+  double t = 0;
+  for (int round = 0; round < 200; ++round, t += 0.1) {
+    d.Run(kT0 + t, 100 + t);
+    if (round == 100) {
+      started.clear();
+      parse_s[0] = parse_s[1] = 0;
+    }
+    for (size_t n = on_network.size() / 2; n > 0; --n) {
+      const sched::PageId p = on_network.front();
+      on_network.pop_front();
+      const sched::HostId host = sched->page(p).host;
+      d.NetworkDone(p, 0);
+      d.NoteOutcome(p, fetch::OutcomeClass::kOk);
+      const double cost = host == 0 ? 0.05 : 0.001;
+      d.NoteParseTime(host, cost);
+      parse_s[0] += host == 0 ? cost : 0;
+      parse_s[1] += cost;
+    }
+  }
+  int total = 0;
+  for (const auto& [host, n] : started) total += n;
+  ASSERT_GT(total, 0);
+  // A ninth by yield alone (measured: 400 of 3,168, 12.6%); weighed by
+  // parse time 100 of 3,168 (3.2%).
+  EXPECT_LT(started[0], total * 0.04) << started[0] << " of " << total;
+  for (sched::HostId h = 1; h <= 8; ++h) {
+    EXPECT_GT(started[h], total * 0.1) << "host " << h;
+  }
+  // One or two connections of the eight a host of full weight holds (its
+  // share falls as it gets fewer, so its factor moves between windows).
+  EXPECT_LE(d.fair_share().CapOf(0), 2);
+  EXPECT_EQ(d.fair_share().cap(), 8);
+  EXPECT_EQ(d.fair_share().parse_cost().hosts_over_last_window(), 1u);
+  // At one connection its parse time still outweighs the others' (50 to
+  // 1 a body), but no longer takes 88% of the pool (measured: 62%).
+  EXPECT_LT(parse_s[0] / parse_s[1], 0.7) << parse_s[0] << " of " << parse_s[1];
+}
+
 // The scheduler's in-flight flag is the one record of what is in flight;
 // the dispatcher's fetches must match it page for page, as the engine drives
 // them (NetworkDone, then Finish and the page's observation), through

@@ -95,6 +95,75 @@ TEST_F(FrontierTest, TurnedAwayUrlsAreCountedByReasonAndHost) {
             std::string::npos);
 }
 
+// [crawler] max_new_urls_per_host_per_minute: a host adding URLs faster is
+// turned away and counted, by reason and by host; another host, a seed and
+// a known URL are not; the bucket refills with time.
+TEST_F(FrontierTest, AHostOverItsRateOfNewUrlsIsTurnedAwayAndCounted) {
+  frontier_ = std::make_unique<Frontier>(
+      std::move(UrlScope::Create(CrawlerConfig{})).value(),
+      /*max_urls_per_host=*/1000, book_.get(), sched_.get());
+  frontier_->set_max_new_urls_per_minute(60);  // one a second
+  frontier_->AddScope("http://a.test/");
+  frontier_->AddScope("http://c.test/");
+  int added = 0;
+  for (int i = 0; i < 100; ++i) {
+    if (frontier_->AddUrl("http://a.test/" + std::to_string(i), 1, false,
+                          kNow)) {
+      ++added;
+    }
+  }
+  EXPECT_EQ(added, 60);  // a minute's worth at once, no more
+  EXPECT_EQ(frontier_->turned_away().host_rate, 40u);
+  EXPECT_EQ(frontier_->hosts_over_rate(), 1u);
+  // Another host has its own bucket; a seed and a known URL pass.
+  EXPECT_TRUE(frontier_->AddUrl("http://c.test/1", 1, false, kNow));
+  EXPECT_TRUE(frontier_->AddUrl("http://a.test/seed", 1, true, kNow));
+  EXPECT_TRUE(frontier_->AddUrl("http://a.test/0", 1, false, kNow));
+  EXPECT_FALSE(frontier_->AddUrl("http://a.test/more", 1, false, kNow));
+  // Ten seconds on: ten more.
+  added = 0;
+  for (int i = 100; i < 200; ++i) {
+    if (frontier_->AddUrl("http://a.test/" + std::to_string(i), 1, false,
+                          kNow + 10)) {
+      ++added;
+    }
+  }
+  EXPECT_EQ(added, 10);
+  EXPECT_EQ(book_->hosts().pages(*book_->hosts().Find("a.test")), 60u + 1 + 10);
+  EXPECT_EQ(frontier_->turned_away().host_rate, 40u + 1 + 90);
+  EXPECT_EQ(frontier_->turned_away().host_limit, 0u);
+  const nlohmann::json j = frontier_->Json(5);
+  EXPECT_EQ(j["max_new_urls_per_host_per_minute"], 60);
+  EXPECT_EQ(j["turned_away"]["host_rate"], 131);
+  EXPECT_EQ(j["hosts_over_rate"], 1);
+  EXPECT_EQ(j["hosts_at_limit"], 0);
+  ASSERT_EQ(j["hosts"].size(), 1u);
+  EXPECT_EQ(j["hosts"][0]["host"], "a.test");
+  EXPECT_EQ(j["hosts"][0]["turned_away"], 131);
+  EXPECT_EQ(j["hosts"][0]["host_rate"], 131);
+  PrometheusText metrics;
+  frontier_->AppendMetrics(metrics);
+  EXPECT_NE(metrics.text().find(
+                "freshd_frontier_turned_away_total{reason=\"host_rate\"} 131"),
+            std::string::npos)
+      << metrics.text();
+  EXPECT_NE(metrics.text().find("freshd_frontier_hosts_over_rate 1"),
+            std::string::npos);
+}
+
+// Without the key (0) nothing bounds the rate.
+TEST_F(FrontierTest, NoRateBoundWithoutTheKey) {
+  frontier_ = std::make_unique<Frontier>(
+      std::move(UrlScope::Create(CrawlerConfig{})).value(),
+      /*max_urls_per_host=*/100000, book_.get(), sched_.get());
+  frontier_->AddScope("http://a.test/");
+  for (int i = 0; i < 5000; ++i) {
+    ASSERT_TRUE(frontier_->AddUrl("http://a.test/" + std::to_string(i), 1,
+                                  false, kNow));
+  }
+  EXPECT_EQ(frontier_->turned_away().host_rate, 0u);
+}
+
 TEST_F(FrontierTest, AKnownSeedGetsItsImportanceRaised) {
   frontier_->AddScope("http://a.test/");
   auto x = frontier_->AddUrl("http://a.test/x", 1, false, kNow);

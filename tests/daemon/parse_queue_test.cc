@@ -4,9 +4,12 @@
 #include "daemon/parse_queue.h"
 
 #include <future>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
+#include <utility>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -186,6 +189,51 @@ TEST(ParseQueueTest, AppliesParsedTogetherRunAsOneBatchInOrder) {
   for (int i = 0; i < 20; ++i) {
     EXPECT_EQ(applied[i], "body " + std::to_string(i));
   }
+}
+
+// Each job's CPU time on the pool (decoding and parse) reaches the cost
+// sink on io's thread, with the URL it was fetched from, just before its
+// apply: a gzip sitemap of 30,000 entries costs more than a small body.
+TEST(ParseQueueTest, EachJobsCpuTimeReachesTheCostSinkBeforeItsApply) {
+  boost::asio::io_context io;
+  std::map<std::string, double> costs;
+  std::vector<std::string> events;
+  const std::thread::id io_thread = std::this_thread::get_id();
+  ParseQueue queue(io, 1, [&](std::string_view url, double cpu_s) {
+    EXPECT_EQ(std::this_thread::get_id(), io_thread);
+    costs[std::string(url)] = cpu_s;
+    events.push_back("cost " + std::string(url));
+  });
+  fetch::FetchResult big = Ok(Gzip(Urlset(30000)), "gzip");
+  big.url = "http://big.example/sitemap.xml";
+  queue.Submit(
+      std::move(big), 64 << 20,
+      [](fetch::FetchResult& r) {
+        return parse::ParseSitemap(r.body, parse::SitemapOptions{});
+      },
+      [&](fetch::FetchResult r, Result<parse::SitemapResult>) {
+        events.push_back("apply " + r.url);
+      });
+  fetch::FetchResult small = Ok("small");
+  small.url = "http://small.example/x";
+  queue.Submit(
+      std::move(small), 1 << 20, [](fetch::FetchResult&) { return 0; },
+      [&](fetch::FetchResult r, int) { events.push_back("apply " + r.url); });
+  queue.Join();
+  EXPECT_TRUE(costs.empty());  // handed over on io's thread only
+  io.run();
+  // Each cost right before its apply (the small body, queued behind the
+  // sitemap's slices, ends first).
+  EXPECT_EQ(events,
+            (std::vector<std::string>{"cost http://small.example/x",
+                                      "apply http://small.example/x",
+                                      "cost http://big.example/sitemap.xml",
+                                      "apply http://big.example/sitemap.xml"}));
+  ASSERT_EQ(costs.size(), 2u);
+  const double big_s = costs["http://big.example/sitemap.xml"];
+  const double small_s = costs["http://small.example/x"];
+  EXPECT_GT(small_s, 0.0);
+  EXPECT_GT(big_s, 10 * small_s) << big_s << " vs " << small_s;
 }
 
 TEST(ParseQueueTest, BodyBytesCountsRawExchange) {

@@ -55,6 +55,9 @@ class StatusViewsTest : public ::testing::Test {
     stages_.fair_share_hosts = 9;
     stages_.fair_share_contended = true;
     stages_.fair_share_low_yield = 1;
+    stages_.parse_hosts_over_share = 2;
+    stages_.parse_share_max = 0.5;
+    stages_.parse_seconds = 12.5;
     stages_.limit_seconds[static_cast<int>(Limit::kNetwork)] = 1;
     stages_.limit_seconds[static_cast<int>(Limit::kBudget)] = 3;
     stages_.parse_jobs = 7;
@@ -140,7 +143,10 @@ TEST_F(StatusViewsTest, StatusJsonReadsTheBookTheSchedulerAndTheFigures) {
                                             {"per_host_cap", 7},
                                             {"hosts_active", 9},
                                             {"contended", true},
-                                            {"hosts_low_yield", 1}}));
+                                            {"hosts_low_yield", 1},
+                                            {"hosts_over_parse_share", 2},
+                                            {"parse_share_max", 0.5}}));
+  EXPECT_DOUBLE_EQ(s["stages"]["parse_seconds_total"].get<double>(), 12.5);
   EXPECT_EQ(s["stages"]["parse_queue"], 7);
   EXPECT_EQ(s["stages"]["parse_queue_bytes"], 700);
   EXPECT_EQ(s["stages"]["write_queue"], 3);  // 2 queued + 1 committing
@@ -167,6 +173,10 @@ TEST_F(StatusViewsTest, MetricsTextFollowsTheStatusJson) {
   EXPECT_NE(m.find("\nfreshd_pages_known 3\n"), std::string::npos) << m;
   EXPECT_NE(m.find("\nfreshd_in_flight_fetches 5\n"), std::string::npos);
   EXPECT_NE(m.find("\nfreshd_in_flight_per_host_cap 7\n"), std::string::npos);
+  EXPECT_NE(m.find("\nfreshd_in_flight_hosts_over_parse_share 2\n"),
+            std::string::npos);
+  EXPECT_NE(m.find("\nfreshd_parse_cpu_seconds_total 12.5\n"),
+            std::string::npos);
   EXPECT_NE(m.find("freshd_fetch_outcomes_total{class=\"timeout\"} 3\n"),
             std::string::npos);
   EXPECT_NE(m.find("freshd_fetch_outcomes_total{class=\"dns\"} 0\n"),
