@@ -67,10 +67,29 @@ Selector::BoundEntry Selector::HostNext(
                                                      : recent->entry;
 }
 
+std::set<Selector::RecentEntry, Selector::ByHostThenBound>::const_iterator
+Selector::RecentBegin(HostId host) const {
+  if (host >= recent_per_host_.size() || recent_per_host_[host] == 0) {
+    return recent_.end();
+  }
+  return recent_.lower_bound(RecentEntry{host, {kInfF, 0}});
+}
+
+void Selector::InsertRecent(HostId host, const BoundEntry& entry) {
+  if (recent_.insert({host, entry}).second) {
+    if (host >= recent_per_host_.size()) recent_per_host_.resize(host + 1, 0);
+    ++recent_per_host_[host];
+  }
+}
+
+void Selector::ClearRecent() {
+  recent_.clear();
+  std::fill(recent_per_host_.begin(), recent_per_host_.end(), 0);
+}
+
 void Selector::RefreshHostKey(HostId host) {
   GrowHosts(host);
-  const auto first = recent_.lower_bound(RecentEntry{host, {kInfF, 0}});
-  const BoundEntry key = HostNext(host, &first_live_[host], first);
+  const BoundEntry key = HostNext(host, &first_live_[host], RecentBegin(host));
   BoundEntry& old = host_key_[host];
   if (key == old || (!IsEntry(key) && !IsEntry(old))) return;
   if (!closed_[host]) {
@@ -87,9 +106,11 @@ void Selector::Update(PageId page, double upper_bound, double deadline,
   host_[page] = host;
   const float bound = RoundUp(upper_bound);
   if (bound != bound_[page]) {  // (true for NaN: not indexed yet)
-    if (in_recent_[page]) recent_.erase({host, {bound_[page], page}});
+    if (in_recent_[page] && recent_.erase({host, {bound_[page], page}}) > 0) {
+      --recent_per_host_[host];
+    }
     bound_[page] = bound;
-    recent_.insert({host, {bound, page}});
+    InsertRecent(host, {bound, page});
     in_recent_[page] = 1;  // its sorted_ entry, if any, is dead now
     RefreshHostKey(host);
     if (recent_.size() > std::max<size_t>(1024, sorted_.size() / 8)) {
@@ -132,8 +153,7 @@ void Selector::RebuildHostOrder() {
   for (size_t h = 0; h < host_key_.size(); ++h) {
     const auto host = static_cast<HostId>(h);
     first_live_[h] = HostBegin(host);
-    const auto first = recent_.lower_bound(RecentEntry{host, {kInfF, 0}});
-    host_key_[h] = HostNext(host, &first_live_[h], first);
+    host_key_[h] = HostNext(host, &first_live_[h], RecentBegin(host));
     if (!closed_[h] && IsEntry(host_key_[h])) keys.push_back(host_key_[h]);
   }
   std::sort(keys.begin(), keys.end(), ByBoundDesc());
@@ -145,7 +165,7 @@ void Selector::UpdateAll(size_t pages, const IndexFn& index,
   CancelStage();
   Resize(pages);
   for (const RecentEntry& e : recent_) in_recent_[e.entry.second] = 0;
-  recent_.clear();
+  ClearRecent();
   for (size_t i = 0; i < pages; ++i) {
     const auto page = static_cast<PageId>(i);
     if (host_of) host_[i] = (*host_of)(page);
@@ -235,7 +255,7 @@ void Selector::FinishStage() {
   if (stage_ != Stage::kReady) return;
   stage_ = Stage::kNone;
   for (const RecentEntry& e : recent_) in_recent_[e.entry.second] = 0;
-  recent_.clear();
+  ClearRecent();
   sorted_.swap(next_sorted_);
   host_begin_.swap(next_begin_);
   // Pages indexed since staging began were restaged (Staged() is true for
@@ -252,7 +272,7 @@ void Selector::FinishStage() {
   }
   for (PageId page : restaged_) {
     if (in_recent_[page] || std::isnan(bound_[page])) continue;
-    recent_.insert({host_[page], {bound_[page], page}});
+    InsertRecent(host_[page], {bound_[page], page});
     in_recent_[page] = 1;
   }
   restaged_.clear();
@@ -290,7 +310,7 @@ void Selector::MergeRecent() {
     }
   }
   begin[hosts] = merged.size();
-  recent_.clear();
+  ClearRecent();
   sorted_.swap(merged);
   host_begin_.swap(begin);
   for (size_t h = 0; h < hosts; ++h) {
@@ -436,8 +456,7 @@ std::optional<Selector::Choice> Selector::BestByValue(
       ++h;  // (a host closed now leaves open_: the iterator stays valid)
       if (best && !(key.first > best->priority.key)) break;
       if (!HostOpen(host, now, gate)) continue;
-      cursor = HostCursor{key, host, first_live_[host],
-                          recent_.lower_bound(RecentEntry{host, {kInfF, 0}})};
+      cursor = HostCursor{key, host, first_live_[host], RecentBegin(host)};
       cursor.next = HostNext(host, &cursor.pos, cursor.recent);  // == key
     } else {
       std::pop_heap(entered.begin(), entered.end(), later);

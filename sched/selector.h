@@ -244,6 +244,11 @@ class Selector {
   BoundEntry HostNext(
       HostId host, size_t* pos,
       std::set<RecentEntry, ByHostThenBound>::const_iterator recent) const;
+  // The host's first entry in recent_, or recent_.end() when it has none.
+  std::set<RecentEntry, ByHostThenBound>::const_iterator RecentBegin(
+      HostId host) const;
+  void InsertRecent(HostId host, const BoundEntry& entry);
+  void ClearRecent();
   // Recomputes host_key_[host] and its place in open_.
   void RefreshHostKey(HostId host);
   // Builds sorted_/host_begin_ from per-page bounds (grouped by host).
@@ -274,6 +279,10 @@ class Selector {
   std::vector<size_t> host_begin_;  // hosts + 1 entries
   std::set<RecentEntry, ByHostThenBound> recent_;
   std::vector<uint8_t> in_recent_;  // per page: 1 when its entry is in recent_
+  // Per host: its entries in recent_, so that a scan entering a host with
+  // none skips the search of recent_ (a tree of up to an eighth of the
+  // pages: ~20 cache misses a host at 10M pages).
+  std::vector<uint32_t> recent_per_host_;
   // Per host: its first live sorted_ entry (dead ones before it skipped),
   // its best entry (the head of its order; kNoEntry: no page), whether it
   // is closed, the stamp of its live reopen_ entry, and the Select that
