@@ -7,6 +7,7 @@
 
 #include <deque>
 #include <map>
+#include <memory>
 #include <vector>
 
 namespace freshd::daemon {
@@ -139,44 +140,62 @@ TEST_F(DispatcherTest, StoppedOrOtherNodesHostsDispatchNothing) {
   EXPECT_EQ(fetched_.size(), 1u);
 }
 
+// The fairness tests' crawl: host 0 with 5,000 pages of importance 50,
+// hosts 1..8 with `good_pages` each (found in turn, as a crawl finds them,
+// so the selector's ties go to each in turn); 64 connections, 16 a host
+// allowed; a fetch started joins on_network and counts for its host.
+struct FairnessRig {
+  static constexpr double kT0 = 1.7e9;
+
+  void Start(int good_pages) {
+    sched::SchedulerOptions so;
+    so.rate = 1e6;
+    so.burst = 1e6;
+    auto s = sched::Scheduler::Create(so);
+    ASSERT_TRUE(s.ok());
+    sched = std::move(s).value();
+    for (int i = 0; i < 5000; ++i) ASSERT_TRUE(sched->AddUrl(0, 50.0).ok());
+    for (int i = 0; i < good_pages; ++i) {
+      for (sched::HostId h = 1; h <= 8; ++h) {
+        ASSERT_TRUE(sched->AddUrl(h, 1.0).ok());
+      }
+    }
+    Dispatcher::Options o;
+    o.max_connections = 64;
+    o.queue_bytes = 1000;
+    o.max_in_flight_per_host = 16;
+    Dispatcher::Stages st;
+    st.parse_bytes = [] { return uint64_t{0}; };
+    st.write_bytes = [] { return uint64_t{0}; };
+    st.fetching = [this] { return uint64_t{on_network.size()}; };
+    st.fetch = [this](sched::PageId page, double) {
+      on_network.push_back(page);
+      ++started[sched->page(page).host];
+    };
+    d = std::make_unique<Dispatcher>(io, sched.get(), o, std::move(st), kT0);
+    d->Start();
+  }
+
+  std::unique_ptr<sched::Scheduler> sched;
+  boost::asio::io_context io;
+  std::deque<sched::PageId> on_network;
+  std::map<sched::HostId, int> started;
+  std::unique_ptr<Dispatcher> d;
+};
+
 // Issue #43 item 3: a host with many cheap pages takes no more than its
 // fair share of the connections while other hosts wait for them. Host 0 has
 // 5,000 pages of the highest importance, hosts 1..8 1,000 each; 64 connections,
 // 16 per host allowed. Each round half the fetches on the network end (the
 // oldest), then the dispatcher runs again.
 TEST(DispatcherFairnessTest, AHostWithManyPagesHoldsItsFairShareOfSlots) {
-  constexpr double kT0 = 1.7e9;
-  sched::SchedulerOptions so;
-  so.rate = 1e6;
-  so.burst = 1e6;
-  auto s = sched::Scheduler::Create(so);
-  ASSERT_TRUE(s.ok());
-  std::unique_ptr<sched::Scheduler> sched = std::move(s).value();
-  // The good hosts' pages found in turn (as a crawl finds them), so the
-  // selector's ties go to each in turn.
-  for (int i = 0; i < 5000; ++i) ASSERT_TRUE(sched->AddUrl(0, 50.0).ok());
-  for (int i = 0; i < 1000; ++i) {
-    for (sched::HostId h = 1; h <= 8; ++h) {
-      ASSERT_TRUE(sched->AddUrl(h, 1.0).ok());
-    }
-  }
-  boost::asio::io_context io;
-  std::deque<sched::PageId> on_network;
-  std::map<sched::HostId, int> started;
-  Dispatcher::Options o;
-  o.max_connections = 64;
-  o.queue_bytes = 1000;
-  o.max_in_flight_per_host = 16;
-  Dispatcher::Stages st;
-  st.parse_bytes = [] { return uint64_t{0}; };
-  st.write_bytes = [] { return uint64_t{0}; };
-  st.fetching = [&] { return uint64_t{on_network.size()}; };
-  st.fetch = [&](sched::PageId page, double) {
-    on_network.push_back(page);
-    ++started[sched->page(page).host];
-  };
-  Dispatcher d(io, sched.get(), o, std::move(st), kT0);
-  d.Start();
+  constexpr double kT0 = FairnessRig::kT0;
+  FairnessRig rig;
+  ASSERT_NO_FATAL_FAILURE(rig.Start(1000));
+  std::unique_ptr<sched::Scheduler>& sched = rig.sched;
+  std::deque<sched::PageId>& on_network = rig.on_network;
+  std::map<sched::HostId, int>& started = rig.started;
+  Dispatcher& d = *rig.d;
   int most_held_by_0 = 0;
   double t = 0;
   bool host_0_finds_nothing = false;
@@ -242,36 +261,13 @@ TEST(DispatcherFairnessTest, AHostWithManyPagesHoldsItsFairShareOfSlots) {
 // fetches; weighed by its share of the parse time it starts far fewer, and
 // the parse time it takes falls with them.
 TEST(DispatcherFairnessTest, AHostWhoseBodiesTakeTheParsePoolGetsFewerFetches) {
-  constexpr double kT0 = 1.7e9;
-  sched::SchedulerOptions so;
-  so.rate = 1e6;
-  so.burst = 1e6;
-  auto s = sched::Scheduler::Create(so);
-  ASSERT_TRUE(s.ok());
-  std::unique_ptr<sched::Scheduler> sched = std::move(s).value();
-  for (int i = 0; i < 5000; ++i) ASSERT_TRUE(sched->AddUrl(0, 50.0).ok());
-  for (int i = 0; i < 2000; ++i) {
-    for (sched::HostId h = 1; h <= 8; ++h) {
-      ASSERT_TRUE(sched->AddUrl(h, 1.0).ok());
-    }
-  }
-  boost::asio::io_context io;
-  std::deque<sched::PageId> on_network;
-  std::map<sched::HostId, int> started;
-  Dispatcher::Options o;
-  o.max_connections = 64;
-  o.queue_bytes = 1000;
-  o.max_in_flight_per_host = 16;
-  Dispatcher::Stages st;
-  st.parse_bytes = [] { return uint64_t{0}; };
-  st.write_bytes = [] { return uint64_t{0}; };
-  st.fetching = [&] { return uint64_t{on_network.size()}; };
-  st.fetch = [&](sched::PageId page, double) {
-    on_network.push_back(page);
-    ++started[sched->page(page).host];
-  };
-  Dispatcher d(io, sched.get(), o, std::move(st), kT0);
-  d.Start();
+  constexpr double kT0 = FairnessRig::kT0;
+  FairnessRig rig;
+  ASSERT_NO_FATAL_FAILURE(rig.Start(2000));
+  std::unique_ptr<sched::Scheduler>& sched = rig.sched;
+  std::deque<sched::PageId>& on_network = rig.on_network;
+  std::map<sched::HostId, int>& started = rig.started;
+  Dispatcher& d = *rig.d;
   double parse_s[2] = {};  // host 0's, everyone's (the counted rounds)
   double t = 0;
   for (int round = 0; round < 200; ++round, t += 0.1) {
