@@ -54,9 +54,8 @@ void Selector::GrowHosts(HostId host) {
   asked_in_.resize(n, 0);
 }
 
-Selector::BoundEntry Selector::HostNext(
-    HostId host, size_t* pos,
-    std::set<RecentEntry, ByHostThenBound>::const_iterator recent) const {
+Selector::BoundEntry Selector::HostNext(HostId host, size_t* pos,
+                                        RecentIterator recent) const {
   const size_t end = HostEnd(host);
   while (*pos < end && in_recent_[sorted_[*pos].second]) ++*pos;
   const bool has_sorted = *pos < end;
@@ -67,19 +66,34 @@ Selector::BoundEntry Selector::HostNext(
                                                      : recent->entry;
 }
 
-std::set<Selector::RecentEntry, Selector::ByHostThenBound>::const_iterator
-Selector::RecentBegin(HostId host) const {
+Selector::RecentIterator Selector::RecentBegin(HostId host) const {
   if (host >= recent_per_host_.size() || recent_per_host_[host] == 0) {
     return recent_.end();
   }
-  return recent_.lower_bound(RecentEntry{host, {kInfF, 0}});
+  return recent_first_[host];
 }
 
 void Selector::InsertRecent(HostId host, const BoundEntry& entry) {
-  if (recent_.insert({host, entry}).second) {
-    if (host >= recent_per_host_.size()) recent_per_host_.resize(host + 1, 0);
-    ++recent_per_host_[host];
+  const auto [it, inserted] = recent_.insert({host, entry});
+  if (!inserted) return;
+  if (host >= recent_per_host_.size()) {
+    recent_per_host_.resize(host + 1, 0);
+    recent_first_.resize(host + 1, recent_.end());
   }
+  if (recent_per_host_[host]++ == 0 ||
+      ByHostThenBound()(*it, *recent_first_[host])) {
+    recent_first_[host] = it;
+  }
+}
+
+void Selector::EraseRecent(HostId host, const BoundEntry& entry) {
+  if (host >= recent_per_host_.size() || recent_per_host_[host] == 0) return;
+  const auto it = recent_.find({host, entry});
+  if (it == recent_.end()) return;
+  // The host's entries are adjacent: the one after its first is its next.
+  if (recent_first_[host] == it) recent_first_[host] = std::next(it);
+  recent_.erase(it);
+  --recent_per_host_[host];
 }
 
 void Selector::ClearRecent() {
@@ -106,9 +120,7 @@ void Selector::Update(PageId page, double upper_bound, double deadline,
   host_[page] = host;
   const float bound = RoundUp(upper_bound);
   if (bound != bound_[page]) {  // (true for NaN: not indexed yet)
-    if (in_recent_[page] && recent_.erase({host, {bound_[page], page}}) > 0) {
-      --recent_per_host_[host];
-    }
+    if (in_recent_[page]) EraseRecent(host, {bound_[page], page});
     bound_[page] = bound;
     InsertRecent(host, {bound, page});
     in_recent_[page] = 1;  // its sorted_ entry, if any, is dead now

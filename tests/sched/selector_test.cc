@@ -245,6 +245,37 @@ TEST(SelectorTest, PartlySortedArrayStaysExact) {
   EXPECT_GE(deep_scans, 20);
 }
 
+// Pages spread over hosts, re-indexed a few at a time with bounds that rise
+// and fall: each host's first entry in the re-indexed set (kept per host,
+// not searched for) must follow every insert and erase, across the merges
+// into the sorted order, or the scan would start a host at the wrong page.
+TEST(SelectorTest, ManyHostsReindexedInPlaceMatchBruteForce) {
+  const uint32_t seed = 20261129;
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  Uniform u(seed);
+  const size_t n = 3000;
+  const HostId hosts = 37;
+  Selector selector;
+  selector.Resize(n);
+  std::vector<double> value(n);
+  std::vector<bool> eligible(n);
+  for (PageId p = 0; p < n; ++p) {
+    value[p] = u() * 10;
+    selector.Update(p, value[p] * (1 + u()), kNoDeadline, p % hosts);
+  }
+  for (int round = 1; round <= 600; ++round) {
+    // A few pages of a few hosts: the host's head moves up, down, or away.
+    for (int k = 0; k < 12; ++k) {
+      const auto p = static_cast<PageId>(u() * n);
+      value[p] = u() < 0.5 ? value[p] * 0.5 : value[p] + u() * 5;
+      selector.Update(p, value[p] * (1 + 0.1 * u()), kNoDeadline, p % hosts);
+    }
+    for (PageId p = 0; p < n; ++p) eligible[p] = u() < 0.9;
+    ExpectBruteForceChoice(selector, round, value, eligible);
+    if (HasFatalFailure()) return;
+  }
+}
+
 TEST(SelectorTest, NothingEligibleGivesNoChoice) {
   Selector selector;
   selector.Resize(3);
