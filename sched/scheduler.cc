@@ -61,9 +61,11 @@ Scheduler::Scheduler(const SchedulerOptions& options,
       bucket_(options.rate, options.burst, 0),
       estimator_(options_, *policy_, &pages_),
       valuer_(options_, *policy_, pages_, rules_, estimator_, bucket_),
-      index_(valuer_, SelectionIndexOptions{options_.refresh_slice_pages,
-                                            options_.initial_horizon_scale,
-                                            MemoValues(options_, *policy_)}) {
+      index_(valuer_,
+             SelectionIndexOptions{
+                 options_.refresh_slice_pages, options_.initial_horizon_scale,
+                 MemoValues(options_, *policy_),
+                 Selector::Options{options_.selector_scan, 0}}) {
   estimator_.set_model_source(truth);
   valuer_.set_model_source(truth);
 }

@@ -87,6 +87,9 @@ struct SchedulerOptions {
   // there, a horizon at a time, so a frontier of millions of pages spends
   // its first horizons far from the balance (benchmarks start there).
   double initial_horizon_scale = kMinHorizonScale;
+  // How a Select walks the bound order (Selector::Scan; every scan chooses
+  // the same page; benchmarks compare them).
+  Selector::Scan selector_scan = Selector::Scan::kAuto;
   PolicyOptions policy_options;
   HostPoolOptions host_pool;
 };

@@ -12,7 +12,13 @@ SelectionIndex::SelectionIndex(const IndexedValues& values,
                                const SelectionIndexOptions& options)
     : values_(values),
       options_(options),
-      horizon_scale_(options.initial_horizon_scale) {}
+      selector_(options.selector),
+      horizon_scale_(options.initial_horizon_scale) {
+  if (options_.memo_values) {
+    selector_.set_value_growth(
+        [this](PageId p) { return values_.ValueGrowth(p); });
+  }
+}
 
 void SelectionIndex::Reindex(PageId page) {
   if (!value_memo_.empty()) value_memo_.erase(page);

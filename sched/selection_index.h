@@ -64,6 +64,7 @@ struct SelectionIndexOptions {
   // Lazy re-valuation (a policy with a finite value growth bound and
   // SchedulerOptions::lazy_revaluation).
   bool memo_values = false;
+  Selector::Options selector;
 };
 
 class SelectionIndex {
@@ -79,7 +80,10 @@ class SelectionIndex {
   void Reindex(PageId page);
   // Values remembered for lazy re-valuation no longer bound the values (a
   // change that is not one page's, e.g. signal coverage).
-  void ForgetValues() { value_memo_.clear(); }
+  void ForgetValues() {
+    value_memo_.clear();
+    selector_.ForgetValues();
+  }
 
   // Scheduler::BeginRestore / FinishRestore: between them Reindex does
   // nothing; FinishRestore indexes every page at once (the first horizon at

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <limits>
 
+#include "sched/math_constants.h"
+
 namespace freshd::sched {
 namespace {
 // The deadline heap's order: std::greater makes the earliest the top.
@@ -76,6 +78,7 @@ Selector::RecentIterator Selector::RecentBegin(HostId host) const {
 void Selector::InsertRecent(HostId host, const BoundEntry& entry) {
   const auto [it, inserted] = recent_.insert({host, entry});
   if (!inserted) return;
+  if (entry.first >= top_floor_) recent_top_.insert(entry);
   if (host >= recent_per_host_.size()) {
     recent_per_host_.resize(host + 1, 0);
     recent_first_.resize(host + 1, recent_.end());
@@ -93,11 +96,13 @@ void Selector::EraseRecent(HostId host, const BoundEntry& entry) {
   // The host's entries are adjacent: the one after its first is its next.
   if (recent_first_[host] == it) recent_first_[host] = std::next(it);
   recent_.erase(it);
+  if (entry.first >= top_floor_) recent_top_.erase(entry);
   --recent_per_host_[host];
 }
 
 void Selector::ClearRecent() {
   recent_.clear();
+  recent_top_.clear();
   std::fill(recent_per_host_.begin(), recent_per_host_.end(), 0);
 }
 
@@ -128,6 +133,10 @@ void Selector::Update(PageId page, double upper_bound, double deadline,
     if (recent_.size() > std::max<size_t>(1024, sorted_.size() / 8)) {
       MergeRecent();
     }
+  } else if (bound >= top_floor_ && !in_recent_[page]) {
+    // Still indexed by its top_ entry: what was remembered of it is stale.
+    const size_t slot = TopSlot({bound, page});
+    if (slot < top_memo_.size()) top_memo_[slot].value = kNaN;
   }
   SetDeadline(page, deadline);
 }
@@ -188,6 +197,7 @@ void Selector::UpdateAll(size_t pages, const IndexFn& index,
   }
   Group(bound_, bound_.size(), &sorted_, &host_begin_);
   RebuildHostOrder();
+  BuildTop();
 }
 
 void Selector::BeginStage() {
@@ -291,6 +301,8 @@ void Selector::FinishStage() {
   RebuildHostOrder();
   if (recent_.size() > std::max<size_t>(1024, sorted_.size() / 8)) {
     MergeRecent();
+  } else {
+    BuildTop();
   }
 }
 
@@ -327,6 +339,66 @@ void Selector::MergeRecent() {
   host_begin_.swap(begin);
   for (size_t h = 0; h < hosts; ++h) {
     first_live_[h] = HostBegin(static_cast<HostId>(h));
+  }
+  BuildTop();
+}
+
+void Selector::BuildTop() {
+  // About the first `want` entries of the global bound order: a threshold
+  // from a random sample of sorted_ (a stride would resonate with the
+  // hosts' runs, each led by its best entry), then every entry at or above
+  // it (ties cut in order), sorted. O(pages), as the rebuilds that call it.
+  top_.clear();
+  top_memo_.clear();
+  top_live_ = 0;
+  const size_t n = sorted_.size();
+  if (options_.scan == Scan::kPerHost || n == 0) {
+    top_last_ = kNoEntry;
+    top_floor_ = kInfF;
+  } else {
+    const size_t want = options_.top_entries > 0
+                            ? options_.top_entries
+                            : std::max<size_t>(16384, n / 64);
+    if (want >= n) {
+      top_ = sorted_;
+    } else {
+      constexpr size_t kSample = 8192;
+      std::vector<float> sample(kSample);
+      uint64_t x = 0x9E3779B97F4A7C15ull;  // xorshift64
+      for (float& b : sample) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        b = sorted_[x % n].first;
+      }
+      const auto rank = static_cast<std::ptrdiff_t>(std::min<double>(
+          kSample - 1, static_cast<double>(want) / static_cast<double>(n) *
+                           static_cast<double>(kSample)));
+      std::nth_element(sample.begin(), sample.begin() + rank, sample.end(),
+                       std::greater<>());
+      const float floor = sample[static_cast<size_t>(rank)];
+      for (const BoundEntry& e : sorted_) {
+        if (e.first >= floor) top_.push_back(e);
+      }
+      // Ties at the floor (e.g. pages never fetched, all bounded alike) may
+      // collect far more: the first `want` in the order are the top.
+      if (top_.size() > want) {
+        std::nth_element(top_.begin(),
+                         top_.begin() + static_cast<std::ptrdiff_t>(want - 1),
+                         top_.end(), ByBoundDesc());
+        top_.resize(want);
+        top_.shrink_to_fit();
+      }
+    }
+    std::sort(top_.begin(), top_.end(), ByBoundDesc());
+    // Every sorted_ entry not in top_ comes after its last.
+    top_last_ = top_.size() == n ? kNoEntry : top_.back();
+    top_floor_ = IsEntry(top_last_) ? top_last_.first
+                                    : std::numeric_limits<float>::lowest();
+    top_memo_.assign(top_.size(), TopMemo{kNaN, 0, 0});
+  }
+  // recent_ (the pages restaged, after FinishStage) at the new floor.
+  recent_top_.clear();
+  for (const RecentEntry& e : recent_) {
+    if (e.entry.first >= top_floor_) recent_top_.insert(e.entry);
   }
 }
 
@@ -448,6 +520,152 @@ std::optional<Selector::Choice> Selector::BestByValue(
     double now, const EligibleFn& eligible, const ValueFn& value,
     const ValueFn* value_bound, const HostGate* gate) {
   std::optional<Choice> best;
+  bool global = options_.scan == Scan::kGlobal;
+  if (options_.scan == Scan::kAuto) {
+    global = per_host_selects_ == 0;
+    if (!global) --per_host_selects_;
+  }
+  if (global && !top_.empty()) {
+    const bool decided =
+        ScanTop(now, eligible, value, value_bound, gate, &best);
+    if (2 * last_dead_ > 4096 + last_walked_) CompactTop();
+    if (decided) {
+      // Mostly closed hosts' pages walked: the merge, which leaves closed
+      // hosts out, for a while.
+      if (options_.scan == Scan::kAuto &&
+          2 * last_closed_skips_ > 512 + last_walked_) {
+        per_host_selects_ = 32;
+      }
+      return best;
+    }
+    ++scan_fallbacks_;
+  }
+  return ScanHosts(now, eligible, value, value_bound, gate, best);
+}
+
+void Selector::CompactTop() {
+  size_t kept = 0;
+  for (size_t i = top_live_; i < top_.size(); ++i) {
+    if (top_memo_[i].time == kInf || in_recent_[top_[i].second]) continue;
+    top_[kept] = top_[i];
+    top_memo_[kept++] = top_memo_[i];
+  }
+  top_.resize(kept);
+  top_memo_.resize(kept);
+  top_live_ = 0;
+}
+
+bool Selector::ScanTop(double now, const EligibleFn& eligible,
+                       const ValueFn& value, const ValueFn* value_bound,
+                       const HostGate* gate, std::optional<Choice>* best_out) {
+  std::optional<Choice>& best = *best_out;
+  last_closed_skips_ = 0;
+  last_walked_ = 0;
+  last_dead_ = 0;
+  const ByBoundDesc before;
+  // A dead entry stays dead until the next BuildTop: the dead prefix is
+  // skipped for good, and top_ compacted when a scan skipped more dead
+  // entries than it walked live ones.
+  while (top_live_ < top_.size() && in_recent_[top_[top_live_].second]) {
+    ++top_live_;
+  }
+  auto s = top_.begin() + static_cast<std::ptrdiff_t>(top_live_);
+  auto r = recent_top_.begin();
+  const bool remember = value_growth_ && now > -kInf;
+  for (;;) {
+    ++last_walked_;
+    BoundEntry entry;
+    size_t slot = top_.size();  // entry's index in top_, if from there
+    if (s != top_.end()) {
+      if (r != recent_top_.end() && before(*r, *s)) {
+        entry = *r++;
+      } else {
+        slot = static_cast<size_t>(s - top_.begin());
+        entry = *s++;
+      }
+    } else if (r != recent_top_.end() &&
+               (!IsEntry(top_last_) || before(*r, top_last_))) {
+      entry = *r++;
+    } else {
+      // Every entry left comes after top_last_: bounds at most its own.
+      if (!IsEntry(top_last_)) return true;
+      return best && !(top_last_.first > best->priority.key);
+    }
+    const auto [bound, page] = entry;
+    if (best && !(bound > best->priority.key)) return true;
+    if (bound == kRemovedBound) return true;
+    if (slot < top_.size()) {
+      // Passed over by what its entry remembers (no read of the page's
+      // state: dead, closed or not, it could not win), else dead or live.
+      TopMemo& m = top_memo_[slot];
+      if (m.time == kInf) {  // found dead before
+        ++last_dead_;
+        continue;
+      }
+      if (best && !std::isnan(m.value) && now >= m.time) {
+        const double memo_bound =
+            m.value + 1e-12 * std::fabs(m.value) + m.growth * (now - m.time);
+        if (!(memo_bound > best->priority.key)) {
+          ++last_passed_over_;
+          continue;
+        }
+      }
+      if (in_recent_[page]) {
+        m.time = kInf;  // (dead until the next BuildTop)
+        ++last_dead_;
+        continue;
+      }
+    }
+    const HostId host = host_[page];
+    if (!HostOpen(host, now, gate)) {
+      ++last_closed_skips_;
+      continue;
+    }
+    const std::optional<double> v =
+        Candidate(page, eligible, value, value_bound, &best);
+    if (v && remember && slot < top_.size()) {
+      const double growth = value_growth_(page);
+      if (growth < kInf) top_memo_[slot] = TopMemo{*v, now, growth};
+    }
+  }
+}
+
+std::optional<double> Selector::Candidate(PageId page,
+                                          const EligibleFn& eligible,
+                                          const ValueFn& value,
+                                          const ValueFn* value_bound,
+                                          std::optional<Choice>* best) {
+  if (!eligible(page)) return std::nullopt;
+  // Its value is at most value_bound, and a value equal to the best's
+  // does not replace it: passing over such a page changes nothing.
+  if (*best && value_bound && !((*value_bound)(page) > (*best)->priority.key)) {
+    ++last_passed_over_;
+    return std::nullopt;
+  }
+  const double v = value(page);
+  ++last_evaluations_;
+  if (!*best || v > (*best)->priority.key) {
+    *best = Choice{page, Priority{false, v}};
+  }
+  return v;
+}
+
+size_t Selector::TopSlot(const BoundEntry& entry) const {
+  const auto it =
+      std::lower_bound(top_.begin(), top_.end(), entry, ByBoundDesc());
+  return it != top_.end() && *it == entry
+             ? static_cast<size_t>(it - top_.begin())
+             : top_.size();
+}
+
+void Selector::ForgetValues() {
+  for (TopMemo& m : top_memo_) m.value = kNaN;
+}
+
+std::optional<Selector::Choice> Selector::ScanHosts(
+    double now, const EligibleFn& eligible, const ValueFn& value,
+    const ValueFn* value_bound, const HostGate* gate,
+    std::optional<Choice> best) {
   // Merge the open hosts' orders: hosts not entered yet come from open_ (by
   // their best entry), entered ones from a heap by their next entry.
   const ByBoundDesc before;
@@ -491,17 +709,7 @@ std::optional<Selector::Choice> Selector::BestByValue(
       entered.push_back(cursor);
       std::push_heap(entered.begin(), entered.end(), later);
     }
-    if (!eligible(page)) continue;
-    // Its value is at most value_bound, and a value equal to the best's
-    // does not replace it: passing over such a page changes nothing.
-    if (best && value_bound && !((*value_bound)(page) > best->priority.key)) {
-      ++last_passed_over_;
-      continue;
-    }
-    double v = value(page);
-    ++last_evaluations_;
-    if (!best || v > best->priority.key)
-      best = Choice{page, Priority{false, v}};
+    (void)Candidate(page, eligible, value, value_bound, &best);
   }
   return best;
 }

@@ -92,6 +92,8 @@ struct Flags {
   size_t longevity_max_pages = 100000;  // estimated mode only
   // SchedulerOptions::refresh_slice_pages (0: the refresh all at once).
   size_t refresh_slice = sched::SchedulerOptions{}.refresh_slice_pages;
+  // SchedulerOptions::selector_scan.
+  sched::Selector::Scan scan = sched::Selector::Scan::kAuto;
   size_t sim_pages = 2000;
   uint32_t sim_hosts = 100;
   double sim_days = 4;
@@ -352,6 +354,7 @@ std::optional<SelectResult> BenchSelect(
   so.rate = 0.25 * static_cast<double>(n) / kDay;
   so.burst = 10;
   so.refresh_slice_pages = flags.refresh_slice;
+  so.selector_scan = flags.scan;
   sim::OracleTruth oracle_truth;  // oracle mode: outlives the scheduler
   auto created = sched::Scheduler::Create(so, &oracle_truth);
   if (!created.ok()) {
@@ -608,6 +611,7 @@ constexpr const char* kUsage =
     "  [--modes oracle,estimated] [--hosts 1000] [--web sim/webs/noisy.toml]\n"
     "  [--delay-tokens 100] [--warmup-cycles 0]\n"
     "  [--longevity-max-pages 100000] [--refresh-slice 1024]\n"
+    "  [--scan auto|global|per-host]\n"
     "  [--sim-pages 2000] [--sim-hosts 100]\n"
     "  [--sim-days 4] [--min-run-cpu 0.1] [--no-select] [--no-sim]\n";
 
@@ -647,6 +651,11 @@ bool ParseFlags(int argc, char** argv, Flags* f) {
       f->web = v;
     } else if (a == "--refresh-slice") {
       f->refresh_slice = std::stoul(v);
+    } else if (a == "--scan" &&
+               (v == "auto" || v == "global" || v == "per-host")) {
+      f->scan = v == "auto"     ? sched::Selector::Scan::kAuto
+                : v == "global" ? sched::Selector::Scan::kGlobal
+                                : sched::Selector::Scan::kPerHost;
     } else if (a == "--longevity-max-pages") {
       f->longevity_max_pages = std::stoul(v);
     } else if (a == "--sim-pages") {

@@ -53,7 +53,7 @@ uint64_t RunAgainstBruteForce(size_t n, size_t slice, bool memo, bool restore,
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> u(0, 1);
   LinearValues values;
-  SelectionIndex index(values, {slice, kMinHorizonScale, memo});
+  SelectionIndex index(values, {slice, kMinHorizonScale, memo, {}});
   if (restore) index.BeginRestore();
   for (size_t i = 0; i < n; ++i) {
     values.page.push_back({u(rng), u(rng), -u(rng) * 10,
@@ -112,7 +112,7 @@ TEST(SelectionIndexTest, BulkRestoreChoosesTheSame) {
 
 TEST(SelectionIndexTest, RestoringDefersIndexingToFinishRestore) {
   LinearValues values;
-  SelectionIndex index(values, {1024, kMinHorizonScale, false});
+  SelectionIndex index(values, {1024, kMinHorizonScale, false, {}});
   index.BeginRestore();
   for (int i = 0; i < 10; ++i) {
     values.page.push_back({1.0 + i, 0, 0, kInfinity});
@@ -133,7 +133,7 @@ TEST(SelectionIndexTest, RestoringDefersIndexingToFinishRestore) {
 TEST(SelectionIndexTest, AnUnusableChoiceSelectsNothing) {
   LinearValues values;
   values.page.push_back({2, 0, 0, kInfinity});
-  SelectionIndex index(values, {1024, kMinHorizonScale, false});
+  SelectionIndex index(values, {1024, kMinHorizonScale, false, {}});
   index.Reindex(0);
   const auto none = index.Select(
       0, 1, [](PageId) { return true; },

@@ -326,5 +326,109 @@ TEST(SelectorTest, BoundsCloserThanAFloatStayExact) {
   }
 }
 
+// The two scans (sched/selector.h): the global scan over the top of the
+// bound order, with what it remembers beside each entry (lazy re-valuation),
+// its fallback to the per-host merge when its best is below the top's floor
+// (a top of 16 entries forces it), and the per-host merge alone. Values grow
+// with time within their growth bounds; pages re-indexed with a new value
+// under the same bound (what was remembered of them must be forgotten: their
+// entry stays where it is); a gate closes random hosts each round. Every
+// choice is the brute-force argmax.
+struct ScanCase {
+  const char* name;
+  Selector::Options options;
+};
+
+class SelectorScanTest : public testing::TestWithParam<ScanCase> {};
+
+TEST_P(SelectorScanTest, EveryScanMatchesBruteForceWithGrowingValues) {
+  const uint32_t seed = 20261130;
+  SCOPED_TRACE(std::string(GetParam().name) + " seed " + std::to_string(seed));
+  Uniform u(seed);
+  const size_t n = 3000;
+  const HostId hosts = 41;
+  const double horizon = 700;  // bounds hold until then
+  Selector selector(GetParam().options);
+  std::vector<double> base(n), rate(n), bound(n);
+  std::vector<bool> eligible(n), closed(hosts);
+  const auto host_of = [&](PageId p) { return static_cast<HostId>(p % hosts); };
+  const auto value_at = [&](PageId p, double t) {
+    return base[p] + rate[p] * t;
+  };
+  selector.set_value_growth([&](PageId p) { return rate[p] * 1.01; });
+  const Selector::HostFn host_fn = host_of;
+  for (PageId p = 0; p < n; ++p) {
+    base[p] = u() * 100;
+    rate[p] = u() * 0.01;
+    bound[p] = value_at(p, horizon) + u() * 5;
+  }
+  selector.UpdateAll(
+      n,
+      [&](PageId p) {
+        return std::pair{bound[p], kNoDeadline};
+      },
+      &host_fn);
+  int same_bound_updates = 0;
+  for (int round = 1; round <= 500; ++round) {
+    const double now = round;
+    for (int k = 0; k < 10; ++k) {
+      const auto p = static_cast<PageId>(u() * n);
+      if (u() < 0.5) {
+        // A new value under the same bound, up or down.
+        const double room = bound[p] - value_at(p, horizon);
+        base[p] += (u() < 0.7 ? u() : -u()) * std::max(room, 0.0);
+        ++same_bound_updates;
+      } else {
+        // Fetched: value falls, bound follows.
+        base[p] = u() * 20 - rate[p] * now;
+        bound[p] = value_at(p, horizon) + u();
+      }
+      selector.Update(p, bound[p], kNoDeadline, host_of(p));
+    }
+    for (PageId p = 0; p < n; ++p) eligible[p] = u() < 0.9;
+    for (HostId h = 0; h < hosts; ++h) closed[h] = u() < 0.3;
+    const Selector::HostGate gate = [&](HostId h) {
+      return closed[h] ? HostOpening{now + 0.5} : kHostOpen;
+    };
+    const auto choice = selector.Select(
+        now, [&](PageId p) { return static_cast<bool>(eligible[p]); },
+        [&](PageId p) { return value_at(p, now); }, nullptr, &gate);
+    int best = -1;
+    for (PageId p = 0; p < n; ++p) {
+      if (!eligible[p] || closed[host_of(p)]) continue;
+      if (best < 0 || value_at(p, now) > value_at(best, now)) best = p;
+    }
+    ASSERT_EQ(choice.has_value(), best >= 0) << "round " << round;
+    if (best < 0) continue;
+    ASSERT_EQ(value_at(choice->page, now), value_at(best, now))
+        << "round " << round << " chose " << choice->page << " best " << best;
+    if (round % 100 == 0) {  // the periodic refresh rebuilds the top
+      selector.UpdateAll(
+          n,
+          [&](PageId p) {
+            return std::pair{bound[p], kNoDeadline};
+          },
+          &host_fn);
+    }
+  }
+  EXPECT_GT(same_bound_updates, 2000);
+  // A top of 16 entries runs out: the per-host merge went on from its best.
+  if (GetParam().options.top_entries == 16) {
+    EXPECT_GT(selector.scan_fallbacks(), 50u);
+  } else {
+    EXPECT_EQ(selector.scan_fallbacks(), 0u);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Scans, SelectorScanTest,
+    testing::Values(ScanCase{"auto", {}},
+                    ScanCase{"global_top16", {Selector::Scan::kGlobal, 16}},
+                    ScanCase{"global", {Selector::Scan::kGlobal, 0}},
+                    ScanCase{"per_host", {Selector::Scan::kPerHost, 0}}),
+    [](const testing::TestParamInfo<ScanCase>& info) {
+      return std::string(info.param.name);
+    });
+
 }  // namespace
 }  // namespace freshd::sched
