@@ -379,15 +379,16 @@ class Selector {
   std::vector<DeadlineEntry> deadlines_;
   size_t last_evaluations_ = 0;
   size_t last_passed_over_ = 0;
-  // The global scan: the sorted_ entries with bound >= top_floor_ in bound
-  // order, as of the last rebuild (BuildTop: UpdateAll, FinishStage,
+  // The global scan: the first entries of the sorted_ order through
+  // top_last_, as of the last rebuild (BuildTop: UpdateAll, FinishStage,
   // MergeRecent), from top_live_ on (those before are dead: their pages are
   // in recent_, for good until the rebuild); beside each, what a scan
   // remembered of it (its value, when, and growth bound; time +inf: found
-  // dead); and recent_'s entries at or above top_floor_, in bound order. A
-  // scan walks these in one merged order, skipping closed hosts' pages one
-  // by one; it decides while its best is at or above top_floor_ when top_
-  // runs out, else the per-host merge goes on from its best.
+  // dead); and recent_'s entries at or above top_floor_ (top_last_'s
+  // bound), in bound order. A scan walks these in one merged order,
+  // skipping closed hosts' pages one by one; it decides while its best is at
+  // or above top_floor_ when top_ runs out, else the per-host merge goes on
+  // from its best.
   struct TopMemo {
     double value;  // NaN: none
     double time;
